@@ -1,0 +1,18 @@
+include(CMakePackageConfigHelpers)
+
+install(TARGETS gpufeed_formats gpufeed_pipeline gpufeed_profiler gpufeed_build_flags gpufeed_hdf5
+        EXPORT gpufeedTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+foreach(module formats pipeline profiler)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endforeach()
+install(EXPORT gpufeedTargets NAMESPACE gpufeed:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpufeed)
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/gpufeedConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/gpufeedConfig.cmake
+  INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpufeed)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/gpufeedConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/gpufeedConfig.cmake ${PROJECT_BINARY_DIR}/gpufeedConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpufeed)

@@ -1,0 +1,17 @@
+# Flags shared by every gpufeed target, carried by one INTERFACE target so that
+# nothing leaks into consumers of the installed package.
+add_library(gpufeed_build_flags INTERFACE)
+target_compile_options(gpufeed_build_flags INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+    -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual>
+  $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+if(GPUFEED_WERROR)
+  target_compile_options(gpufeed_build_flags INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-Werror>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
+endif()
+if(GPUFEED_SANITIZE)
+  target_compile_options(gpufeed_build_flags INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${GPUFEED_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all>)
+  target_link_options(gpufeed_build_flags INTERFACE -fsanitize=${GPUFEED_SANITIZE})
+endif()

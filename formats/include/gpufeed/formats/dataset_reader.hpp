@@ -1,0 +1,89 @@
+#pragma once
+// Reads uint8 image datasets (schema v1 raw layout, or a user's own file) chunk by chunk.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpufeed/formats/sample_shape.hpp"
+
+namespace gpufeed::formats {
+
+/// How DatasetReader fetches the bytes of a chunk.
+enum class ReadPath {
+  index,         ///< /index chunk table + pread + own decompression: no HDF5 call, no lock
+  direct_chunk,  ///< H5Dread_chunk under HDF5's lock, decompression outside it
+  contiguous,    ///< H5Dget_offset + pread: no HDF5 call, no lock
+  hyperslab,     ///< H5Dread (filters we cannot decode ourselves): serialized by HDF5
+};
+std::string to_string(ReadPath path);
+
+struct ReaderOptions {
+  std::string images = "/images";
+  std::string labels = "/labels";  ///< empty: the file has no labels (every label is -1)
+  /// Pixel order of `images`; unset: the file's `gpufeed.layout`-independent default, NHWC.
+  std::optional<Layout> layout;
+  /// Use the /index chunk table when the file has a valid one. Off forces direct_chunk.
+  bool use_index = true;
+  /// For contiguous datasets: samples per virtual chunk are chosen to make chunks about this big.
+  std::uint64_t contiguous_chunk_bytes = 1ull << 20;
+};
+
+/// Mean and standard deviation per channel on the 0-255 scale.
+struct ChannelStats {
+  std::vector<float> mean;
+  std::vector<float> std;
+};
+
+/// A uint8 image dataset opened for reading. The dataset is split into "chunks": runs of
+/// consecutive samples that are stored (and so best read) together: an HDF5 chunk row along the
+/// sample dimension, or a virtual chunk of a contiguous dataset.
+///
+/// Everything is validated at construction; a bad file throws FormatError naming the file,
+/// dataset and what to do. After construction the reader is immutable and read_chunk() may be
+/// called from any number of threads at once; on the index and contiguous paths it makes no
+/// HDF5 call and takes no lock.
+class DatasetReader {
+ public:
+  explicit DatasetReader(const std::string& path, ReaderOptions options = {});
+  ~DatasetReader();
+  DatasetReader(DatasetReader&&) noexcept;
+  DatasetReader& operator=(DatasetReader&&) noexcept;
+
+  [[nodiscard]] const std::string& path() const;
+  [[nodiscard]] const ReaderOptions& options() const;
+  [[nodiscard]] std::uint64_t num_samples() const;
+  [[nodiscard]] SampleShape sample_shape() const;
+  [[nodiscard]] std::uint64_t samples_per_chunk() const;
+  [[nodiscard]] std::uint64_t num_chunks() const;
+  /// Bytes a read_chunk() destination must hold: samples_per_chunk() * sample bytes.
+  [[nodiscard]] std::uint64_t chunk_buffer_bytes() const;
+  /// The first sample of `chunk` and how many samples it holds (fewer in the last chunk).
+  [[nodiscard]] std::uint64_t chunk_first_sample(std::uint64_t chunk) const;
+  [[nodiscard]] std::uint64_t chunk_sample_count(std::uint64_t chunk) const;
+  [[nodiscard]] ReadPath read_path() const;
+  /// "none", "gzip", "shuffle+gzip", ... as stored in the file.
+  [[nodiscard]] std::string compression() const;
+  /// Bytes the images occupy in the file (compressed size).
+  [[nodiscard]] std::uint64_t stored_bytes() const;
+
+  /// Reads chunk `chunk` into `out` (at least chunk_buffer_bytes()): its samples densely, in
+  /// the file's layout. Thread-safe. Throws FormatError for a damaged chunk.
+  void read_chunk(std::uint64_t chunk, std::span<std::uint8_t> out) const;
+
+  /// One label per sample (-1 everywhere when the file has no labels).
+  [[nodiscard]] const std::vector<std::int64_t>& labels() const;
+  /// /meta/mean and /meta/std when the file has them.
+  [[nodiscard]] const std::optional<ChannelStats>& channel_stats() const;
+  [[nodiscard]] const std::vector<std::string>& class_names() const;
+  /// The schema version (0 for a file h5pack did not write).
+  [[nodiscard]] int schema_version() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpufeed::formats

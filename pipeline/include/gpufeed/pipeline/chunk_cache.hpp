@@ -1,0 +1,67 @@
+#pragma once
+// The pipeline's own chunk cache: decoded chunks under a byte budget, shared by all readers.
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+
+namespace gpufeed {
+
+/// One decoded chunk. Immutable once loaded; shared by every batch that reads from it.
+struct ChunkBuffer {
+  std::unique_ptr<std::uint8_t[]> bytes;
+  std::size_t size = 0;
+  [[nodiscard]] std::span<const std::uint8_t> span() const { return {bytes.get(), size}; }
+};
+using ChunkHandle = std::shared_ptr<const ChunkBuffer>;
+
+struct ChunkCacheStats {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t evictions = 0;
+  std::uint64_t bytes = 0;       ///< held by the cache now
+  std::uint64_t peak_bytes = 0;  ///< most ever held by the cache
+};
+
+/// A least-recently-used cache of decoded chunks with a byte budget.
+///
+/// get() returns the chunk, loading it on a miss with the caller's function outside the lock;
+/// a second caller asking for a chunk that is being loaded waits for that load instead of
+/// reading the file again. Chunks evicted while a handle still holds them stay alive until
+/// the handle is dropped, so memory is bounded by the budget plus the chunks in use (one per
+/// worker). Thread-safe. A load that throws leaves nothing behind; the next get() retries.
+class ChunkCache {
+ public:
+  using LoadFn = std::function<void(std::span<std::uint8_t> out)>;
+
+  explicit ChunkCache(std::uint64_t budget_bytes);
+  ChunkCache(const ChunkCache&) = delete;
+  ChunkCache& operator=(const ChunkCache&) = delete;
+
+  /// The chunk `id` of `bytes` bytes; `load` fills it on a miss. `hit` (if given) tells which.
+  ChunkHandle get(std::uint64_t id, std::size_t bytes, const LoadFn& load, bool* hit = nullptr);
+
+  [[nodiscard]] std::uint64_t budget_bytes() const { return budget_; }
+  [[nodiscard]] ChunkCacheStats stats() const;
+  void clear();
+
+ private:
+  struct Entry {
+    ChunkHandle chunk;  // null while loading
+    std::list<std::uint64_t>::iterator lru;
+  };
+  void evict_locked();
+
+  const std::uint64_t budget_;
+  mutable std::mutex mutex_;
+  std::condition_variable loaded_;
+  std::unordered_map<std::uint64_t, Entry> entries_;
+  std::list<std::uint64_t> lru_;  // front: most recently used; ready entries only
+  ChunkCacheStats stats_;
+};
+
+}  // namespace gpufeed

@@ -1,0 +1,147 @@
+#pragma once
+// The Loader a trainer iterates: batches of normalized images, in order, with bounded memory.
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/pipeline/sampler.hpp"
+#include "gpufeed/pipeline/stats.hpp"
+
+namespace gpufeed {
+
+namespace detail {
+class LoaderCore;
+struct Slot;
+}  // namespace detail
+
+/// Every field has a default that works; `path` is the only one to set.
+struct LoaderOptions {
+  std::string path;
+  std::string images = "/images";
+  std::string labels = "/labels";  ///< empty: no labels
+  std::optional<formats::Layout> layout;
+  std::uint32_t batch_size = 256;
+  unsigned workers = 0;   ///< threads of the loader's task arena; 0: all cores
+  unsigned prefetch = 4;  ///< batches prepared ahead of the consumer
+  Order order = Order::chunk;
+  std::uint64_t seed = 0;
+  std::uint64_t chunk_window = 16;
+  std::uint64_t cache_bytes = 512ull << 20;  ///< chunk cache budget
+  /// Rank and world size; unset: RANK / WORLD_SIZE from the environment (torchrun).
+  std::optional<Shard> shard;
+  bool drop_tail = false;        ///< DistributedSampler's drop_last
+  bool drop_last_batch = false;  ///< DataLoader's drop_last: no partial final batch
+  /// Per-channel mean and std on the 0-255 scale; empty: the file's /meta/mean and /meta/std,
+  /// or 0 and 255 (output in [0, 1]) when the file has none.
+  std::vector<float> mean;
+  std::vector<float> std;
+  bool use_index = true;  ///< false: ignore the file's /index (H5Dread_chunk path)
+  std::string device = "cpu";
+};
+
+/// One delivered batch: float32 NCHW images, labels and the sample indices they came from.
+/// Move-only. Holds one slot of the loader's pool; release() (or destruction) returns it.
+/// A batch may outlive its loader. Not thread-safe (one consumer).
+class Batch {
+ public:
+  Batch() = default;
+  Batch(Batch&& other) noexcept;
+  Batch& operator=(Batch&& other) noexcept;
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+  ~Batch();
+
+  explicit operator bool() const { return slot_ != nullptr; }
+  [[nodiscard]] std::uint64_t epoch() const;
+  [[nodiscard]] std::uint64_t index() const;  ///< position in the epoch
+  [[nodiscard]] std::uint32_t size() const;   ///< samples in this batch
+  [[nodiscard]] formats::SampleShape sample_shape() const;
+  /// [size, C, H, W] float32, normalized.
+  [[nodiscard]] std::span<const float> images() const;
+  /// [size] labels.
+  [[nodiscard]] std::span<const std::int64_t> labels() const;
+  [[nodiscard]] std::span<const std::uint64_t> sample_indices() const;
+  /// The uint8 pixels as read, in the file's layout.
+  [[nodiscard]] std::span<const std::uint8_t> raw() const;
+  void release();
+
+ private:
+  friend class Loader;
+  Batch(std::shared_ptr<detail::LoaderCore> core, detail::Slot* slot) noexcept;
+  std::shared_ptr<detail::LoaderCore> core_;
+  detail::Slot* slot_ = nullptr;
+};
+
+class Loader;
+
+/// One pass over this rank's samples, iterated with range-for. Advancing the iterator releases
+/// the previous batch first; keep a batch longer by moving it out.
+class Epoch {
+ public:
+  class iterator {
+   public:
+    using value_type = Batch;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    explicit iterator(Loader* loader);
+    Batch& operator*() { return batch_; }
+    Batch* operator->() { return &batch_; }
+    iterator& operator++();
+    void operator++(int) { ++*this; }
+    friend bool operator==(const iterator& it, std::default_sentinel_t) { return !it.batch_; }
+
+   private:
+    Loader* loader_ = nullptr;
+    Batch batch_;
+  };
+  explicit Epoch(Loader* loader) : loader_(loader) {}
+  iterator begin() { return iterator(loader_); }
+  std::default_sentinel_t end() { return {}; }
+
+ private:
+  Loader* loader_;
+};
+
+/// Reads a dataset through a oneTBB flow graph in its own task arena and delivers normalized
+/// batches in order.
+///
+/// The constructor opens and validates the file and allocates every batch slot once; bad
+/// options throw UsageError, a bad file formats::FormatError. Workers read chunks (through
+/// the chunk cache), copy samples into a free slot and normalize it; a stage that finds no
+/// free slot waits (back-pressure), nothing is allocated per batch. A failure in a worker
+/// stops the epoch and is thrown as PipelineError from the consumer's next call.
+/// Destroying the loader (or starting another epoch) mid-epoch cancels the work in flight and
+/// returns once the workers have stopped. One consumer thread; stats() from any thread.
+class Loader {
+ public:
+  explicit Loader(LoaderOptions options);
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  /// Starts epoch `epoch` (cancelling an unfinished one) and returns a range over its batches.
+  Epoch epoch(std::uint64_t epoch);
+  /// Starts epoch `epoch` without the range; then call next().
+  void start_epoch(std::uint64_t epoch);
+  /// The next batch in order; an empty Batch when the epoch is over. Blocks while the next
+  /// batch is being prepared. Throws PipelineError if a worker failed.
+  Batch next();
+
+  [[nodiscard]] const LoaderOptions& options() const;
+  [[nodiscard]] const formats::DatasetReader& dataset() const;
+  [[nodiscard]] std::uint64_t batches_per_epoch() const;
+  [[nodiscard]] std::uint64_t samples_per_epoch() const;
+  [[nodiscard]] unsigned workers() const;
+  [[nodiscard]] LoaderStats stats() const;
+  void reset_stats();
+
+ private:
+  std::shared_ptr<detail::LoaderCore> core_;
+};
+
+}  // namespace gpufeed

@@ -1,0 +1,67 @@
+#pragma once
+// Sample order and sharding: a pure function of (seed, epoch, rank, world size, order, dataset).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpufeed {
+
+enum class Order {
+  sequential,  ///< 0, 1, 2, ...
+  random,      ///< a full permutation per epoch
+  chunk,       ///< shuffled chunk order, samples shuffled within a window of chunks
+};
+std::string to_string(Order order);
+/// Parses "sequential" | "random" | "chunk"; throws UsageError otherwise.
+Order parse_order(const std::string& text);
+
+/// This process's place in a distributed job.
+struct Shard {
+  std::uint32_t rank = 0;
+  std::uint32_t world_size = 1;
+  /// RANK and WORLD_SIZE as torchrun sets them; rank 0 of 1 when unset. Throws UsageError for
+  /// malformed or inconsistent values.
+  static Shard from_environment();
+};
+
+struct SamplerOptions {
+  Order order = Order::chunk;
+  std::uint64_t seed = 0;
+  Shard shard{};
+  /// DistributedSampler's drop_last: false pads the global order by wrapping around so every
+  /// rank gets the same count; true drops the tail instead.
+  bool drop_tail = false;
+  /// Order::chunk: how many chunks are open (drawn from) at a time.
+  std::uint64_t chunk_window = 16;
+};
+
+/// Produces the sample indices one rank visits in one epoch.
+///
+/// Sharding follows torch.utils.data.DistributedSampler: every rank gets
+/// samples_per_rank() indices, ranks are disjoint (except the wrapped padding) and together
+/// cover the dataset. Random and sequential orders hand out the global order strided by rank
+/// (as DistributedSampler does); chunk order hands out contiguous runs, so each rank reads
+/// about 1/world_size of the chunks. The permutation uses its own generator (SplitMix64 and
+/// a Fisher-Yates shuffle), so it is the same on every platform and standard library.
+/// Immutable and thread-safe.
+class Sampler {
+ public:
+  Sampler(std::uint64_t num_samples, std::uint64_t samples_per_chunk, SamplerOptions options);
+
+  [[nodiscard]] std::uint64_t num_samples() const { return num_samples_; }
+  [[nodiscard]] std::uint64_t samples_per_rank() const { return per_rank_; }
+  [[nodiscard]] const SamplerOptions& options() const { return options_; }
+
+  /// The indices this rank visits in `epoch`, in order.
+  [[nodiscard]] std::vector<std::uint64_t> epoch_order(std::uint64_t epoch) const;
+
+ private:
+  [[nodiscard]] std::vector<std::uint64_t> global_order(std::uint64_t epoch) const;
+
+  std::uint64_t num_samples_;
+  std::uint64_t samples_per_chunk_;
+  SamplerOptions options_;
+  std::uint64_t per_rank_;
+};
+
+}  // namespace gpufeed

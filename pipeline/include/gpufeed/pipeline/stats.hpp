@@ -1,0 +1,63 @@
+#pragma once
+// Per-stage counters: the names are the same in NVTX ranges, reports, --json and
+// --inject-stall.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gpufeed {
+
+enum class Stage : std::uint8_t { read, decode, assemble, h2d, normalize, echo, wait, step };
+inline constexpr std::size_t kStageCount = 8;
+const char* stage_name(Stage stage);
+/// Parses a stage name; nullopt for an unknown one.
+std::optional<Stage> parse_stage(const std::string& name);
+
+struct StageStats {
+  std::int64_t busy_ns = 0;  ///< summed over all threads working in the stage
+  std::uint64_t items = 0;   ///< batches (chunks for `read`)
+};
+
+/// A consistent-enough snapshot of a loader's counters (each counter is read atomically).
+struct LoaderStats {
+  std::array<StageStats, kStageCount> stages{};
+  std::int64_t wall_ns = 0;        ///< since the counters were last reset
+  unsigned workers = 0;            ///< threads in the loader's arena
+  std::uint64_t batches = 0;       ///< delivered to the consumer
+  std::uint64_t samples = 0;
+  std::uint64_t fresh_batches = 0;
+  std::uint64_t echoed_batches = 0;
+  double mean_ready_batches = 0;   ///< batches ready when the consumer asked (queue occupancy)
+  std::uint64_t max_ready_batches = 0;
+  std::uint64_t chunk_reads = 0;   ///< chunks fetched from the file
+  std::uint64_t bytes_read = 0;    ///< bytes of the chunks fetched, decoded
+  std::uint64_t cache_hits = 0;
+  std::uint64_t cache_misses = 0;
+  std::uint64_t cache_peak_bytes = 0;
+  std::uint64_t slot_bytes = 0;    ///< host memory held by the batch slot pool
+
+  [[nodiscard]] const StageStats& operator[](Stage s) const {
+    return stages[static_cast<std::size_t>(s)];
+  }
+  /// busy_ns / (wall_ns * workers) for pipeline stages; busy_ns / wall_ns for wait and step.
+  [[nodiscard]] double busy_fraction(Stage s) const;
+  /// The pipeline stage (read, decode, assemble, normalize, h2d) with the largest busy
+  /// fraction; nullopt before any work.
+  [[nodiscard]] std::optional<Stage> bottleneck() const;
+};
+
+/// Lock-free accumulators behind LoaderStats.
+struct StageCounters {
+  std::array<std::atomic<std::int64_t>, kStageCount> busy_ns{};
+  std::array<std::atomic<std::uint64_t>, kStageCount> items{};
+
+  void add(Stage s, std::int64_t ns, std::uint64_t n = 1) noexcept {
+    busy_ns[static_cast<std::size_t>(s)].fetch_add(ns, std::memory_order_relaxed);
+    items[static_cast<std::size_t>(s)].fetch_add(n, std::memory_order_relaxed);
+  }
+  void reset() noexcept;
+};
+
+}  // namespace gpufeed

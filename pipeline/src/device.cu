@@ -1,0 +1,66 @@
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <string>
+
+#include "gpufeed/pipeline/device.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+
+namespace gpufeed {
+
+int cuda_device_count() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" / "insufficient driver" error
+    return 0;
+  }
+  return count;
+}
+
+namespace {
+
+int parse_cuda_index(const std::string& requested) {
+  if (requested == "cuda") return 0;
+  const std::string digits = requested.substr(5);
+  if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    throw UsageError("--device " + requested + ": expected cuda:N with N a device number");
+  }
+  return std::stoi(digits);
+}
+
+}  // namespace
+
+std::string resolve_device(const std::string& requested) {
+  if (requested == "cpu") return "cpu";
+  const int count = cuda_device_count();
+  if (requested == "auto") return count > 0 ? "cuda:0" : "cpu";
+  if (requested.rfind("cuda", 0) != 0 || (requested.size() > 4 && requested[4] != ':')) {
+    throw UsageError("--device " + requested + ": unknown device; use auto, cpu, cuda or cuda:N");
+  }
+  const int index = parse_cuda_index(requested);
+  if (count == 0) {
+    throw UsageError("--device " + requested +
+                     ": no CUDA device is usable on this machine; use --device cpu or auto");
+  }
+  if (index >= count) {
+    throw UsageError("--device " + requested + ": this machine has " + std::to_string(count) +
+                     " CUDA device(s), cuda:0 to cuda:" + std::to_string(count - 1));
+  }
+  return "cuda:" + std::to_string(index);
+}
+
+std::string describe_device(const std::string& device) {
+  if (device.rfind("cuda:", 0) != 0) return device;
+  cudaDeviceProp prop{};
+  const int index = std::stoi(device.substr(5));
+  if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) {
+    cudaGetLastError();
+    return device;
+  }
+  char text[256];
+  std::snprintf(text, sizeof text, "%s (%s, sm_%d%d, %.1f GiB)", prop.name, device.c_str(),
+                prop.major, prop.minor, static_cast<double>(prop.totalGlobalMem) / (1ull << 30));
+  return text;
+}
+
+}  // namespace gpufeed

@@ -1,0 +1,287 @@
+#include "loader_core.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include "gpufeed/pipeline/device.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/profiler/clock.hpp"
+#include "gpufeed/profiler/range.hpp"
+
+namespace gpufeed::detail {
+
+namespace {
+
+constexpr std::uint64_t kMaxPoolBytes = 64ull << 30;
+
+formats::ReaderOptions reader_options(const LoaderOptions& o) {
+  formats::ReaderOptions r;
+  r.images = o.images;
+  r.labels = o.labels;
+  r.layout = o.layout;
+  r.use_index = o.use_index;
+  return r;
+}
+
+unsigned resolve_workers(unsigned requested) {
+  if (requested > 1024) {
+    throw UsageError("--workers " + std::to_string(requested) + " is too many; use 1 to 1024");
+  }
+  if (requested != 0) return requested;
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+SamplerOptions sampler_options(const LoaderOptions& o) {
+  SamplerOptions s;
+  s.order = o.order;
+  s.seed = o.seed;
+  s.shard = o.shard ? *o.shard : Shard::from_environment();
+  s.drop_tail = o.drop_tail;
+  s.chunk_window = o.chunk_window;
+  return s;
+}
+
+NormalizeParams normalize_params(const LoaderOptions& o, const formats::DatasetReader& reader) {
+  const std::uint32_t channels = reader.sample_shape().channels;
+  if (!o.mean.empty() || !o.std.empty()) return NormalizeParams::make(o.mean, o.std, channels);
+  if (const auto& stats = reader.channel_stats()) {
+    return NormalizeParams::make(stats->mean, stats->std, channels);
+  }
+  const std::vector<float> zero(channels, 0.0f), full(channels, 255.0f);
+  return NormalizeParams::make(zero, full, channels);
+}
+
+std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
+  if (o.batch_size == 0) throw UsageError("--batch must be at least 1");
+  const std::uint64_t per_rank = sampler.samples_per_rank();
+  if (o.batch_size > per_rank) {
+    throw UsageError("--batch " + std::to_string(o.batch_size) + " is larger than the " +
+                     std::to_string(per_rank) + " samples rank " +
+                     std::to_string(sampler.options().shard.rank) +
+                     " reads per epoch; lower --batch or use a larger dataset");
+  }
+  return o.drop_last_batch ? per_rank / o.batch_size
+                           : (per_rank + o.batch_size - 1) / o.batch_size;
+}
+
+std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
+  if (o.prefetch == 0 || o.prefetch > 256) {
+    throw UsageError("--prefetch " + std::to_string(o.prefetch) + ": use 1 to 256 batches");
+  }
+  const std::uint32_t slots = o.prefetch + 1;  // the prefetched batches + the consumer's
+  const std::uint64_t bytes = std::uint64_t{slots} * o.batch_size * sample_bytes * 5;
+  if (bytes > kMaxPoolBytes) {
+    throw UsageError("--batch " + std::to_string(o.batch_size) + " with --prefetch " +
+                     std::to_string(o.prefetch) + " needs " + std::to_string(bytes >> 20) +
+                     " MiB of batch slots (limit " + std::to_string(kMaxPoolBytes >> 20) +
+                     " MiB); lower --batch or --prefetch");
+  }
+  return slots;
+}
+
+std::string check_device(const std::string& device) {
+  const std::string resolved = resolve_device(device);
+  if (resolved != "cpu" && device != "auto") {
+    throw UsageError("--device " + device +
+                     ": the loader delivers batches in host memory only so far; use --device cpu");
+  }
+  return "cpu";
+}
+
+}  // namespace
+
+LoaderCore::LoaderCore(LoaderOptions opts)
+    : options((opts.device = check_device(opts.device), std::move(opts))),
+      reader(options.path, reader_options(options)),
+      shape(reader.sample_shape()),
+      sampler(reader.num_samples(), reader.samples_per_chunk(), sampler_options(options)),
+      norm(normalize_params(options, reader)),
+      batches_per_epoch(count_batches(options, sampler)),
+      pool(slot_count(options, shape.bytes()), options.batch_size, shape.bytes()),
+      cache(options.cache_bytes),
+      arena_(static_cast<int>(resolve_workers(options.workers)), 0) {
+  // TBB's default market has hardware_concurrency - 1 worker threads; an arena asking for more
+  // workers than that only gets them when the process-wide limit allows it.
+  const int want = arena_.max_concurrency() + 1;
+  if (want > static_cast<int>(oneapi::tbb::info::default_concurrency())) {
+    thread_limit_.emplace(oneapi::tbb::global_control::max_allowed_parallelism,
+                          static_cast<std::size_t>(want));
+  }
+  arena_.initialize();
+  reset_stats();
+}
+
+LoaderCore::~LoaderCore() { stop(); }
+
+void LoaderCore::start_epoch(std::uint64_t epoch) {
+  stop();
+  stopping.store(false);
+  std::shared_ptr<EpochRun> run;
+  arena_.execute([&] { run = std::make_shared<EpochRun>(*this, epoch); });
+  {
+    std::lock_guard lock(run_mutex_);
+    run_ = run;
+  }
+  run->feed();
+}
+
+Slot* LoaderCore::next() {
+  std::shared_ptr<EpochRun> run;
+  {
+    std::lock_guard lock(run_mutex_);
+    run = run_;
+  }
+  if (!run) return nullptr;
+  Slot* slot = run->next();
+  if (slot != nullptr) {
+    consumer_held_.fetch_add(1);
+    batches_.fetch_add(1, std::memory_order_relaxed);
+    samples_.fetch_add(slot->count, std::memory_order_relaxed);
+  }
+  return slot;
+}
+
+void LoaderCore::stop() {
+  std::shared_ptr<EpochRun> run;
+  {
+    std::lock_guard lock(run_mutex_);
+    run = std::move(run_);
+  }
+  stopping.store(true);
+  if (run) run->cancel_and_wait();
+}
+
+void LoaderCore::release_slot(Slot* slot) noexcept {
+  consumer_held_.fetch_sub(1);
+  pool.release(slot);
+  std::shared_ptr<EpochRun> run;
+  {
+    std::lock_guard lock(run_mutex_);
+    run = run_;
+  }
+  if (run) run->feed();
+}
+
+void LoaderCore::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
+                         const std::vector<std::uint64_t>& order) const {
+  const std::uint64_t first = index * options.batch_size;
+  const auto count = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(options.batch_size, order.size() - first));
+  slot.epoch = epoch;
+  slot.index = index;
+  slot.count = count;
+  const auto& labels = reader.labels();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    slot.indices[i] = order[first + i];
+    slot.labels[i] = labels[slot.indices[i]];
+    slot.by_chunk[i] = i;
+  }
+  const std::uint64_t k = reader.samples_per_chunk();
+  std::sort(slot.by_chunk.begin(), slot.by_chunk.begin() + count,
+            [&](std::uint32_t a, std::uint32_t b) {
+              return slot.indices[a] / k < slot.indices[b] / k;
+            });
+}
+
+void LoaderCore::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
+  const std::uint64_t k = reader.samples_per_chunk();
+  const std::uint64_t sample_bytes = shape.bytes();
+  std::int64_t read_ns = 0;
+  const std::int64_t t0 = profiler::now_ns();
+  std::uint32_t i = begin;
+  while (i < end && !stopping.load(std::memory_order_relaxed)) {
+    const std::uint64_t chunk = slot.indices[slot.by_chunk[i]] / k;
+    bool hit = true;
+    const std::int64_t r0 = profiler::now_ns();
+    ChunkHandle data = cache.get(chunk, reader.chunk_buffer_bytes(), [&](std::span<std::uint8_t> out) {
+      GPUFEED_RANGE("read");
+      reader.read_chunk(chunk, out);
+    }, &hit);
+    if (!hit) {
+      const std::int64_t r = profiler::now_ns() - r0;
+      read_ns += r;
+      counters.add(Stage::read, r);
+      chunk_reads_.fetch_add(1, std::memory_order_relaxed);
+      bytes_read_.fetch_add(reader.chunk_buffer_bytes(), std::memory_order_relaxed);
+    }
+    const std::uint64_t chunk_first = chunk * k;
+    for (; i < end && slot.indices[slot.by_chunk[i]] / k == chunk; ++i) {
+      const std::uint32_t pos = slot.by_chunk[i];
+      std::memcpy(slot.raw.get() + pos * sample_bytes,
+                  data->bytes.get() + (slot.indices[pos] - chunk_first) * sample_bytes,
+                  sample_bytes);
+    }
+  }
+  counters.add(Stage::assemble, profiler::now_ns() - t0 - read_ns, 0);
+}
+
+void LoaderCore::assemble(Slot& slot) {
+  GPUFEED_RANGE("assemble");
+  const std::uint32_t grain = std::max(16u, slot.count / (2 * static_cast<std::uint32_t>(
+                                                                  arena_.max_concurrency())));
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, grain),
+      [&](const auto& r) { copy_samples(slot, r.begin(), r.end()); },
+      oneapi::tbb::simple_partitioner());
+  counters.add(Stage::assemble, 0, 1);
+}
+
+void LoaderCore::normalize(Slot& slot) {
+  GPUFEED_RANGE("normalize");
+  const std::uint64_t bytes = shape.bytes();
+  oneapi::tbb::parallel_for(
+      oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, 16),
+      [&](const auto& r) {
+        const std::int64_t t0 = profiler::now_ns();
+        normalize_cpu(slot.raw.get() + r.begin() * bytes, shape, r.size(), norm,
+                      slot.images.get() + r.begin() * bytes);
+        counters.add(Stage::normalize, profiler::now_ns() - t0, 0);
+      },
+      oneapi::tbb::simple_partitioner());
+  counters.add(Stage::normalize, 0, 1);
+}
+
+LoaderStats LoaderCore::stats() const {
+  LoaderStats s;
+  for (std::size_t i = 0; i < kStageCount; ++i) {
+    s.stages[i].busy_ns = counters.busy_ns[i].load(std::memory_order_relaxed);
+    s.stages[i].items = counters.items[i].load(std::memory_order_relaxed);
+  }
+  s.stages[static_cast<std::size_t>(Stage::read)].items = chunk_reads_.load();
+  s.wall_ns = profiler::now_ns() - stats_start_ns_.load();
+  s.workers = static_cast<unsigned>(arena_.max_concurrency());
+  s.batches = batches_.load();
+  s.samples = samples_.load();
+  s.fresh_batches = s.batches;
+  const std::uint64_t asks = ready_count_.load();
+  s.mean_ready_batches = asks ? static_cast<double>(ready_sum_.load()) / static_cast<double>(asks) : 0.0;
+  s.max_ready_batches = ready_max_.load();
+  s.chunk_reads = chunk_reads_.load();
+  s.bytes_read = bytes_read_.load();
+  const ChunkCacheStats c = cache.stats();
+  s.cache_hits = c.hits;
+  s.cache_misses = c.misses;
+  s.cache_peak_bytes = c.peak_bytes;
+  s.slot_bytes = pool.bytes();
+  return s;
+}
+
+void LoaderCore::reset_stats() {
+  counters.reset();
+  batches_ = 0;
+  samples_ = 0;
+  ready_sum_ = 0;
+  ready_count_ = 0;
+  ready_max_ = 0;
+  chunk_reads_ = 0;
+  bytes_read_ = 0;
+  stats_start_ns_ = profiler::now_ns();
+}
+
+}  // namespace gpufeed::detail

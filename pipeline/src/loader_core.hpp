@@ -1,0 +1,130 @@
+#pragma once
+// The shared state behind Loader and Batch, and the per-epoch flow graph.
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include <oneapi/tbb/flow_graph.h>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/pipeline/chunk_cache.hpp"
+#include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/normalize.hpp"
+#include "gpufeed/pipeline/sampler.hpp"
+#include "gpufeed/pipeline/stats.hpp"
+#include "slot_pool.hpp"
+
+namespace gpufeed::detail {
+
+/// A batch travelling through the graph: its position in the epoch and the slot it fills.
+struct Ticket {
+  std::uint64_t seq = 0;
+  Slot* slot = nullptr;
+};
+
+class LoaderCore;
+
+/// One epoch: a flow graph (assemble -> normalize -> sequencer -> deliver) built in the
+/// loader's arena, fed one ticket per free slot, and the in-order queue the consumer pops.
+///
+/// Cancelling sets a flag the node bodies check; tickets still flow to `deliver`, which returns
+/// their slots, so nothing is lost and wait() returns after at most one batch of work per
+/// worker. Thread-safe: feed() from any thread, next() from the consumer.
+class EpochRun {
+ public:
+  EpochRun(LoaderCore& core, std::uint64_t epoch);
+  EpochRun(const EpochRun&) = delete;
+  EpochRun& operator=(const EpochRun&) = delete;
+
+  /// Starts a batch in every free slot (up to the end of the epoch).
+  void feed();
+  /// The next batch's slot in order; nullptr at the end of the epoch. Rethrows a worker's
+  /// failure as PipelineError.
+  Slot* next();
+  /// Stops the work and waits for the workers to leave the graph.
+  void cancel_and_wait();
+
+ private:
+  using Node = oneapi::tbb::flow::function_node<Ticket, Ticket>;
+  void fail(const char* stage, const Ticket& ticket, std::exception_ptr error);
+  Ticket run_stage(const char* stage, const Ticket& ticket, void (LoaderCore::*work)(Slot&));
+  void deliver(const Ticket& ticket);
+
+  LoaderCore& core_;
+  const std::uint64_t epoch_;
+  const std::vector<std::uint64_t> order_;
+  const std::uint64_t num_batches_;
+
+  std::mutex feed_mutex_;
+  std::uint64_t next_to_feed_ = 0;
+
+  std::atomic<bool> cancelled_{false};
+  std::mutex mutex_;
+  std::condition_variable ready_cv_;
+  std::deque<Slot*> ready_;
+  std::uint64_t delivered_ = 0;
+  std::exception_ptr error_;
+
+  oneapi::tbb::flow::graph graph_;
+  Node assemble_;
+  Node normalize_;
+  oneapi::tbb::flow::sequencer_node<Ticket> sequencer_;
+  oneapi::tbb::flow::function_node<Ticket, oneapi::tbb::flow::continue_msg> deliver_;
+};
+
+/// Everything a loader owns. Shared by the Loader and by every Batch it handed out, so a batch
+/// may outlive its loader. Thread-safe where EpochRun needs it (slot release, counters).
+class LoaderCore {
+ public:
+  explicit LoaderCore(LoaderOptions options);
+  ~LoaderCore();
+
+  void start_epoch(std::uint64_t epoch);
+  Slot* next();
+  void stop();
+  void release_slot(Slot* slot) noexcept;
+  [[nodiscard]] LoaderStats stats() const;
+  void reset_stats();
+
+  // Work done by the graph's nodes.
+  void assemble(Slot& slot);
+  void normalize(Slot& slot);
+  /// Fills a fresh slot with batch `index` of `epoch` (labels, indices, count).
+  void prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
+               const std::vector<std::uint64_t>& order) const;
+
+  const LoaderOptions options;
+  const formats::DatasetReader reader;
+  const formats::SampleShape shape;
+  const Sampler sampler;
+  const NormalizeParams norm;
+  const std::uint64_t batches_per_epoch;
+  SlotPool pool;
+  ChunkCache cache;
+  StageCounters counters;
+  std::atomic<bool> stopping{false};
+
+ private:
+  void copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
+
+  std::optional<oneapi::tbb::global_control> thread_limit_;
+  oneapi::tbb::task_arena arena_;
+  std::mutex run_mutex_;
+  std::shared_ptr<EpochRun> run_;
+  std::atomic<std::uint32_t> consumer_held_{0};
+
+  std::atomic<std::int64_t> stats_start_ns_{0};
+  std::atomic<std::uint64_t> batches_{0}, samples_{0};
+  std::atomic<std::uint64_t> ready_sum_{0}, ready_count_{0}, ready_max_{0};
+  std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0};
+  friend class EpochRun;
+};
+
+}  // namespace gpufeed::detail

@@ -1,0 +1,110 @@
+#include "gpufeed/pipeline/normalize.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "gpufeed/pipeline/errors.hpp"
+
+namespace gpufeed {
+
+NormalizeParams NormalizeParams::make(std::span<const float> mean, std::span<const float> std,
+                                      std::uint32_t channels) {
+  if (channels < 1 || channels > 4) {
+    throw UsageError("images have " + std::to_string(channels) + " channels; 1 to 4 supported");
+  }
+  if (mean.size() != channels || std.size() != channels) {
+    throw UsageError("mean and std need " + std::to_string(channels) + " values each (got " +
+                     std::to_string(mean.size()) + " and " + std::to_string(std.size()) + ")");
+  }
+  NormalizeParams p;
+  p.channels = channels;
+  for (std::uint32_t c = 0; c < channels; ++c) {
+    if (!std::isfinite(mean[c]) || !std::isfinite(std[c]) || !(std[c] > 0.0f)) {
+      throw UsageError("channel " + std::to_string(c) + ": mean " + std::to_string(mean[c]) +
+                       ", std " + std::to_string(std[c]) + "; std must be finite and positive");
+    }
+    p.mean[c] = mean[c];
+    p.inv_std[c] = 1.0f / std[c];
+  }
+  return p;
+}
+
+namespace {
+
+// Each kernel is compiled for AVX2 and for the baseline, picked at load time; the loops are
+// written so GCC vectorizes them (8 or 4 floats per instruction).
+[[gnu::target_clones("avx2", "default")]] void plane_kernel(const std::uint8_t* in,
+                                                             std::uint64_t n, float mean,
+                                                             float inv_std, float* out) {
+  for (std::uint64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(in[i]) - mean) * inv_std;
+}
+
+[[gnu::target_clones("avx2", "default")]] void hwc3_kernel(const std::uint8_t* in,
+                                                            std::uint64_t pixels,
+                                                            const NormalizeParams& p,
+                                                            float* out) {
+  const float m0 = p.mean[0], m1 = p.mean[1], m2 = p.mean[2];
+  const float s0 = p.inv_std[0], s1 = p.inv_std[1], s2 = p.inv_std[2];
+  float* __restrict o0 = out;
+  float* __restrict o1 = out + pixels;
+  float* __restrict o2 = out + 2 * pixels;
+  for (std::uint64_t i = 0; i < pixels; ++i) {
+    o0[i] = (static_cast<float>(in[3 * i + 0]) - m0) * s0;
+    o1[i] = (static_cast<float>(in[3 * i + 1]) - m1) * s1;
+    o2[i] = (static_cast<float>(in[3 * i + 2]) - m2) * s2;
+  }
+}
+
+void hwc_generic(const std::uint8_t* in, std::uint64_t pixels, const NormalizeParams& p,
+                 float* out) {
+  const std::uint32_t c_count = p.channels;
+  for (std::uint32_t c = 0; c < c_count; ++c) {
+    float* o = out + c * pixels;
+    for (std::uint64_t i = 0; i < pixels; ++i) {
+      o[i] = (static_cast<float>(in[i * c_count + c]) - p.mean[c]) * p.inv_std[c];
+    }
+  }
+}
+
+}  // namespace
+
+void normalize_cpu(const std::uint8_t* in, const formats::SampleShape& shape, std::uint64_t count,
+                   const NormalizeParams& params, float* out) {
+  const std::uint64_t pixels = shape.pixels();
+  const std::uint64_t elems = shape.bytes();
+  for (std::uint64_t s = 0; s < count; ++s) {
+    const std::uint8_t* src = in + s * elems;
+    float* dst = out + s * elems;
+    if (shape.layout == formats::Layout::nchw) {
+      for (std::uint32_t c = 0; c < shape.channels; ++c) {
+        plane_kernel(src + c * pixels, pixels, params.mean[c], params.inv_std[c],
+                     dst + c * pixels);
+      }
+    } else if (shape.channels == 3) {
+      hwc3_kernel(src, pixels, params, dst);
+    } else if (shape.channels == 1) {
+      plane_kernel(src, pixels, params.mean[0], params.inv_std[0], dst);
+    } else {
+      hwc_generic(src, pixels, params, dst);
+    }
+  }
+}
+
+void normalize_reference(const std::uint8_t* in, const formats::SampleShape& shape,
+                         std::uint64_t count, std::span<const float> mean,
+                         std::span<const float> std, float* out) {
+  const std::uint64_t hw = shape.pixels();
+  const std::uint32_t channels = shape.channels;
+  for (std::uint64_t s = 0; s < count; ++s) {
+    for (std::uint32_t c = 0; c < channels; ++c) {
+      for (std::uint64_t p = 0; p < hw; ++p) {
+        const std::uint64_t src = shape.layout == formats::Layout::nchw ? c * hw + p
+                                                                        : p * channels + c;
+        const double x = in[s * hw * channels + src];
+        out[(s * channels + c) * hw + p] = static_cast<float>((x - mean[c]) / std[c]);
+      }
+    }
+  }
+}
+
+}  // namespace gpufeed

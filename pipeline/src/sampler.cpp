@@ -1,0 +1,126 @@
+#include "gpufeed/pipeline/sampler.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <numeric>
+#include <string>
+
+#include "gpufeed/pipeline/errors.hpp"
+#include "random.hpp"
+
+namespace gpufeed {
+
+std::string to_string(Order order) {
+  switch (order) {
+    case Order::sequential: return "sequential";
+    case Order::random: return "random";
+    case Order::chunk: return "chunk";
+  }
+  return "?";
+}
+
+Order parse_order(const std::string& text) {
+  if (text == "sequential") return Order::sequential;
+  if (text == "random") return Order::random;
+  if (text == "chunk") return Order::chunk;
+  throw UsageError("unknown order '" + text + "'; use sequential, random or chunk");
+}
+
+namespace {
+
+std::optional<std::uint64_t> env_number(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return std::nullopt;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end != '\0' || text[0] == '-' || value > (1u << 30)) {
+    throw UsageError(std::string("environment variable ") + name + "='" + text +
+                     "' is not a valid number; unset it or fix the launcher");
+  }
+  return value;
+}
+
+}  // namespace
+
+Shard Shard::from_environment() {
+  const auto rank = env_number("RANK");
+  const auto world = env_number("WORLD_SIZE");
+  if (!rank && !world) return {};
+  if (!rank || !world) {
+    throw UsageError("RANK and WORLD_SIZE must be set together (torchrun sets both)");
+  }
+  if (*world == 0 || *rank >= *world) {
+    throw UsageError("RANK=" + std::to_string(*rank) + " is not below WORLD_SIZE=" +
+                     std::to_string(*world));
+  }
+  return {static_cast<std::uint32_t>(*rank), static_cast<std::uint32_t>(*world)};
+}
+
+Sampler::Sampler(std::uint64_t num_samples, std::uint64_t samples_per_chunk,
+                 SamplerOptions options)
+    : num_samples_(num_samples),
+      samples_per_chunk_(samples_per_chunk == 0 ? 1 : samples_per_chunk),
+      options_(options) {
+  const std::uint64_t world = options_.shard.world_size;
+  if (world == 0 || options_.shard.rank >= world) {
+    throw UsageError("rank " + std::to_string(options_.shard.rank) + " is not below world size " +
+                     std::to_string(world));
+  }
+  if (options_.chunk_window == 0) throw UsageError("chunk window must be at least 1 chunk");
+  per_rank_ = options_.drop_tail ? num_samples_ / world : (num_samples_ + world - 1) / world;
+  if (per_rank_ == 0) {
+    throw UsageError("the dataset has " + std::to_string(num_samples_) +
+                     " samples, too few for world size " + std::to_string(world));
+  }
+}
+
+std::vector<std::uint64_t> Sampler::global_order(std::uint64_t epoch) const {
+  SplitMix64 rng(mix_seed(options_.seed, epoch));
+  std::vector<std::uint64_t> order(num_samples_);
+  std::iota(order.begin(), order.end(), std::uint64_t{0});
+  if (options_.order == Order::random) {
+    shuffle(order.begin(), order.end(), rng);
+  } else if (options_.order == Order::chunk) {
+    const std::uint64_t chunks = (num_samples_ + samples_per_chunk_ - 1) / samples_per_chunk_;
+    std::vector<std::uint64_t> chunk_order(chunks);
+    std::iota(chunk_order.begin(), chunk_order.end(), std::uint64_t{0});
+    shuffle(chunk_order.begin(), chunk_order.end(), rng);
+    // Window by window: the samples of W chunks, shuffled together. Each chunk is opened in
+    // exactly one window, so it is read once per epoch when the cache holds a window.
+    std::size_t out = 0;
+    for (std::uint64_t w = 0; w < chunks; w += options_.chunk_window) {
+      const std::size_t window_begin = out;
+      const std::uint64_t w_end = std::min(chunks, w + options_.chunk_window);
+      for (std::uint64_t c = w; c < w_end; ++c) {
+        const std::uint64_t first = chunk_order[c] * samples_per_chunk_;
+        const std::uint64_t last = std::min(num_samples_, first + samples_per_chunk_);
+        for (std::uint64_t s = first; s < last; ++s) order[out++] = s;
+      }
+      shuffle(order.begin() + static_cast<std::ptrdiff_t>(window_begin),
+              order.begin() + static_cast<std::ptrdiff_t>(out), rng);
+    }
+  }
+  return order;
+}
+
+std::vector<std::uint64_t> Sampler::epoch_order(std::uint64_t epoch) const {
+  std::vector<std::uint64_t> global = global_order(epoch);
+  const std::uint64_t world = options_.shard.world_size;
+  const std::uint64_t total = per_rank_ * world;
+  // DistributedSampler: pad by wrapping around (repeatedly if the dataset is tiny) or drop.
+  for (std::uint64_t i = num_samples_; i < total; ++i) global.push_back(global[i % num_samples_]);
+  global.resize(total);
+
+  std::vector<std::uint64_t> mine(per_rank_);
+  const std::uint64_t rank = options_.shard.rank;
+  if (options_.order == Order::chunk) {
+    std::copy_n(global.begin() + static_cast<std::ptrdiff_t>(rank * per_rank_), per_rank_,
+                mine.begin());
+  } else {
+    for (std::uint64_t i = 0; i < per_rank_; ++i) mine[i] = global[rank + i * world];
+  }
+  return mine;
+}
+
+}  // namespace gpufeed

@@ -1,0 +1,45 @@
+#include "gpufeed/pipeline/stats.hpp"
+
+namespace gpufeed {
+
+namespace {
+constexpr const char* kNames[kStageCount] = {"read",      "decode", "assemble", "h2d",
+                                             "normalize", "echo",   "wait",     "step"};
+}
+
+const char* stage_name(Stage stage) { return kNames[static_cast<std::size_t>(stage)]; }
+
+std::optional<Stage> parse_stage(const std::string& name) {
+  for (std::size_t i = 0; i < kStageCount; ++i) {
+    if (name == kNames[i]) return static_cast<Stage>(i);
+  }
+  return std::nullopt;
+}
+
+double LoaderStats::busy_fraction(Stage s) const {
+  if (wall_ns <= 0) return 0.0;
+  const bool consumer_side = s == Stage::wait || s == Stage::step;
+  const double capacity =
+      static_cast<double>(wall_ns) * (consumer_side || workers == 0 ? 1.0 : workers);
+  return static_cast<double>((*this)[s].busy_ns) / capacity;
+}
+
+std::optional<Stage> LoaderStats::bottleneck() const {
+  std::optional<Stage> best;
+  double best_busy = 0.0;
+  for (Stage s : {Stage::read, Stage::decode, Stage::assemble, Stage::h2d, Stage::normalize}) {
+    const double busy = busy_fraction(s);
+    if ((*this)[s].items > 0 && busy > best_busy) {
+      best = s;
+      best_busy = busy;
+    }
+  }
+  return best;
+}
+
+void StageCounters::reset() noexcept {
+  for (auto& b : busy_ns) b.store(0, std::memory_order_relaxed);
+  for (auto& i : items) i.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace gpufeed

@@ -1,0 +1,126 @@
+// Bad input reaching the loader: one clear exception, never a crash, hang or wrong batch.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <fstream>
+
+#include "dataset_fixture.hpp"
+#include "gpufeed/formats/error.hpp"
+#include "gpufeed/pipeline/device.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/pipeline/loader.hpp"
+#include "temp_dir.hpp"
+
+namespace gpufeed {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr formats::SampleShape kShape{8, 8, 3, formats::Layout::nhwc};
+
+LoaderOptions basic(const std::string& path) {
+  LoaderOptions o;
+  o.path = path;
+  o.batch_size = 16;
+  o.workers = 2;
+  o.shard = Shard{};
+  return o;
+}
+
+std::string error_of(const LoaderOptions& o) {
+  try {
+    Loader loader(o);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// Overwrites the middle of chunk `chunk` (from the file's /index) with garbage.
+void damage_chunk(const std::string& path, std::uint64_t chunk) {
+  std::vector<std::uint64_t> addr(64), size(64);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t a = H5Dopen2(f, "/index/chunk_addr", H5P_DEFAULT);
+  hid_t s = H5Dopen2(f, "/index/chunk_size", H5P_DEFAULT);
+  H5Dread(a, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, addr.data());
+  H5Dread(s, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, size.data());
+  H5Dclose(a);
+  H5Dclose(s);
+  H5Fclose(f);
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const std::vector<char> junk(size[chunk] / 2, '\x5a');
+  ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), static_cast<off_t>(addr[chunk] + size[chunk] / 4)),
+            static_cast<ssize_t>(junk.size()));
+  ::close(fd);
+}
+
+TEST(LoaderErrors, DamagedChunkReachesTheConsumerWithContext) {
+  testing::TempDir dir;
+  const std::string path = dir.file("damaged.h5");
+  testing::write_dataset(path, 200, kShape, 20, 6);
+  damage_chunk(path, 3);
+  LoaderOptions o = basic(path);
+  o.order = Order::sequential;
+  Loader loader(o);
+  loader.start_epoch(0);
+  try {
+    for (;;) {
+      Batch b = loader.next();
+      ASSERT_TRUE(b) << "the epoch ended without reporting the damaged chunk";
+      for (auto i : b.sample_indices()) ASSERT_TRUE(i < 60 || i >= 80) << "sample " << i;
+    }
+  } catch (const PipelineError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("chunk 3"));
+    EXPECT_THAT(e.what(), HasSubstr("damaged.h5"));
+    EXPECT_THAT(e.what(), HasSubstr("epoch 0"));
+  }
+  EXPECT_THROW(loader.next(), PipelineError);  // stays failed until another epoch starts
+}
+
+TEST(LoaderErrors, BadOptionsAreUsageErrors) {
+  testing::TempDir dir;
+  const std::string path = dir.file("ok.h5");
+  testing::write_dataset(path, 50, kShape, 10);
+  LoaderOptions o = basic(path);
+  o.batch_size = 51;
+  EXPECT_THAT(error_of(o), HasSubstr("--batch 51 is larger than the 50 samples"));
+  EXPECT_THROW(Loader{o}, UsageError);
+  o.batch_size = 0;
+  EXPECT_THROW(Loader{o}, UsageError);
+  o = basic(path);
+  o.prefetch = 0;
+  EXPECT_THROW(Loader{o}, UsageError);
+  o = basic(path);
+  o.mean = {1, 2};
+  o.std = {1, 2};
+  EXPECT_THAT(error_of(o), HasSubstr("need 3 values"));
+  o = basic(path);
+  o.device = "tpu";
+  EXPECT_THROW(Loader{o}, UsageError);
+  o = basic(path);
+  o.shard = Shard{2, 2};
+  EXPECT_THROW(Loader{o}, UsageError);
+}
+
+TEST(LoaderErrors, CudaDeviceWithoutGpuIsAUsageError) {
+  if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present";
+  testing::TempDir dir;
+  const std::string path = dir.file("ok.h5");
+  testing::write_dataset(path, 50, kShape, 10);
+  LoaderOptions o = basic(path);
+  o.device = "cuda:0";
+  EXPECT_THAT(error_of(o), HasSubstr("no CUDA device"));
+}
+
+TEST(LoaderErrors, MissingFileIsAFormatError) {
+  LoaderOptions o = basic("/nonexistent/dir/data.h5");
+  EXPECT_THROW(Loader{o}, formats::FormatError);
+  EXPECT_THAT(error_of(o), HasSubstr("/nonexistent/dir/data.h5"));
+}
+
+}  // namespace
+}  // namespace gpufeed

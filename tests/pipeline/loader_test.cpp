@@ -1,0 +1,193 @@
+#include "gpufeed/pipeline/loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <vector>
+
+#include "dataset_fixture.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/pipeline/normalize.hpp"
+#include "temp_dir.hpp"
+
+namespace gpufeed {
+namespace {
+
+using formats::Layout;
+using formats::SampleShape;
+
+constexpr SampleShape kShape{8, 6, 3, Layout::nhwc};
+constexpr std::uint64_t kSamples = 1000;  // not a multiple of the chunk (48) or batch (64)
+
+class LoaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override { testing::write_dataset(path_, kSamples, kShape, 48, 4); }
+
+  LoaderOptions options(Order order, unsigned workers = 2) const {
+    LoaderOptions o;
+    o.path = path_;
+    o.batch_size = 64;
+    o.workers = workers;
+    o.prefetch = 3;
+    o.order = order;
+    o.seed = 11;
+    o.chunk_window = 4;
+    o.shard = Shard{};
+    return o;
+  }
+
+  /// The sample indices of one epoch, in delivery order, checking every batch's content.
+  static std::vector<std::uint64_t> run_epoch(Loader& loader, std::uint64_t epoch) {
+    std::vector<std::uint64_t> seen;
+    std::uint64_t expected_index = 0;
+    for (Batch& batch : loader.epoch(epoch)) {
+      EXPECT_EQ(batch.index(), expected_index++);
+      EXPECT_EQ(batch.epoch(), epoch);
+      check_batch(loader, batch);
+      for (auto i : batch.sample_indices()) seen.push_back(i);
+    }
+    EXPECT_EQ(expected_index, loader.batches_per_epoch());
+    return seen;
+  }
+
+  static void check_batch(const Loader& loader, const Batch& batch) {
+    const std::uint64_t bytes = kShape.bytes();
+    const auto raw = batch.raw();
+    for (std::uint32_t s = 0; s < batch.size(); ++s) {
+      const std::uint64_t i = batch.sample_indices()[s];
+      ASSERT_EQ(batch.labels()[s], testing::label_of(i));
+      for (std::uint64_t b = 0; b < bytes; ++b) {
+        ASSERT_EQ(raw[s * bytes + b], testing::pixel(i, b)) << "sample " << i << " byte " << b;
+      }
+    }
+    const auto& stats = *loader.dataset().channel_stats();
+    std::vector<float> want(batch.images().size());
+    normalize_reference(raw.data(), kShape, batch.size(), stats.mean, stats.std, want.data());
+    for (std::size_t e = 0; e < want.size(); ++e) {
+      ASSERT_NEAR(batch.images()[e], want[e], 1e-6f * std::max(1.0f, std::fabs(want[e])));
+    }
+  }
+
+  testing::TempDir dir_;
+  std::string path_ = dir_.file("data.h5");
+};
+
+TEST_F(LoaderTest, DeliversEverySampleExactlyOncePerEpoch) {
+  for (Order order : {Order::sequential, Order::random, Order::chunk}) {
+    Loader loader(options(order));
+    EXPECT_EQ(loader.batches_per_epoch(), 16u);  // 15 full batches and one of 40
+    for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
+      auto seen = run_epoch(loader, epoch);
+      ASSERT_EQ(seen.size(), kSamples) << to_string(order);
+      EXPECT_EQ(std::set<std::uint64_t>(seen.begin(), seen.end()).size(), kSamples);
+    }
+  }
+}
+
+TEST_F(LoaderTest, OrderDoesNotDependOnThreadsOrReadPath) {
+  for (Order order : {Order::random, Order::chunk}) {
+    Loader reference(options(order, 1));
+    const auto want = run_epoch(reference, 3);
+    for (unsigned workers : {2u, 4u}) {
+      Loader loader(options(order, workers));
+      EXPECT_EQ(run_epoch(loader, 3), want) << workers << " workers";
+    }
+    LoaderOptions locked = options(order, 2);
+    locked.use_index = false;
+    Loader loader(locked);
+    EXPECT_EQ(run_epoch(loader, 3), want) << "direct chunk path";
+  }
+}
+
+TEST_F(LoaderTest, ShardsPartitionTheDataset) {
+  std::multiset<std::uint64_t> all;
+  for (std::uint32_t rank = 0; rank < 3; ++rank) {
+    LoaderOptions o = options(Order::chunk);
+    o.shard = Shard{rank, 3};
+    Loader loader(o);
+    EXPECT_EQ(loader.samples_per_epoch(), 334u);
+    auto seen = run_epoch(loader, 0);
+    all.insert(seen.begin(), seen.end());
+  }
+  EXPECT_EQ(all.size(), 1002u);
+  EXPECT_EQ(std::set<std::uint64_t>(all.begin(), all.end()).size(), kSamples);
+}
+
+TEST_F(LoaderTest, WorksWithACacheSmallerThanOneChunk) {
+  LoaderOptions o = options(Order::random);
+  o.cache_bytes = 1000;
+  Loader loader(o);
+  EXPECT_EQ(run_epoch(loader, 0).size(), kSamples);
+  const LoaderStats s = loader.stats();
+  EXPECT_GT(s.chunk_reads, 21u);  // far more than the 21 chunks: every miss re-reads
+  EXPECT_LE(s.cache_peak_bytes, 2 * 48 * kShape.bytes());
+}
+
+TEST_F(LoaderTest, ChunkOrderReadsEachChunkOncePerEpoch) {
+  Loader loader(options(Order::chunk));
+  run_epoch(loader, 0);
+  EXPECT_EQ(loader.stats().chunk_reads, 21u);  // ceil(1000 / 48)
+}
+
+TEST_F(LoaderTest, DropLastBatch) {
+  LoaderOptions o = options(Order::sequential);
+  o.drop_last_batch = true;
+  Loader loader(o);
+  EXPECT_EQ(loader.batches_per_epoch(), 15u);
+  EXPECT_EQ(run_epoch(loader, 0).size(), 960u);
+}
+
+TEST_F(LoaderTest, StartingAnotherEpochMidwayCancelsTheFirst) {
+  Loader loader(options(Order::random));
+  loader.start_epoch(0);
+  Batch kept = loader.next();
+  ASSERT_TRUE(kept);
+  EXPECT_TRUE(loader.next());
+  auto seen = run_epoch(loader, 1);
+  EXPECT_EQ(std::set<std::uint64_t>(seen.begin(), seen.end()).size(), kSamples);
+  EXPECT_EQ(kept.epoch(), 0u);  // still valid
+}
+
+TEST_F(LoaderTest, DestroyingMidEpochReturnsAndBatchesStayValid) {
+  Batch kept;
+  {
+    Loader loader(options(Order::chunk));
+    loader.start_epoch(0);
+    kept = loader.next();
+    Batch second = loader.next();
+    ASSERT_TRUE(second);
+  }
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept.raw()[0], testing::pixel(kept.sample_indices()[0], 0));
+  kept.release();
+  EXPECT_FALSE(kept);
+}
+
+TEST_F(LoaderTest, ConsumerHoldingEverySlotIsToldInsteadOfHanging) {
+  Loader loader(options(Order::sequential));  // prefetch 3: 4 slots
+  loader.start_epoch(0);
+  std::vector<Batch> held;
+  for (int i = 0; i < 4; ++i) held.push_back(loader.next());
+  EXPECT_THROW(loader.next(), UsageError);
+  held.pop_back();
+  EXPECT_TRUE(loader.next());
+}
+
+TEST_F(LoaderTest, CountsStageWorkAndNamesABottleneck) {
+  Loader loader(options(Order::chunk));
+  run_epoch(loader, 0);
+  const LoaderStats s = loader.stats();
+  EXPECT_EQ(s.batches, 16u);
+  EXPECT_EQ(s.samples, kSamples);
+  EXPECT_EQ(s[Stage::assemble].items, 16u);
+  EXPECT_EQ(s[Stage::normalize].items, 16u);
+  EXPECT_GT(s[Stage::normalize].busy_ns, 0);
+  EXPECT_GT(s[Stage::read].busy_ns, 0);
+  EXPECT_TRUE(s.bottleneck().has_value());
+  EXPECT_EQ(s.workers, 2u);
+  EXPECT_GT(s.slot_bytes, 4u * 64 * kShape.bytes() * 5 - 1);
+}
+
+}  // namespace
+}  // namespace gpufeed
