@@ -21,6 +21,9 @@ inline constexpr std::uint64_t kMaxSampleBytes = 256ull << 20;
 /// Largest chunk (or chunk row, for users' files whose chunks split images) a reader accepts.
 inline constexpr std::uint64_t kMaxChunkBytes = 1ull << 30;
 
+/// Most samples a reader accepts in one dataset (it keeps a label for each in memory).
+inline constexpr std::uint64_t kMaxSamples = 1ull << 32;
+
 /// Default chunk size h5pack aims for (DESIGN: 256 KiB - 4 MiB a chunk).
 inline constexpr std::uint64_t kTargetChunkBytes = 1ull << 20;
 

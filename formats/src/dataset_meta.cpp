@@ -1,0 +1,149 @@
+#include "dataset_meta.hpp"
+
+#include <cstring>
+
+#include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/schema.hpp"
+#include "h5.hpp"
+
+namespace gpufeed::formats::detail {
+
+namespace {
+
+// Far above any real label set; a larger count means a damaged file, not a wish to allocate.
+constexpr std::uint64_t kMaxClassNames = 1u << 24;
+
+bool is_number(hid_t type) {
+  const H5T_class_t kind = H5Tget_class(type);
+  return kind == H5T_INTEGER || kind == H5T_FLOAT;
+}
+
+void check_labels_shape(hid_t dataset, const std::string& where,
+                        const std::vector<std::uint64_t>& dims) {
+  h5::Id type = h5::check_id(H5Dget_type(dataset), "cannot inspect " + where);
+  if (H5Tget_class(type.get()) != H5T_INTEGER) {
+    throw FormatError(where + " is " + h5::type_name(type.get()) +
+                      "; gpufeed reads integer labels (pass --labels with the right path, or "
+                      "--labels '' for none)");
+  }
+  if (dims.size() != 1 && !(dims.size() == 2 && dims[1] == 1)) {
+    throw FormatError(where + " has shape " + h5::shape_text(dims) +
+                      "; gpufeed reads one integer label per sample, [N] or [N,1]");
+  }
+}
+
+std::optional<std::vector<float>> read_floats(hid_t file, const char* name, std::uint32_t count) {
+  h5::Id dataset = h5::open_dataset_if_exists(file, name);
+  if (!dataset) return std::nullopt;
+  h5::Id type = h5::check_id(H5Dget_type(dataset.get()), std::string("cannot inspect ") + name);
+  const std::vector<std::uint64_t> dims = h5::dims(dataset.get());
+  if (!is_number(type.get()) || dims.size() != 1 || dims[0] != count) return std::nullopt;
+  std::vector<float> values(count);
+  h5::read_prefix(dataset.get(), H5T_NATIVE_FLOAT, count, values.data(),
+                  std::string("cannot read ") + name);
+  return values;
+}
+
+std::vector<std::string> read_variable_strings(hid_t dataset, hid_t type, std::size_t count,
+                                               const std::string& context) {
+  h5::Id memory_type = h5::check_id(H5Tcopy(H5T_C_S1), context);
+  h5::check(H5Tset_size(memory_type.get(), H5T_VARIABLE), context);
+  h5::check(H5Tset_cset(memory_type.get(), H5Tget_cset(type)), context);
+  std::vector<char*> pointers(count, nullptr);
+  h5::check(H5Dread(dataset, memory_type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()),
+            context);
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (const char* text : pointers) names.emplace_back(text != nullptr ? text : "");
+  h5::Id space = h5::check_id(H5Dget_space(dataset), context);
+  H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, pointers.data());
+  return names;
+}
+
+std::vector<std::string> read_fixed_strings(hid_t dataset, hid_t type, std::size_t count,
+                                            const std::string& context) {
+  const std::size_t size = H5Tget_size(type);
+  std::vector<char> buffer(count * size);
+  h5::check(H5Dread(dataset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()), context);
+  const bool space_padded = H5Tget_strpad(type) == H5T_STR_SPACEPAD;
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const char* text = buffer.data() + i * size;
+    std::string name(text, strnlen(text, size));
+    if (space_padded) name.erase(name.find_last_not_of(' ') + 1);
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> read_labels(hid_t file, const std::string& path, const std::string& name,
+                                      const std::string& images_name, std::uint64_t num_samples) {
+  if (name.empty()) return std::vector<std::int64_t>(num_samples, -1);
+  h5::Id dataset = h5::open_dataset_if_exists(file, name);
+  if (!dataset) {
+    throw FormatError(path + " has no dataset " + name +
+                      "; pass --labels with the right path, or --labels '' for none");
+  }
+  const std::string where = "labels " + name + " in " + path;
+  const std::vector<std::uint64_t> dims = h5::dims(dataset.get());
+  check_labels_shape(dataset.get(), where, dims);
+  if (dims[0] < num_samples) {
+    throw FormatError("labels " + name + " has " + std::to_string(dims[0]) + " entries but " +
+                      images_name + " has " + std::to_string(num_samples) + " samples in " + path +
+                      "; pass --labels with the right path or re-create the file");
+  }
+  std::vector<std::int64_t> labels(num_samples);
+  h5::read_prefix(dataset.get(), H5T_NATIVE_INT64, num_samples, labels.data(),
+                  "cannot read " + where);
+  return labels;
+}
+
+std::optional<ChannelStats> read_channel_stats(hid_t file, std::uint32_t channels) {
+  std::optional<std::vector<float>> mean = read_floats(file, schema::kMean, channels);
+  std::optional<std::vector<float>> deviation = read_floats(file, schema::kStd, channels);
+  if (!mean || !deviation) return std::nullopt;
+  return ChannelStats{std::move(*mean), std::move(*deviation)};
+}
+
+std::vector<std::string> read_class_names(hid_t file, const std::string& path) {
+  h5::Id dataset = h5::open_dataset_if_exists(file, schema::kClassNames);
+  if (!dataset) return {};
+  const std::string where = std::string(schema::kClassNames) + " in " + path;
+  h5::Id type = h5::check_id(H5Dget_type(dataset.get()), "cannot inspect " + where);
+  const std::vector<std::uint64_t> dims = h5::dims(dataset.get());
+  if (H5Tget_class(type.get()) != H5T_STRING || dims.size() != 1) {
+    throw FormatError(where + " is " + h5::type_name(type.get()) + " " + h5::shape_text(dims) +
+                      "; expected a list of strings");
+  }
+  if (dims[0] > kMaxClassNames) {
+    throw FormatError(where + " declares " + std::to_string(dims[0]) +
+                      " class names; the file is damaged");
+  }
+  const std::string context = "cannot read " + where;
+  if (H5Tis_variable_str(type.get()) > 0) {
+    return read_variable_strings(dataset.get(), type.get(), dims[0], context);
+  }
+  return read_fixed_strings(dataset.get(), type.get(), dims[0], context);
+}
+
+int read_schema_version(hid_t file) {
+  if (H5Aexists(file, schema::kSchemaAttr) <= 0) {
+    h5::take_error_stack();
+    return 0;
+  }
+  h5::Id attribute = h5::check_id(H5Aopen(file, schema::kSchemaAttr, H5P_DEFAULT),
+                                  std::string("cannot read the attribute ") + schema::kSchemaAttr);
+  h5::Id type = h5::check_id(H5Aget_type(attribute.get()), "cannot read gpufeed.schema");
+  int version = 0;
+  if (H5Tget_class(type.get()) != H5T_INTEGER ||
+      H5Aread(attribute.get(), H5T_NATIVE_INT, &version) < 0) {
+    h5::take_error_stack();
+    return 0;
+  }
+  return version;
+}
+
+}  // namespace gpufeed::formats::detail

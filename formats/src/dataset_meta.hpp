@@ -1,0 +1,30 @@
+#pragma once
+// Everything a reader takes from the file besides the images: labels, channel statistics,
+// class names and the schema version. All of it is read once, at open.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpufeed/formats/dataset_reader.hpp"
+
+namespace gpufeed::formats::detail {
+
+/// The first `num_samples` labels of dataset `name` (integers, [n] or [n, 1]) as int64; -1
+/// for every sample when `name` is empty. Throws FormatError naming `path` when the dataset
+/// is missing, not integers, or shorter than the images.
+std::vector<std::int64_t> read_labels(hid_t file, const std::string& path, const std::string& name,
+                                      const std::string& images_name, std::uint64_t num_samples);
+
+/// /meta/mean and /meta/std when both exist as `channels` numbers; nullopt otherwise.
+std::optional<ChannelStats> read_channel_stats(hid_t file, std::uint32_t channels);
+
+/// /meta/class_names (fixed or variable-length strings); empty when absent.
+std::vector<std::string> read_class_names(hid_t file, const std::string& path);
+
+/// The root attribute gpufeed.schema, or 0 when the file has none.
+int read_schema_version(hid_t file);
+
+}  // namespace gpufeed::formats::detail

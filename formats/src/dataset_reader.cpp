@@ -1,0 +1,217 @@
+#include "gpufeed/formats/dataset_reader.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "dataset_meta.hpp"
+#include "file_io.hpp"
+#include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/schema.hpp"
+#include "reader_state.hpp"
+
+namespace gpufeed::formats {
+
+std::string to_string(ReadPath path) {
+  switch (path) {
+    case ReadPath::index:
+      return "index";
+    case ReadPath::direct_chunk:
+      return "direct_chunk";
+    case ReadPath::contiguous:
+      return "contiguous";
+    case ReadPath::hyperslab:
+      return "hyperslab";
+  }
+  return "unknown";
+}
+
+namespace detail {
+
+std::uint64_t ReaderState::sample_count(std::uint64_t chunk) const {
+  const std::uint64_t first = first_sample(chunk);
+  const std::uint64_t total = layout.dims[0];
+  return first >= total ? 0 : std::min(layout.samples_per_chunk, total - first);
+}
+
+std::string ReaderState::where() const {
+  return images_name + " in " + path;
+}
+
+std::string ReaderState::describe_chunk(std::uint64_t chunk) const {
+  const std::uint64_t first = first_sample(chunk);
+  const std::uint64_t last = first + std::max<std::uint64_t>(sample_count(chunk), 1) - 1;
+  return "chunk " + std::to_string(chunk) + " of " + where() + " (samples " +
+         std::to_string(first) + "-" + std::to_string(last) + ")";
+}
+
+}  // namespace detail
+
+namespace {
+
+h5::Id open_file(const std::string& path) {
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id >= 0) return h5::Id(id);
+  const h5::StackError error = h5::take_error_stack();
+  const std::string advice = "; check the path or re-create it with h5pack convert";
+  if (error.minor == H5E_NOTHDF5) {
+    throw FormatError("cannot open " + path + ": not an HDF5 file (" + error.text + ")" + advice);
+  }
+  if (error.minor == H5E_TRUNCATED) {
+    throw FormatError(path + " is truncated (" + error.text +
+                      "); copy it again or re-create it with h5pack convert");
+  }
+  throw FormatError("cannot open " + path + ": " + error.text + advice);
+}
+
+void use_contiguous(detail::ReaderState& state) {
+  const haddr_t offset = H5Dget_offset(state.images.get());
+  if (offset == HADDR_UNDEF) {  // never written, or kept in external files: let HDF5 read it
+    h5::take_error_stack();
+    state.read_path = ReadPath::hyperslab;
+    return;
+  }
+  const std::uint64_t samples = state.layout.dims[0];
+  const std::uint64_t sample_bytes = state.layout.sample_bytes;
+  if (offset > state.file_bytes || samples > (state.file_bytes - offset) / sample_bytes) {
+    throw FormatError(state.path + " is truncated: " + state.where() + " needs " +
+                      std::to_string(samples) + " samples of " + std::to_string(sample_bytes) +
+                      " bytes from byte " + std::to_string(offset) + " but the file has " +
+                      std::to_string(state.file_bytes) +
+                      " bytes; copy it again or re-create it with h5pack convert");
+  }
+  state.contiguous_offset = offset;
+  state.read_path = ReadPath::contiguous;
+}
+
+void choose_read_path(detail::ReaderState& state, const ReaderOptions& options) {
+  switch (state.layout.storage) {
+    case H5D_CHUNKED:
+      if (!state.layout.decodable) {
+        state.read_path = ReadPath::hyperslab;
+      } else if (options.use_index && detail::chunk_index_applies(state)) {
+        detail::load_chunk_index(state);
+        state.read_path = ReadPath::index;
+      } else {
+        state.read_path = ReadPath::direct_chunk;
+      }
+      return;
+    case H5D_CONTIGUOUS:
+      return use_contiguous(state);
+    default:  // compact (inside the object header) and virtual datasets
+      state.read_path = ReadPath::hyperslab;
+      return;
+  }
+}
+
+}  // namespace
+
+struct DatasetReader::Impl {
+  ReaderOptions options;
+  detail::ReaderState state;
+  std::vector<std::int64_t> labels;
+  std::optional<ChannelStats> channel_stats;
+  std::vector<std::string> class_names;
+  int schema_version = 0;
+};
+
+DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  h5::silence_errors();
+  impl_->options = std::move(options);
+  detail::ReaderState& state = impl_->state;
+  state.path = path;
+  state.images_name = impl_->options.images;
+  state.fd = detail::open_read_only(path);
+  state.file_bytes = detail::file_size(state.fd.get(), path);
+  state.file = open_file(path);
+  state.images = h5::open_dataset_if_exists(state.file.get(), state.images_name);
+  if (!state.images) {
+    throw FormatError(path + " has no dataset " + state.images_name +
+                      "; pass --images with the right path");
+  }
+  state.layout = detail::inspect_images(state.images.get(), state.where(), impl_->options);
+  const std::uint64_t samples = state.layout.dims[0];
+  if (samples > schema::kMaxSamples) {
+    throw FormatError(state.where() + " declares " + std::to_string(samples) +
+                      " samples, more than the " + std::to_string(schema::kMaxSamples) +
+                      " a dataset may hold; the file is damaged");
+  }
+  state.stored_bytes = H5Dget_storage_size(state.images.get());
+  choose_read_path(state, impl_->options);
+  const hid_t file = state.file.get();
+  impl_->labels =
+      detail::read_labels(file, path, impl_->options.labels, state.images_name, samples);
+  impl_->channel_stats = detail::read_channel_stats(file, state.layout.shape.channels);
+  impl_->class_names = detail::read_class_names(file, path);
+  impl_->schema_version = detail::read_schema_version(file);
+}
+
+DatasetReader::~DatasetReader() = default;
+DatasetReader::DatasetReader(DatasetReader&&) noexcept = default;
+DatasetReader& DatasetReader::operator=(DatasetReader&&) noexcept = default;
+
+const std::string& DatasetReader::path() const {
+  return impl_->state.path;
+}
+const ReaderOptions& DatasetReader::options() const {
+  return impl_->options;
+}
+std::uint64_t DatasetReader::num_samples() const {
+  return impl_->state.layout.dims[0];
+}
+SampleShape DatasetReader::sample_shape() const {
+  return impl_->state.layout.shape;
+}
+std::uint64_t DatasetReader::samples_per_chunk() const {
+  return impl_->state.layout.samples_per_chunk;
+}
+std::uint64_t DatasetReader::num_chunks() const {
+  return impl_->state.layout.num_chunks;
+}
+std::uint64_t DatasetReader::chunk_buffer_bytes() const {
+  return impl_->state.layout.chunk_buffer_bytes();
+}
+std::uint64_t DatasetReader::chunk_first_sample(std::uint64_t chunk) const {
+  return impl_->state.first_sample(chunk);
+}
+std::uint64_t DatasetReader::chunk_sample_count(std::uint64_t chunk) const {
+  return impl_->state.sample_count(chunk);
+}
+ReadPath DatasetReader::read_path() const {
+  return impl_->state.read_path;
+}
+std::string DatasetReader::compression() const {
+  return impl_->state.layout.compression;
+}
+std::uint64_t DatasetReader::stored_bytes() const {
+  return impl_->state.stored_bytes;
+}
+const std::vector<std::int64_t>& DatasetReader::labels() const {
+  return impl_->labels;
+}
+const std::optional<ChannelStats>& DatasetReader::channel_stats() const {
+  return impl_->channel_stats;
+}
+const std::vector<std::string>& DatasetReader::class_names() const {
+  return impl_->class_names;
+}
+int DatasetReader::schema_version() const {
+  return impl_->schema_version;
+}
+
+void DatasetReader::read_chunk(std::uint64_t chunk, std::span<std::uint8_t> out) const {
+  const detail::ReaderState& state = impl_->state;
+  if (chunk >= state.layout.num_chunks) {
+    throw std::out_of_range("chunk " + std::to_string(chunk) + " of " + state.where() +
+                            " does not exist: it has " + std::to_string(state.layout.num_chunks) +
+                            " chunks");
+  }
+  if (out.size() < state.layout.chunk_buffer_bytes()) {
+    throw std::invalid_argument("read_chunk needs a buffer of " +
+                                std::to_string(state.layout.chunk_buffer_bytes()) + " bytes, got " +
+                                std::to_string(out.size()));
+  }
+  detail::read_chunk(state, chunk, out);
+}
+
+}  // namespace gpufeed::formats

@@ -1,0 +1,42 @@
+#include "file_io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "gpufeed/formats/error.hpp"
+
+namespace gpufeed::formats::detail {
+
+UniqueFd open_read_only(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw_errno("cannot open " + path);
+  return fd;
+}
+
+std::uint64_t file_size(int fd, const std::string& path) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) throw_errno("cannot read the size of " + path);
+  return static_cast<std::uint64_t>(info.st_size);
+}
+
+ReadResult pread_full(int fd, std::span<std::uint8_t> out, std::uint64_t offset) noexcept {
+  ReadResult result;
+  while (result.bytes < out.size()) {
+    const ssize_t n = ::pread(fd, out.data() + result.bytes, out.size() - result.bytes,
+                              static_cast<off_t>(offset + result.bytes));
+    if (n > 0) {
+      result.bytes += static_cast<std::size_t>(n);
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      result.error = errno;
+      break;
+    }
+  }
+  return result;
+}
+
+}  // namespace gpufeed::formats::detail

@@ -1,0 +1,27 @@
+#pragma once
+// POSIX file reads for the lock-free paths: no HDF5, no shared state but the descriptor.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "gpufeed/formats/unique_handle.hpp"
+
+namespace gpufeed::formats::detail {
+
+/// Opens `path` read-only (close-on-exec); throws IoError "cannot open <path>: <reason>".
+UniqueFd open_read_only(const std::string& path);
+/// The file's size in bytes; throws IoError naming `path`.
+std::uint64_t file_size(int fd, const std::string& path);
+
+/// What pread_full managed: `bytes` read, and errno when a read failed (0 otherwise).
+/// bytes < requested with error 0 means the file ended first.
+struct ReadResult {
+  std::size_t bytes = 0;
+  int error = 0;
+};
+
+/// Reads out.size() bytes at `offset`, retrying short reads and EINTR. Never throws, so the
+/// caller can word the message (which chunk of which file).
+ReadResult pread_full(int fd, std::span<std::uint8_t> out, std::uint64_t offset) noexcept;
+
+}  // namespace gpufeed::formats::detail

@@ -1,0 +1,81 @@
+#pragma once
+// Private HDF5 helpers: owned ids, quiet per-thread error handling, and HDF5's error stack
+// turned into one short line a user can read.
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpufeed/formats/unique_handle.hpp"
+
+namespace gpufeed::formats::h5 {
+
+/// Any HDF5 id (file, dataset, dataspace, datatype, property list, group, attribute).
+/// H5Idec_ref closes each kind correctly, so one traits type serves all of them.
+struct IdTraits {
+  using handle_type = hid_t;
+  static constexpr hid_t null() noexcept { return H5I_INVALID_HID; }
+  static void destroy(hid_t id) noexcept;
+};
+using Id = UniqueHandle<IdTraits>;
+
+/// Turns off HDF5's automatic printing of error stacks for the calling thread. The
+/// thread-safe build keeps that setting per thread, so every thread that calls HDF5 through
+/// this module must call this first; after the first call it costs one thread_local test.
+void silence_errors() noexcept;
+
+/// The most specific entry of the calling thread's HDF5 error stack.
+struct StackError {
+  hid_t minor = H5I_INVALID_HID;  ///< e.g. H5E_NOTHDF5, H5E_TRUNCATED; invalid when empty
+  std::string text;               ///< its description, on one line
+};
+
+/// Reads the calling thread's error stack and clears it.
+StackError take_error_stack();
+/// take_error_stack().text, or "unknown HDF5 error" when the stack was empty.
+std::string error_stack_message();
+
+/// Throws FormatError("<context>: <error stack message>").
+[[noreturn]] void fail(std::string_view context);
+/// Owns `id`, or throws via fail(context) when it is negative.
+Id check_id(hid_t id, std::string_view context);
+/// Throws via fail(context) when `status` is negative.
+inline void check(herr_t status, std::string_view context) {
+  if (status < 0) fail(context);
+}
+
+/// True when `path` (absolute, e.g. "/meta/mean") names an object in `file`. Missing
+/// intermediate groups are "no", not an error.
+bool exists(hid_t file, const std::string& path);
+/// Opens the dataset at `path`, or returns an empty Id when there is none.
+Id open_dataset_if_exists(hid_t file, const std::string& path);
+
+/// The dataset's current dimensions (its rank is the vector's size).
+std::vector<std::uint64_t> dims(hid_t dataset);
+/// "(50, 3, 18, 14)", for messages.
+std::string shape_text(const std::vector<std::uint64_t>& dims);
+/// "uint8", "float32", "string", ... for messages.
+std::string type_name(hid_t type);
+/// True for an unsigned 1-byte integer type.
+bool is_uint8(hid_t type);
+
+/// Reads the first `count` elements of a 1-D (or [n, 1]) dataset into `out`, converted to
+/// `mem_type`; `out` must hold `count` elements of that type.
+void read_prefix(hid_t dataset, hid_t mem_type, std::uint64_t count, void* out,
+                 std::string_view context);
+
+/// Writes a 1-D dataset of `count` elements of `mem_type` stored as `file_type`.
+void write_vector(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, const void* data,
+                  std::uint64_t count, std::string_view context);
+
+/// Opens group `name` (absolute), creating it when it does not exist.
+Id open_or_create_group(hid_t file, const char* name, std::string_view context);
+/// Writes a scalar attribute on `location`: a fixed-length, NUL-terminated ASCII string.
+void write_string_attribute(hid_t location, const char* name, const std::string& value,
+                            std::string_view context);
+/// Writes a scalar int32 attribute on `location`.
+void write_int_attribute(hid_t location, const char* name, int value, std::string_view context);
+
+}  // namespace gpufeed::formats::h5

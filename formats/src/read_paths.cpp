@@ -1,0 +1,168 @@
+// The four ways read_chunk() fetches a chunk. Each thread decodes into its own scratch buffers,
+// which only ever grow: in steady state a read allocates nothing.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "deflate.hpp"
+#include "file_io.hpp"
+#include "gpufeed/formats/error.hpp"
+#include "reader_state.hpp"
+
+namespace gpufeed::formats::detail {
+
+namespace {
+
+thread_local std::vector<std::uint8_t> t_stored;   // a chunk's bytes as stored in the file
+thread_local std::vector<std::uint8_t> t_decoded;  // an HDF5 chunk that splits samples
+
+std::span<std::uint8_t> scratch(std::vector<std::uint8_t>& buffer, std::uint64_t bytes) {
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return {buffer.data(), bytes};
+}
+
+std::string recovery_advice() {
+  return "; re-create the file or restore it from a copy";
+}
+
+void pread_exact(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out,
+                 std::uint64_t offset) {
+  const ReadResult got = pread_full(state.fd.get(), out, offset);
+  if (got.error != 0) {
+    throw IoError("cannot read " + state.describe_chunk(chunk) + ": " + std::strerror(got.error));
+  }
+  if (got.bytes < out.size()) {
+    throw FormatError(state.path + " is truncated: " + state.describe_chunk(chunk) +
+                      " ends at byte " + std::to_string(offset + out.size()) +
+                      " but the file ends at byte " + std::to_string(offset + got.bytes) +
+                      "; copy it again or re-create it with h5pack convert");
+  }
+}
+
+[[noreturn]] void damaged(const ReaderState& state, std::uint64_t chunk, const std::string& why) {
+  throw FormatError(state.describe_chunk(chunk) + " is damaged: " + why + recovery_advice());
+}
+
+void inflate(const ReaderState& state, std::uint64_t chunk, std::span<const std::uint8_t> in,
+             std::span<std::uint8_t> out) {
+  if (const char* why = deflate::zlib_decompress(in, out)) damaged(state, chunk, why);
+}
+
+void read_by_index(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out) {
+  const std::span<std::uint8_t> full = out.first(state.layout.chunk_buffer_bytes());
+  const std::uint64_t address = state.chunk_addr[chunk];
+  if (state.layout.deflate_stage < 0) {
+    pread_exact(state, chunk, full, address);  // validated at open: stored size == full size
+    return;
+  }
+  const std::span<std::uint8_t> stored = scratch(t_stored, state.chunk_size[chunk]);
+  pread_exact(state, chunk, stored, address);
+  inflate(state, chunk, stored, full);
+}
+
+// Fetches the HDF5 chunk at `offset` under HDF5's lock and decodes it outside it.
+void fetch_hdf5_chunk(const ReaderState& state, std::uint64_t chunk,
+                      const std::array<hsize_t, 4>& offset, std::span<std::uint8_t> out) {
+  const hid_t images = state.images.get();
+  hsize_t stored_bytes = 0;
+  if (H5Dget_chunk_storage_size(images, offset.data(), &stored_bytes) < 0) {
+    h5::fail("cannot read " + state.describe_chunk(chunk));
+  }
+  if (stored_bytes == 0) {  // never written: HDF5 would return the fill value
+    std::memset(out.data(), state.layout.fill_value, out.size());
+    return;
+  }
+  const bool maybe_deflated = state.layout.deflate_stage >= 0;
+  const std::span<std::uint8_t> stored =
+      maybe_deflated || stored_bytes != out.size() ? scratch(t_stored, stored_bytes) : out;
+  std::uint32_t mask = 0;
+  if (H5Dread_chunk(images, H5P_DEFAULT, offset.data(), &mask, stored.data()) < 0) {
+    h5::fail("cannot read " + state.describe_chunk(chunk));
+  }
+  // A set mask bit means that filter was skipped for this chunk (an optional filter failed).
+  if (maybe_deflated && (mask & (1u << state.layout.deflate_stage)) == 0) {
+    inflate(state, chunk, stored, out);
+  } else if (stored.size() != out.size()) {
+    damaged(state, chunk,
+            "it stores " + std::to_string(stored.size()) + " bytes uncompressed instead of " +
+                std::to_string(out.size()));
+  } else if (stored.data() != out.data()) {
+    std::memcpy(out.data(), stored.data(), out.size());
+  }
+}
+
+// Copies the part of an HDF5 chunk that lies inside the dataset into the dense output.
+void scatter(const ImagesLayout& layout, const std::array<hsize_t, 4>& offset, std::uint64_t count,
+             std::span<const std::uint8_t> decoded, std::span<std::uint8_t> out) {
+  const auto& d = layout.dims;
+  const auto& c = layout.chunk;
+  const std::uint64_t n1 = std::min<std::uint64_t>(c[1], d[1] - offset[1]);
+  const std::uint64_t n2 = std::min<std::uint64_t>(c[2], d[2] - offset[2]);
+  const std::uint64_t n3 = std::min<std::uint64_t>(c[3], d[3] - offset[3]);
+  for (std::uint64_t s = 0; s < count; ++s) {
+    for (std::uint64_t i = 0; i < n1; ++i) {
+      for (std::uint64_t j = 0; j < n2; ++j) {
+        const std::uint64_t from = ((s * c[1] + i) * c[2] + j) * c[3];
+        const std::uint64_t to = ((s * d[1] + offset[1] + i) * d[2] + offset[2] + j) * d[3];
+        std::memcpy(out.data() + to + offset[3], decoded.data() + from, n3);
+      }
+    }
+  }
+}
+
+void read_direct(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out) {
+  h5::silence_errors();
+  const ImagesLayout& layout = state.layout;
+  std::array<hsize_t, 4> offset = {state.first_sample(chunk), 0, 0, 0};
+  if (layout.whole_sample_chunks) {
+    fetch_hdf5_chunk(state, chunk, offset, out.first(layout.chunk_buffer_bytes()));
+    return;
+  }
+  const std::span<std::uint8_t> decoded = scratch(t_decoded, layout.hdf5_chunk_bytes());
+  const std::uint64_t count = state.sample_count(chunk);
+  for (offset[1] = 0; offset[1] < layout.dims[1]; offset[1] += layout.chunk[1]) {
+    for (offset[2] = 0; offset[2] < layout.dims[2]; offset[2] += layout.chunk[2]) {
+      for (offset[3] = 0; offset[3] < layout.dims[3]; offset[3] += layout.chunk[3]) {
+        fetch_hdf5_chunk(state, chunk, offset, decoded);
+        scatter(layout, offset, count, decoded, out);
+      }
+    }
+  }
+}
+
+void read_hyperslab(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out) {
+  h5::silence_errors();
+  const auto& d = state.layout.dims;
+  const hsize_t start[4] = {state.first_sample(chunk), 0, 0, 0};
+  const hsize_t count[4] = {state.sample_count(chunk), d[1], d[2], d[3]};
+  const hsize_t total[1] = {count[0] * state.layout.sample_bytes};
+  const std::string context = "cannot read " + state.describe_chunk(chunk);
+  h5::Id file_space = h5::check_id(H5Dget_space(state.images.get()), context);
+  h5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+            context);
+  h5::Id memory_space = h5::check_id(H5Screate_simple(1, total, nullptr), context);
+  if (H5Dread(state.images.get(), H5T_NATIVE_UINT8, memory_space.get(), file_space.get(),
+              H5P_DEFAULT, out.data()) < 0) {
+    throw FormatError(context + ": " + h5::error_stack_message() + recovery_advice());
+  }
+}
+
+}  // namespace
+
+void read_chunk(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out) {
+  switch (state.read_path) {
+    case ReadPath::index:
+      return read_by_index(state, chunk, out);
+    case ReadPath::direct_chunk:
+      return read_direct(state, chunk, out);
+    case ReadPath::contiguous:
+      return pread_exact(
+          state, chunk, out.first(state.sample_count(chunk) * state.layout.sample_bytes),
+          state.contiguous_offset + state.first_sample(chunk) * state.layout.sample_bytes);
+    case ReadPath::hyperslab:
+      return read_hyperslab(state, chunk, out);
+  }
+}
+
+}  // namespace gpufeed::formats::detail

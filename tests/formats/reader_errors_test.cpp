@@ -1,0 +1,254 @@
+// Every bad input is refused with one line that says what, where and what to do.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/error.hpp"
+#include "temp_dir.hpp"
+#include "test_files.hpp"
+
+namespace gpufeed::testing {
+namespace {
+
+using formats::DatasetReader;
+using formats::ReaderOptions;
+using formats::SampleShape;
+using formats::WriterOptions;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const SampleShape kShape{8, 8, 3, formats::Layout::nhwc};
+
+std::string open_error(const std::string& path, ReaderOptions options = {}) {
+  return format_error_of([&] { DatasetReader reader(path, std::move(options)); });
+}
+
+ReaderOptions no_labels() {
+  ReaderOptions options;
+  options.labels = "";
+  return options;
+}
+
+std::vector<std::uint64_t> read_index_table(const std::string& path, const char* name) {
+  H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  H5Handle table(H5Dopen2(file.get(), name, H5P_DEFAULT));
+  H5Handle space(H5Dget_space(table.get()));
+  std::vector<std::uint64_t> values(
+      static_cast<std::size_t>(H5Sget_simple_extent_npoints(space.get())));
+  H5Dread(table.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+  return values;
+}
+
+std::vector<std::int64_t> as_int64(const std::vector<std::uint64_t>& values) {
+  return {values.begin(), values.end()};
+}
+
+TEST(ReaderErrors, MissingFile) {
+  TempDir dir;
+  const std::string path = dir.file("absent.h5");
+  EXPECT_THROW(DatasetReader{path}, formats::IoError);
+  EXPECT_THAT(open_error(path),
+              AllOf(HasSubstr("cannot open " + path), HasSubstr("No such file or directory")));
+}
+
+TEST(ReaderErrors, NotAnHdf5File) {
+  TempDir dir;
+  const std::string path = dir.file("notes.h5");
+  std::ofstream(path) << "these are not the pixels you are looking for\n";
+  EXPECT_THAT(open_error(path), AllOf(HasSubstr("cannot open " + path),
+                                      HasSubstr("not an HDF5 file (file signature not found)"),
+                                      HasSubstr("h5pack convert"), Not(HasSubstr("\n"))));
+}
+
+TEST(ReaderErrors, TruncatedFile) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 40, kShape, WriterOptions{8, 0});
+  const std::string cut = dir.file("cut.h5");
+  copy_file(path, cut);
+  std::filesystem::resize_file(cut, std::filesystem::file_size(path) / 2);
+  EXPECT_THAT(open_error(cut), AllOf(HasSubstr(cut + " is truncated"), Not(HasSubstr("\n"))));
+}
+
+TEST(ReaderErrors, MissingImagesDataset) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 10, kShape, WriterOptions{4, 0});
+  ReaderOptions options;
+  options.images = "/pixels/train";
+  EXPECT_THAT(open_error(path, options),
+              HasSubstr(path + " has no dataset /pixels/train; pass --images"));
+}
+
+TEST(ReaderErrors, FloatImages) {
+  TempDir dir;
+  const std::string path = dir.file("f.h5");
+  UserDataset dataset;
+  dataset.dims = {4, 2, 2, 3};
+  dataset.chunk = {2, 2, 2, 3};
+  dataset.type = H5T_IEEE_F32LE;
+  write_user_file(path, dataset, test_pixels(48, 1));
+  EXPECT_THAT(open_error(path, no_labels()),
+              HasSubstr("/images in " + path +
+                        " is float32; gpufeed reads uint8 images (convert with h5pack)"));
+}
+
+TEST(ReaderErrors, WrongRank) {
+  TempDir dir;
+  const std::string path = dir.file("gray.h5");
+  UserDataset dataset;
+  dataset.dims = {10, 8, 8};
+  dataset.chunk = {5, 8, 8};
+  write_user_file(path, dataset, test_pixels(640, 2));
+  EXPECT_THAT(open_error(path, no_labels()), HasSubstr("has shape (10, 8, 8)"));
+}
+
+TEST(ReaderErrors, TooManyChannelsSuggestsLayout) {
+  TempDir dir;
+  const std::string path = dir.file("nchw.h5");
+  UserDataset dataset;
+  dataset.dims = {4, 3, 8, 8};
+  dataset.chunk = {4, 3, 8, 8};
+  write_user_file(path, dataset, test_pixels(768, 3));
+  EXPECT_THAT(open_error(path, no_labels()),
+              AllOf(HasSubstr("has 8 channels"), HasSubstr("nhwc or nchw")));
+}
+
+TEST(ReaderErrors, ZeroSamples) {
+  TempDir dir;
+  const std::string path = dir.file("empty.h5");
+  UserDataset dataset;
+  dataset.dims = {0, 4, 4, 3};
+  dataset.chunk = {16, 4, 4, 3};
+  dataset.unlimited_first_dim = true;
+  write_user_file(path, dataset, {});
+  EXPECT_THAT(open_error(path, no_labels()), HasSubstr("/images in " + path + " has no samples"));
+}
+
+TEST(ReaderErrors, AbsurdSampleDimensions) {
+  TempDir dir;
+  const std::string path = dir.file("huge.h5");
+  UserDataset dataset;
+  dataset.dims = {1, 100000, 100000, 3};
+  dataset.chunk = {1, 100, 100, 3};
+  write_user_file(path, dataset, {});
+  EXPECT_THAT(open_error(path, no_labels()),
+              AllOf(HasSubstr("(1, 100000, 100000, 3)"), HasSubstr("256 MiB")));
+}
+
+TEST(ReaderErrors, AbsurdChunkRows) {
+  TempDir dir;
+  const std::string path = dir.file("rows.h5");
+  UserDataset dataset;
+  dataset.dims = {1000, 1024, 1024, 4};
+  dataset.chunk = {300, 16, 16, 4};
+  write_user_file(path, dataset, {});
+  EXPECT_THAT(open_error(path, no_labels()),
+              AllOf(HasSubstr("chunks of 300 samples"), HasSubstr("1024 MiB")));
+}
+
+TEST(ReaderErrors, AbsurdSampleCount) {
+  TempDir dir;
+  const std::string path = dir.file("many.h5");
+  UserDataset dataset;
+  dataset.dims = {hsize_t{1} << 33, 2, 2, 1};
+  dataset.chunk = {1024, 2, 2, 1};
+  write_user_file(path, dataset, {});
+  EXPECT_THAT(open_error(path, no_labels()), HasSubstr("declares 8589934592 samples"));
+}
+
+TEST(ReaderErrors, MissingLabels) {
+  TempDir dir;
+  const std::string path = dir.file("unlabeled.h5");
+  UserDataset dataset;
+  dataset.dims = {4, 2, 2, 3};
+  dataset.chunk = {2, 2, 2, 3};
+  write_user_file(path, dataset, test_pixels(48, 4));
+  EXPECT_THAT(open_error(path),
+              HasSubstr(path + " has no dataset /labels; pass --labels with the right path, "
+                               "or --labels '' for none"));
+}
+
+TEST(ReaderErrors, LabelsShorterThanImages) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 120, kShape, WriterOptions{16, 1});
+  add_int_dataset(path, "/labels", std::vector<std::int64_t>(100, 3), H5T_STD_I64LE);
+  EXPECT_THAT(open_error(path),
+              HasSubstr("labels /labels has 100 entries but /images has 120 samples"));
+}
+
+TEST(ReaderErrors, FloatLabels) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 10, kShape, WriterOptions{4, 1});
+  add_int_dataset(path, "/labels", std::vector<std::int64_t>(10, 3), H5T_IEEE_F64LE);
+  EXPECT_THAT(open_error(path), HasSubstr("is float64; gpufeed reads integer labels"));
+}
+
+TEST(ReaderErrors, DamagedChunkNamesTheChunkAndSparesTheOthers) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  const PackedFile packed = write_packed_file(path, 40, kShape, WriterOptions{8, 6});
+  const auto addresses = read_index_table(path, "/index/chunk_addr");
+  const auto sizes = read_index_table(path, "/index/chunk_size");
+  overwrite(path, addresses[2] + sizes[2] / 2, std::vector<std::uint8_t>(16, 0xA5));
+  for (bool use_index : {true, false}) {
+    ReaderOptions options;
+    options.use_index = use_index;
+    DatasetReader reader(path, options);
+    std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
+    EXPECT_THAT(format_error_of([&] { reader.read_chunk(2, buffer); }),
+                AllOf(HasSubstr("chunk 2 of /images in " + path + " (samples 16-23) is damaged"),
+                      HasSubstr("restore it from a copy")))
+        << "use_index " << use_index;
+    for (std::uint64_t chunk : {0, 1, 3, 4}) {
+      reader.read_chunk(chunk, buffer);
+      const auto first = static_cast<std::ptrdiff_t>(chunk * 8 * kShape.bytes());
+      EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + 8 * kShape.bytes(),
+                             packed.pixels.begin() + first))
+          << "chunk " << chunk;
+    }
+  }
+}
+
+TEST(ReaderErrors, InconsistentIndexSizes) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 40, kShape, WriterOptions{8, 6});
+  auto sizes = read_index_table(path, "/index/chunk_size");
+  for (auto& size : sizes) size += 1;
+  add_int_dataset(path, "/index/chunk_size", as_int64(sizes), H5T_STD_U64LE);
+  EXPECT_THAT(open_error(path), AllOf(HasSubstr("/index in " + path + " is inconsistent"),
+                                      HasSubstr("use_index off")));
+  ReaderOptions options;
+  options.use_index = false;
+  EXPECT_EQ(DatasetReader(path, options).read_path(), formats::ReadPath::direct_chunk);
+}
+
+TEST(ReaderErrors, InconsistentIndexLength) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 40, kShape, WriterOptions{8, 0});
+  auto addresses = read_index_table(path, "/index/chunk_addr");
+  addresses.pop_back();
+  add_int_dataset(path, "/index/chunk_addr", as_int64(addresses), H5T_STD_U64LE);
+  EXPECT_THAT(open_error(path), HasSubstr("has 4 entries for 5 chunks"));
+}
+
+TEST(ReaderErrors, IndexPointingOutsideTheFile) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 40, kShape, WriterOptions{8, 3});
+  auto addresses = read_index_table(path, "/index/chunk_addr");
+  addresses[1] = std::uint64_t{1} << 40;
+  add_int_dataset(path, "/index/chunk_addr", as_int64(addresses), H5T_STD_U64LE);
+  EXPECT_THAT(open_error(path), AllOf(HasSubstr("is inconsistent"), HasSubstr("entry 1")));
+}
+
+}  // namespace
+}  // namespace gpufeed::testing

@@ -1,0 +1,122 @@
+// DatasetWriter's atomicity and its checks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/dataset_writer.hpp"
+#include "gpufeed/formats/error.hpp"
+#include "temp_dir.hpp"
+#include "test_files.hpp"
+
+namespace gpufeed::testing {
+namespace {
+
+using formats::DatasetWriter;
+using formats::SampleShape;
+using formats::WriterOptions;
+using ::testing::HasSubstr;
+
+const SampleShape kShape{4, 4, 2, formats::Layout::nhwc};
+
+bool is_empty(const TempDir& dir) {
+  return std::filesystem::is_empty(dir.path());
+}
+
+void write_all_chunks(DatasetWriter& writer) {
+  const std::vector<std::uint8_t> pixels = test_pixels(writer.num_samples() * kShape.bytes(), 3);
+  for (std::uint64_t chunk = 0; chunk < writer.num_chunks(); ++chunk) {
+    const std::uint64_t first = chunk * writer.samples_per_chunk() * kShape.bytes();
+    writer.write(writer.encode(
+        chunk, {pixels.data() + first, writer.chunk_sample_count(chunk) * kShape.bytes()}));
+  }
+}
+
+TEST(DatasetWriter, DestroyedWithoutCommitLeavesNoFile) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  {
+    DatasetWriter writer(path, 10, kShape, WriterOptions{4, 1});
+    EXPECT_EQ(writer.temporary_path().rfind(path + ".tmp.", 0), 0u);
+    EXPECT_TRUE(std::filesystem::exists(writer.temporary_path()));
+    write_all_chunks(writer);
+    writer.write_labels(std::vector<std::int64_t>(10, 1));
+  }
+  EXPECT_TRUE(is_empty(dir));
+}
+
+TEST(DatasetWriter, CommitNeedsEveryChunk) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  {
+    DatasetWriter writer(path, 10, kShape, WriterOptions{4, 0});
+    const std::vector<std::uint8_t> pixels = test_pixels(4 * kShape.bytes(), 4);
+    writer.write(writer.encode(1, pixels));
+    writer.write_labels(std::vector<std::int64_t>(10, 1));
+    EXPECT_THAT(format_error_of([&] { writer.commit(); }),
+                HasSubstr("2 of 3 chunks were not written (first: chunk 0)"));
+    EXPECT_THAT(format_error_of([&] { writer.write(writer.encode(1, pixels)); }),
+                HasSubstr("twice"));
+  }
+  EXPECT_TRUE(is_empty(dir));
+}
+
+TEST(DatasetWriter, CommitNeedsLabels) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  {
+    DatasetWriter writer(path, 9, kShape, WriterOptions{4, 2});
+    write_all_chunks(writer);
+    EXPECT_THAT(format_error_of([&] { writer.commit(); }), HasSubstr("labels not written"));
+    EXPECT_THAT(format_error_of([&] { writer.write_labels(std::vector<std::int64_t>(8, 0)); }),
+                HasSubstr("8 labels for 9 samples"));
+  }
+  EXPECT_TRUE(is_empty(dir));
+}
+
+TEST(DatasetWriter, CommitReplacesAnOldFileAtOnce) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 5, kShape, WriterOptions{2, 0});
+  DatasetWriter writer(path, 9, kShape, WriterOptions{4, 2});
+  write_all_chunks(writer);
+  writer.write_labels(std::vector<std::int64_t>(9, 4));
+  EXPECT_EQ(formats::DatasetReader(path).num_samples(), 5u);  // the old file, still whole
+  writer.commit();
+  formats::DatasetReader reader(path);
+  EXPECT_EQ(reader.num_samples(), 9u);
+  EXPECT_EQ(reader.labels(), std::vector<std::int64_t>(9, 4));
+  EXPECT_TRUE(reader.class_names().empty());
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+}
+
+TEST(DatasetWriter, EncodeChecksTheChunkSize) {
+  TempDir dir;
+  DatasetWriter writer(dir.file("data.h5"), 10, kShape, WriterOptions{4, 0});
+  const std::vector<std::uint8_t> pixels = test_pixels(4 * kShape.bytes(), 5);
+  EXPECT_THROW((void)writer.encode(2, pixels), std::invalid_argument);  // holds 2 samples
+  EXPECT_THROW((void)writer.encode(3, pixels), std::out_of_range);
+  const formats::EncodedChunk last = writer.encode(2, {pixels.data(), 2 * kShape.bytes()});
+  EXPECT_EQ(last.bytes.size(), 4 * kShape.bytes());  // padded to a whole chunk
+  EXPECT_TRUE(std::all_of(last.bytes.begin() + 2 * kShape.bytes(), last.bytes.end(),
+                          [](std::uint8_t b) { return b == 0; }));
+}
+
+TEST(DatasetWriter, RefusesBadShapes) {
+  TempDir dir;
+  EXPECT_THROW(DatasetWriter(dir.file("a.h5"), 10, SampleShape{4, 4, 3, formats::Layout::nchw}),
+               std::invalid_argument);
+  EXPECT_THAT(format_error_of([&] { DatasetWriter(dir.file("b.h5"), 0, kShape); }),
+              HasSubstr("no samples"));
+  EXPECT_THAT(format_error_of([&] {
+                DatasetWriter(dir.file("c.h5"), 5, SampleShape{4, 4, 5});
+              }),
+              HasSubstr("not supported"));
+  EXPECT_THAT(format_error_of([&] { DatasetWriter(dir.file("no/such/dir.h5"), 5, kShape); }),
+              HasSubstr("No such file or directory"));
+  EXPECT_TRUE(is_empty(dir));
+}
+
+}  // namespace
+}  // namespace gpufeed::testing
