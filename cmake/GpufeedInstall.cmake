@@ -1,6 +1,6 @@
 include(CMakePackageConfigHelpers)
 
-install(TARGETS gpufeed_formats gpufeed_pipeline gpufeed_profiler gpufeed_build_flags gpufeed_hdf5
+install(TARGETS gpufeed_formats gpufeed_pipeline gpufeed_profiler gpufeed_hdf5
         EXPORT gpufeedTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -5,6 +5,10 @@ target_compile_options(gpufeed_build_flags INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
     -Wnon-virtual-dtor -Wold-style-cast -Wcast-align -Woverloaded-virtual>
   $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+# GCC 12 reports false -Wrestrict positives inside libstdc++'s std::string at -O3 (GCC PR105329).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(gpufeed_build_flags INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
+endif()
 if(GPUFEED_WERROR)
   target_compile_options(gpufeed_build_flags INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-Werror>

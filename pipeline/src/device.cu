@@ -22,7 +22,8 @@ namespace {
 int parse_cuda_index(const std::string& requested) {
   if (requested == "cuda") return 0;
   const std::string digits = requested.substr(5);
-  if (digits.empty() || digits.size() > 3 || digits.find_first_not_of("0123456789") != std::string::npos) {
+  if (digits.empty() || digits.size() > 3 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
     throw UsageError("--device " + requested + ": expected cuda:N with N a device number");
   }
   return std::stoi(digits);
@@ -57,10 +58,11 @@ std::string describe_device(const std::string& device) {
     cudaGetLastError();
     return device;
   }
-  char text[256];
-  std::snprintf(text, sizeof text, "%s (%s, sm_%d%d, %.1f GiB)", prop.name, device.c_str(),
-                prop.major, prop.minor, static_cast<double>(prop.totalGlobalMem) / (1ull << 30));
-  return text;
+  char memory[32];
+  std::snprintf(memory, sizeof memory, "%.1f GiB",
+                static_cast<double>(prop.totalGlobalMem) / (1ull << 30));
+  return std::string(prop.name) + " (" + device + ", sm_" + std::to_string(prop.major) +
+         std::to_string(prop.minor) + ", " + memory + ")";
 }
 
 }  // namespace gpufeed

@@ -15,10 +15,9 @@ EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch)
       num_batches_(core.batches_per_epoch),
       assemble_(graph_, flow::unlimited,
                 [this](const Ticket& t) { return run_stage("read", t, &LoaderCore::assemble); }),
-      normalize_(graph_, flow::unlimited,
-                 [this](const Ticket& t) {
-                   return run_stage("normalize", t, &LoaderCore::normalize);
-                 }),
+      normalize_(
+          graph_, flow::unlimited,
+          [this](const Ticket& t) { return run_stage("normalize", t, &LoaderCore::normalize); }),
       sequencer_(graph_, [](const Ticket& t) { return t.seq; }),
       deliver_(graph_, flow::serial, [this](const Ticket& t) {
         deliver(t);
@@ -60,9 +59,9 @@ void EpochRun::fail(const char* stage, const Ticket& ticket, std::exception_ptr 
   } catch (...) {
     what = "unknown error";
   }
-  auto wrapped = std::make_exception_ptr(
-      PipelineError(what + " (" + stage + " stage, batch " + std::to_string(ticket.seq) +
-                    " of epoch " + std::to_string(epoch_) + ")"));
+  auto wrapped = std::make_exception_ptr(PipelineError(what + " (" + stage + " stage, batch " +
+                                                       std::to_string(ticket.seq) + " of epoch " +
+                                                       std::to_string(epoch_) + ")"));
   std::lock_guard lock(mutex_);
   if (!error_) error_ = wrapped;
   cancelled_.store(true, std::memory_order_release);

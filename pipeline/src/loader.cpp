@@ -21,22 +21,34 @@ Batch& Batch::operator=(Batch&& other) noexcept {
   return *this;
 }
 
-Batch::~Batch() { release(); }
+Batch::~Batch() {
+  release();
+}
 
 void Batch::release() {
   if (slot_ != nullptr) core_->release_slot(std::exchange(slot_, nullptr));
   core_.reset();
 }
 
-std::uint64_t Batch::epoch() const { return slot_->epoch; }
-std::uint64_t Batch::index() const { return slot_->index; }
-std::uint32_t Batch::size() const { return slot_->count; }
-formats::SampleShape Batch::sample_shape() const { return core_->shape; }
+std::uint64_t Batch::epoch() const {
+  return slot_->epoch;
+}
+std::uint64_t Batch::index() const {
+  return slot_->index;
+}
+std::uint32_t Batch::size() const {
+  return slot_->count;
+}
+formats::SampleShape Batch::sample_shape() const {
+  return core_->shape;
+}
 
 std::span<const float> Batch::images() const {
   return {slot_->images.get(), slot_->count * core_->shape.bytes()};
 }
-std::span<const std::int64_t> Batch::labels() const { return {slot_->labels.data(), slot_->count}; }
+std::span<const std::int64_t> Batch::labels() const {
+  return {slot_->labels.data(), slot_->count};
+}
 std::span<const std::uint64_t> Batch::sample_indices() const {
   return {slot_->indices.data(), slot_->count};
 }
@@ -59,26 +71,44 @@ Epoch::iterator& Epoch::iterator::operator++() {
 Loader::Loader(LoaderOptions options)
     : core_(std::make_shared<detail::LoaderCore>(std::move(options))) {}
 
-Loader::~Loader() { core_->stop(); }
+Loader::~Loader() {
+  core_->stop();
+}
 
 Epoch Loader::epoch(std::uint64_t epoch) {
   start_epoch(epoch);
   return Epoch(this);
 }
 
-void Loader::start_epoch(std::uint64_t epoch) { core_->start_epoch(epoch); }
+void Loader::start_epoch(std::uint64_t epoch) {
+  core_->start_epoch(epoch);
+}
 
 Batch Loader::next() {
   detail::Slot* slot = core_->next();
   return slot ? Batch(core_, slot) : Batch();
 }
 
-const LoaderOptions& Loader::options() const { return core_->options; }
-const formats::DatasetReader& Loader::dataset() const { return core_->reader; }
-std::uint64_t Loader::batches_per_epoch() const { return core_->batches_per_epoch; }
-std::uint64_t Loader::samples_per_epoch() const { return core_->sampler.samples_per_rank(); }
-unsigned Loader::workers() const { return core_->stats().workers; }
-LoaderStats Loader::stats() const { return core_->stats(); }
-void Loader::reset_stats() { core_->reset_stats(); }
+const LoaderOptions& Loader::options() const {
+  return core_->options;
+}
+const formats::DatasetReader& Loader::dataset() const {
+  return core_->reader;
+}
+std::uint64_t Loader::batches_per_epoch() const {
+  return core_->batches_per_epoch;
+}
+std::uint64_t Loader::samples_per_epoch() const {
+  return core_->sampler.samples_per_rank();
+}
+unsigned Loader::workers() const {
+  return core_->stats().workers;
+}
+LoaderStats Loader::stats() const {
+  return core_->stats();
+}
+void Loader::reset_stats() {
+  core_->reset_stats();
+}
 
 }  // namespace gpufeed

@@ -66,8 +66,7 @@ std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
                      std::to_string(sampler.options().shard.rank) +
                      " reads per epoch; lower --batch or use a larger dataset");
   }
-  return o.drop_last_batch ? per_rank / o.batch_size
-                           : (per_rank + o.batch_size - 1) / o.batch_size;
+  return o.drop_last_batch ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
 }
 
 std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
@@ -117,7 +116,9 @@ LoaderCore::LoaderCore(LoaderOptions opts)
   reset_stats();
 }
 
-LoaderCore::~LoaderCore() { stop(); }
+LoaderCore::~LoaderCore() {
+  stop();
+}
 
 void LoaderCore::start_epoch(std::uint64_t epoch) {
   stop();
@@ -171,8 +172,8 @@ void LoaderCore::release_slot(Slot* slot) noexcept {
 void LoaderCore::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
                          const std::vector<std::uint64_t>& order) const {
   const std::uint64_t first = index * options.batch_size;
-  const auto count = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(options.batch_size, order.size() - first));
+  const auto count =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(options.batch_size, order.size() - first));
   slot.epoch = epoch;
   slot.index = index;
   slot.count = count;
@@ -183,10 +184,9 @@ void LoaderCore::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
     slot.by_chunk[i] = i;
   }
   const std::uint64_t k = reader.samples_per_chunk();
-  std::sort(slot.by_chunk.begin(), slot.by_chunk.begin() + count,
-            [&](std::uint32_t a, std::uint32_t b) {
-              return slot.indices[a] / k < slot.indices[b] / k;
-            });
+  std::sort(
+      slot.by_chunk.begin(), slot.by_chunk.begin() + count,
+      [&](std::uint32_t a, std::uint32_t b) { return slot.indices[a] / k < slot.indices[b] / k; });
 }
 
 void LoaderCore::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
@@ -199,10 +199,13 @@ void LoaderCore::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end
     const std::uint64_t chunk = slot.indices[slot.by_chunk[i]] / k;
     bool hit = true;
     const std::int64_t r0 = profiler::now_ns();
-    ChunkHandle data = cache.get(chunk, reader.chunk_buffer_bytes(), [&](std::span<std::uint8_t> out) {
-      GPUFEED_RANGE("read");
-      reader.read_chunk(chunk, out);
-    }, &hit);
+    ChunkHandle data = cache.get(
+        chunk, reader.chunk_buffer_bytes(),
+        [&](std::span<std::uint8_t> out) {
+          GPUFEED_RANGE("read");
+          reader.read_chunk(chunk, out);
+        },
+        &hit);
     if (!hit) {
       const std::int64_t r = profiler::now_ns() - r0;
       read_ns += r;
@@ -223,8 +226,8 @@ void LoaderCore::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end
 
 void LoaderCore::assemble(Slot& slot) {
   GPUFEED_RANGE("assemble");
-  const std::uint32_t grain = std::max(16u, slot.count / (2 * static_cast<std::uint32_t>(
-                                                                  arena_.max_concurrency())));
+  const std::uint32_t grain =
+      std::max(16u, slot.count / (2 * static_cast<std::uint32_t>(arena_.max_concurrency())));
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, grain),
       [&](const auto& r) { copy_samples(slot, r.begin(), r.end()); },
@@ -260,7 +263,8 @@ LoaderStats LoaderCore::stats() const {
   s.samples = samples_.load();
   s.fresh_batches = s.batches;
   const std::uint64_t asks = ready_count_.load();
-  s.mean_ready_batches = asks ? static_cast<double>(ready_sum_.load()) / static_cast<double>(asks) : 0.0;
+  s.mean_ready_batches =
+      asks ? static_cast<double>(ready_sum_.load()) / static_cast<double>(asks) : 0.0;
   s.max_ready_batches = ready_max_.load();
   s.chunk_reads = chunk_reads_.load();
   s.bytes_read = bytes_read_.load();

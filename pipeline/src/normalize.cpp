@@ -33,16 +33,14 @@ namespace {
 
 // Each kernel is compiled for AVX2 and for the baseline, picked at load time; the loops are
 // written so GCC vectorizes them (8 or 4 floats per instruction).
-[[gnu::target_clones("avx2", "default")]] void plane_kernel(const std::uint8_t* in,
-                                                             std::uint64_t n, float mean,
-                                                             float inv_std, float* out) {
+[[gnu::target_clones("avx2", "default")]] void plane_kernel(const std::uint8_t* in, std::uint64_t n,
+                                                            float mean, float inv_std, float* out) {
   for (std::uint64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(in[i]) - mean) * inv_std;
 }
 
 [[gnu::target_clones("avx2", "default")]] void hwc3_kernel(const std::uint8_t* in,
-                                                            std::uint64_t pixels,
-                                                            const NormalizeParams& p,
-                                                            float* out) {
+                                                           std::uint64_t pixels,
+                                                           const NormalizeParams& p, float* out) {
   const float m0 = p.mean[0], m1 = p.mean[1], m2 = p.mean[2];
   const float s0 = p.inv_std[0], s1 = p.inv_std[1], s2 = p.inv_std[2];
   float* __restrict o0 = out;
@@ -77,8 +75,7 @@ void normalize_cpu(const std::uint8_t* in, const formats::SampleShape& shape, st
     float* dst = out + s * elems;
     if (shape.layout == formats::Layout::nchw) {
       for (std::uint32_t c = 0; c < shape.channels; ++c) {
-        plane_kernel(src + c * pixels, pixels, params.mean[c], params.inv_std[c],
-                     dst + c * pixels);
+        plane_kernel(src + c * pixels, pixels, params.mean[c], params.inv_std[c], dst + c * pixels);
       }
     } else if (shape.channels == 3) {
       hwc3_kernel(src, pixels, params, dst);
@@ -98,8 +95,8 @@ void normalize_reference(const std::uint8_t* in, const formats::SampleShape& sha
   for (std::uint64_t s = 0; s < count; ++s) {
     for (std::uint32_t c = 0; c < channels; ++c) {
       for (std::uint64_t p = 0; p < hw; ++p) {
-        const std::uint64_t src = shape.layout == formats::Layout::nchw ? c * hw + p
-                                                                        : p * channels + c;
+        const std::uint64_t src =
+            shape.layout == formats::Layout::nchw ? c * hw + p : p * channels + c;
         const double x = in[s * hw * channels + src];
         out[(s * channels + c) * hw + p] = static_cast<float>((x - mean[c]) / std[c]);
       }

@@ -14,7 +14,8 @@ namespace gpufeed {
 
 void pack_images(formats::DatasetWriter& writer, const SampleSource& source, unsigned threads,
                  const PackProgress& progress) {
-  const unsigned workers = threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned workers =
+      threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
   const std::uint64_t chunks = writer.num_chunks();
   const std::uint64_t k = writer.samples_per_chunk();
   const std::uint64_t sample_bytes = writer.sample_shape().bytes();

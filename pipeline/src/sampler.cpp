@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <optional>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "gpufeed/pipeline/errors.hpp"
@@ -13,9 +13,12 @@ namespace gpufeed {
 
 std::string to_string(Order order) {
   switch (order) {
-    case Order::sequential: return "sequential";
-    case Order::random: return "random";
-    case Order::chunk: return "chunk";
+    case Order::sequential:
+      return "sequential";
+    case Order::random:
+      return "random";
+    case Order::chunk:
+      return "chunk";
   }
   return "?";
 }
@@ -51,14 +54,13 @@ Shard Shard::from_environment() {
     throw UsageError("RANK and WORLD_SIZE must be set together (torchrun sets both)");
   }
   if (*world == 0 || *rank >= *world) {
-    throw UsageError("RANK=" + std::to_string(*rank) + " is not below WORLD_SIZE=" +
-                     std::to_string(*world));
+    throw UsageError("RANK=" + std::to_string(*rank) +
+                     " is not below WORLD_SIZE=" + std::to_string(*world));
   }
   return {static_cast<std::uint32_t>(*rank), static_cast<std::uint32_t>(*world)};
 }
 
-Sampler::Sampler(std::uint64_t num_samples, std::uint64_t samples_per_chunk,
-                 SamplerOptions options)
+Sampler::Sampler(std::uint64_t num_samples, std::uint64_t samples_per_chunk, SamplerOptions options)
     : num_samples_(num_samples),
       samples_per_chunk_(samples_per_chunk == 0 ? 1 : samples_per_chunk),
       options_(options) {

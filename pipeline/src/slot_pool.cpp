@@ -5,7 +5,9 @@
 
 namespace gpufeed::detail {
 
-void AlignedFree::operator()(void* p) const noexcept { std::free(p); }
+void AlignedFree::operator()(void* p) const noexcept {
+  std::free(p);
+}
 
 namespace {
 

@@ -7,7 +7,9 @@ constexpr const char* kNames[kStageCount] = {"read",      "decode", "assemble", 
                                              "normalize", "echo",   "wait",     "step"};
 }
 
-const char* stage_name(Stage stage) { return kNames[static_cast<std::size_t>(stage)]; }
+const char* stage_name(Stage stage) {
+  return kNames[static_cast<std::size_t>(stage)];
+}
 
 std::optional<Stage> parse_stage(const std::string& name) {
   for (std::size_t i = 0; i < kStageCount; ++i) {

@@ -17,7 +17,9 @@ inline std::uint8_t pixel(std::uint64_t i, std::uint64_t b) {
   return static_cast<std::uint8_t>(z >> 56);
 }
 
-inline std::int64_t label_of(std::uint64_t i) { return static_cast<std::int64_t>(i * 7 % 10); }
+inline std::int64_t label_of(std::uint64_t i) {
+  return static_cast<std::int64_t>(i * 7 % 10);
+}
 
 inline void write_dataset(const std::string& path, std::uint64_t n, formats::SampleShape shape,
                           std::uint64_t per_chunk, int gzip_level = 0) {
@@ -26,13 +28,14 @@ inline void write_dataset(const std::string& path, std::uint64_t n, formats::Sam
   o.gzip_level = gzip_level;
   formats::DatasetWriter writer(path, n, shape, o);
   const std::uint64_t bytes = shape.bytes();
-  pack_images(writer,
-              [&](std::uint64_t first, std::uint64_t count, std::span<std::uint8_t> out) {
-                for (std::uint64_t s = 0; s < count; ++s) {
-                  for (std::uint64_t b = 0; b < bytes; ++b) out[s * bytes + b] = pixel(first + s, b);
-                }
-              },
-              2);
+  pack_images(
+      writer,
+      [&](std::uint64_t first, std::uint64_t count, std::span<std::uint8_t> out) {
+        for (std::uint64_t s = 0; s < count; ++s) {
+          for (std::uint64_t b = 0; b < bytes; ++b) out[s * bytes + b] = pixel(first + s, b);
+        }
+      },
+      2);
   std::vector<std::int64_t> labels(n);
   for (std::uint64_t i = 0; i < n; ++i) labels[i] = label_of(i);
   writer.write_labels(labels);

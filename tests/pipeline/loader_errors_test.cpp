@@ -1,9 +1,9 @@
 // Bad input reaching the loader: one clear exception, never a crash, hang or wrong batch.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 #include <fstream>
 
@@ -53,8 +53,9 @@ void damage_chunk(const std::string& path, std::uint64_t chunk) {
   const int fd = ::open(path.c_str(), O_WRONLY);
   ASSERT_GE(fd, 0);
   const std::vector<char> junk(size[chunk] / 2, '\x5a');
-  ASSERT_EQ(::pwrite(fd, junk.data(), junk.size(), static_cast<off_t>(addr[chunk] + size[chunk] / 4)),
-            static_cast<ssize_t>(junk.size()));
+  ASSERT_EQ(
+      ::pwrite(fd, junk.data(), junk.size(), static_cast<off_t>(addr[chunk] + size[chunk] / 4)),
+      static_cast<ssize_t>(junk.size()));
   ::close(fd);
 }
 

@@ -42,11 +42,12 @@ TEST_P(NormalizeCpu, MatchesTheReferenceOnRandomData) {
 
 INSTANTIATE_TEST_SUITE_P(
     Layouts, NormalizeCpu,
-    ::testing::Values(Case{{7, 5, 3, Layout::nhwc}, {123.7f, 116.3f, 103.5f}, {58.4f, 57.1f, 57.4f}},
-                      Case{{7, 5, 3, Layout::nchw}, {123.7f, 116.3f, 103.5f}, {58.4f, 57.1f, 57.4f}},
-                      Case{{9, 4, 1, Layout::nhwc}, {33.3f}, {78.6f}},
-                      Case{{3, 6, 4, Layout::nhwc}, {1, 2, 3, 4}, {5, 6, 7, 8}},
-                      Case{{3, 6, 2, Layout::nchw}, {100, 50}, {2, 3}}));
+    ::testing::Values(
+        Case{{7, 5, 3, Layout::nhwc}, {123.7f, 116.3f, 103.5f}, {58.4f, 57.1f, 57.4f}},
+        Case{{7, 5, 3, Layout::nchw}, {123.7f, 116.3f, 103.5f}, {58.4f, 57.1f, 57.4f}},
+        Case{{9, 4, 1, Layout::nhwc}, {33.3f}, {78.6f}},
+        Case{{3, 6, 4, Layout::nhwc}, {1, 2, 3, 4}, {5, 6, 7, 8}},
+        Case{{3, 6, 2, Layout::nchw}, {100, 50}, {2, 3}}));
 
 TEST(NormalizeCpu, ReferenceTransposesNhwcToNchw) {
   // One 1x2 image with 3 channels: pixels (1,2,3) and (4,5,6).

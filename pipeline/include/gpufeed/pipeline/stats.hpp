@@ -23,20 +23,20 @@ struct StageStats {
 /// A consistent-enough snapshot of a loader's counters (each counter is read atomically).
 struct LoaderStats {
   std::array<StageStats, kStageCount> stages{};
-  std::int64_t wall_ns = 0;        ///< since the counters were last reset
-  unsigned workers = 0;            ///< threads in the loader's arena
-  std::uint64_t batches = 0;       ///< delivered to the consumer
+  std::int64_t wall_ns = 0;   ///< since the counters were last reset
+  unsigned workers = 0;       ///< threads in the loader's arena
+  std::uint64_t batches = 0;  ///< delivered to the consumer
   std::uint64_t samples = 0;
   std::uint64_t fresh_batches = 0;
   std::uint64_t echoed_batches = 0;
-  double mean_ready_batches = 0;   ///< batches ready when the consumer asked (queue occupancy)
+  double mean_ready_batches = 0;  ///< batches ready when the consumer asked (queue occupancy)
   std::uint64_t max_ready_batches = 0;
-  std::uint64_t chunk_reads = 0;   ///< chunks fetched from the file
-  std::uint64_t bytes_read = 0;    ///< bytes of the chunks fetched, decoded
+  std::uint64_t chunk_reads = 0;  ///< chunks fetched from the file
+  std::uint64_t bytes_read = 0;   ///< bytes of the chunks fetched, decoded
   std::uint64_t cache_hits = 0;
   std::uint64_t cache_misses = 0;
   std::uint64_t cache_peak_bytes = 0;
-  std::uint64_t slot_bytes = 0;    ///< host memory held by the batch slot pool
+  std::uint64_t slot_bytes = 0;  ///< host memory held by the batch slot pool
 
   [[nodiscard]] const StageStats& operator[](Stage s) const {
     return stages[static_cast<std::size_t>(s)];

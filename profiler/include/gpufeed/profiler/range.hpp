@@ -22,11 +22,11 @@ using ScopedRange = nvtx3::scoped_range_in<Domain>;
 #define GPUFEED_DETAIL_CAT2(a, b) a##b
 #define GPUFEED_DETAIL_CAT(a, b) GPUFEED_DETAIL_CAT2(a, b)
 /// Opens a range named `literal` until the end of the enclosing scope.
-#define GPUFEED_RANGE(literal)                                                             \
-  static const ::gpufeed::profiler::RangeName GPUFEED_DETAIL_CAT(gpufeed_range_name_,      \
-                                                                 __LINE__){literal};       \
-  const ::gpufeed::profiler::ScopedRange GPUFEED_DETAIL_CAT(gpufeed_range_, __LINE__) {    \
-    GPUFEED_DETAIL_CAT(gpufeed_range_name_, __LINE__)                                      \
+#define GPUFEED_RANGE(literal)                                                          \
+  static const ::gpufeed::profiler::RangeName GPUFEED_DETAIL_CAT(gpufeed_range_name_,   \
+                                                                 __LINE__){literal};    \
+  const ::gpufeed::profiler::ScopedRange GPUFEED_DETAIL_CAT(gpufeed_range_, __LINE__) { \
+    GPUFEED_DETAIL_CAT(gpufeed_range_name_, __LINE__)                                   \
   }
 #else
 #define GPUFEED_RANGE(literal) static_cast<void>(0)

@@ -1,0 +1,31 @@
+// Packs a tiny dataset and iterates it with the installed library.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gpufeed/formats/dataset_writer.hpp>
+#include <gpufeed/pipeline/loader.hpp>
+#include <gpufeed/pipeline/pack.hpp>
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  const std::string path = argv[1];
+  gpufeed::formats::DatasetWriter writer(path, 100, {4, 4, 3, gpufeed::formats::Layout::nhwc});
+  gpufeed::pack_images(
+      writer,
+      [](std::uint64_t first, std::uint64_t, std::span<std::uint8_t> out) {
+        for (std::size_t b = 0; b < out.size(); ++b) out[b] = static_cast<std::uint8_t>(first + b);
+      },
+      1);
+  writer.write_labels(std::vector<std::int64_t>(100, 1));
+  writer.commit();
+
+  gpufeed::LoaderOptions options;
+  options.path = path;
+  options.batch_size = 10;
+  gpufeed::Loader loader(options);
+  std::uint64_t samples = 0;
+  for (gpufeed::Batch& batch : loader.epoch(0)) samples += batch.size();
+  std::printf("consumer read %llu samples\n", static_cast<unsigned long long>(samples));
+  return samples == 100 ? 0 : 1;
+}
