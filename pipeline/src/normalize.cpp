@@ -31,16 +31,16 @@ NormalizeParams NormalizeParams::make(std::span<const float> mean, std::span<con
 
 namespace {
 
-// Each kernel is compiled for AVX2 and for the baseline, picked at load time; the loops are
-// written so GCC vectorizes them (8 or 4 floats per instruction).
-[[gnu::target_clones("avx2", "default")]] void plane_kernel(const std::uint8_t* in, std::uint64_t n,
-                                                            float mean, float inv_std, float* out) {
+// The loops are written so GCC vectorizes them; each is compiled for the baseline (SSE2) and
+// for AVX2 and picked once at run time. (Explicit dispatch, not target_clones: ifunc resolvers
+// run before the sanitizer runtimes are initialized.)
+[[gnu::always_inline]] inline void plane_body(const std::uint8_t* in, std::uint64_t n, float mean,
+                                              float inv_std, float* out) {
   for (std::uint64_t i = 0; i < n; ++i) out[i] = (static_cast<float>(in[i]) - mean) * inv_std;
 }
 
-[[gnu::target_clones("avx2", "default")]] void hwc3_kernel(const std::uint8_t* in,
-                                                           std::uint64_t pixels,
-                                                           const NormalizeParams& p, float* out) {
+[[gnu::always_inline]] inline void hwc3_body(const std::uint8_t* in, std::uint64_t pixels,
+                                             const NormalizeParams& p, float* out) {
   const float m0 = p.mean[0], m1 = p.mean[1], m2 = p.mean[2];
   const float s0 = p.inv_std[0], s1 = p.inv_std[1], s2 = p.inv_std[2];
   float* __restrict o0 = out;
@@ -51,6 +51,32 @@ namespace {
     o1[i] = (static_cast<float>(in[3 * i + 1]) - m1) * s1;
     o2[i] = (static_cast<float>(in[3 * i + 2]) - m2) * s2;
   }
+}
+
+void plane_sse2(const std::uint8_t* in, std::uint64_t n, float mean, float inv_std, float* out) {
+  plane_body(in, n, mean, inv_std, out);
+}
+[[gnu::target("avx2")]] void plane_avx2(const std::uint8_t* in, std::uint64_t n, float mean,
+                                        float inv_std, float* out) {
+  plane_body(in, n, mean, inv_std, out);
+}
+void hwc3_sse2(const std::uint8_t* in, std::uint64_t pixels, const NormalizeParams& p, float* out) {
+  hwc3_body(in, pixels, p, out);
+}
+[[gnu::target("avx2")]] void hwc3_avx2(const std::uint8_t* in, std::uint64_t pixels,
+                                       const NormalizeParams& p, float* out) {
+  hwc3_body(in, pixels, p, out);
+}
+
+struct Kernels {
+  decltype(&plane_sse2) plane;
+  decltype(&hwc3_sse2) hwc3;
+};
+
+const Kernels& kernels() {
+  static const Kernels k = __builtin_cpu_supports("avx2") ? Kernels{plane_avx2, hwc3_avx2}
+                                                          : Kernels{plane_sse2, hwc3_sse2};
+  return k;
 }
 
 void hwc_generic(const std::uint8_t* in, std::uint64_t pixels, const NormalizeParams& p,
@@ -70,6 +96,7 @@ void normalize_cpu(const std::uint8_t* in, const formats::SampleShape& shape, st
                    const NormalizeParams& params, float* out) {
   const std::uint64_t pixels = shape.pixels();
   const std::uint64_t elems = shape.bytes();
+  const auto [plane_kernel, hwc3_kernel] = kernels();
   for (std::uint64_t s = 0; s < count; ++s) {
     const std::uint8_t* src = in + s * elems;
     float* dst = out + s * elems;
