@@ -1,0 +1,101 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "common/cli.hpp"
+#include "common/progress.hpp"
+#include "common/synthetic.hpp"
+
+namespace gpufeed::tools {
+namespace {
+
+TEST(SyntheticSpec, ParsesAndPrints) {
+  const SyntheticSpec spec = parse_synthetic_spec("20000:64x32x3");
+  EXPECT_EQ(spec.samples, 20000u);
+  EXPECT_EQ(spec.shape.height, 64u);
+  EXPECT_EQ(spec.shape.width, 32u);
+  EXPECT_EQ(spec.shape.channels, 3u);
+  EXPECT_EQ(to_string(spec), "20000:64x32x3");
+  EXPECT_TRUE(looks_like_synthetic_spec("1:1x1x1"));
+  EXPECT_FALSE(looks_like_synthetic_spec("data.npy"));
+}
+
+TEST(SyntheticSpec, RejectsBadSpecs) {
+  for (const char* text : {"", "10", "10:64x64", "0:8x8x3", "10:0x8x3", "10:8x8x5", "a:8x8x3",
+                           "10:8x8x3x", "99999999999999:8x8x3", "1:70000x70000x4"}) {
+    EXPECT_THROW(parse_synthetic_spec(text), std::invalid_argument) << text;
+  }
+}
+
+TEST(Synthetic, DeterministicPerSampleAndSeed) {
+  const formats::SampleShape shape{16, 12, 3, formats::Layout::nhwc};
+  const std::size_t bytes = shape.bytes();
+  std::vector<std::uint8_t> all(4 * bytes);
+  fill_synthetic(shape, 7, 0, 4, all);
+  // Any range on its own gives the same bytes as the whole run.
+  std::vector<std::uint8_t> third(bytes);
+  fill_synthetic(shape, 7, 2, 1, third);
+  EXPECT_TRUE(std::equal(third.begin(), third.end(), all.begin() + 2 * bytes));
+  // Samples differ from each other, and seeds change the data.
+  EXPECT_FALSE(std::equal(all.begin(), all.begin() + bytes, all.begin() + bytes));
+  std::vector<std::uint8_t> other(bytes);
+  fill_synthetic(shape, 8, 0, 1, other);
+  EXPECT_FALSE(std::equal(other.begin(), other.end(), all.begin()));
+}
+
+TEST(Synthetic, ImageLikeNotConstant) {
+  const formats::SampleShape shape{32, 32, 1, formats::Layout::nhwc};
+  std::vector<std::uint8_t> pixels(shape.bytes());
+  fill_synthetic(shape, 1, 5, 1, pixels);
+  const auto [lo, hi] = std::minmax_element(pixels.begin(), pixels.end());
+  EXPECT_GT(*hi - *lo, 20);
+  // Neighbouring pixels are close (a gradient plus small noise), unlike white noise.
+  double step = 0;
+  for (std::size_t i = 1; i < pixels.size(); ++i) step += std::abs(pixels[i] - pixels[i - 1]);
+  EXPECT_LT(step / static_cast<double>(pixels.size()), 40.0);
+}
+
+TEST(Synthetic, LabelsInRangeAndNamed) {
+  const auto labels = synthetic_labels(1000, 3, 7);
+  ASSERT_EQ(labels.size(), 1000u);
+  std::vector<int> seen(7, 0);
+  for (const auto l : labels) {
+    ASSERT_GE(l, 0);
+    ASSERT_LT(l, 7);
+    ++seen[static_cast<std::size_t>(l)];
+  }
+  for (const int count : seen) EXPECT_GT(count, 0);
+  EXPECT_EQ(synthetic_labels(1000, 3, 7), labels);
+  EXPECT_NE(synthetic_labels(1000, 4, 7), labels);
+  EXPECT_EQ(synthetic_class_names(3), (std::vector<std::string>{"class0", "class1", "class2"}));
+  EXPECT_THROW(synthetic_labels(10, 0, 0), std::invalid_argument);
+}
+
+TEST(Cli, OneLine) {
+  EXPECT_EQ(one_line("a\nb\n"), "a; b");
+  EXPECT_EQ(one_line("plain"), "plain");
+  EXPECT_EQ(one_line("\n"), "unknown error");
+}
+
+TEST(Cli, RunGuardedMapsExceptionsToExitCodes) {
+  EXPECT_EQ(run_guarded("t", [] { return 0; }), kExitOk);
+  EXPECT_EQ(run_guarded("t", []() -> int { throw std::invalid_argument("x"); }), kExitUsage);
+  EXPECT_EQ(run_guarded("t", []() -> int { throw std::runtime_error("x"); }), kExitFailure);
+  EXPECT_EQ(run_guarded("t", []() -> int { throw 42; }), kExitFailure);
+}
+
+TEST(Progress, RendersCountsRateAndEta) {
+  const ProgressBar bar("packing", 200, 1000000, false);
+  const std::string text = bar.render(50, 2.0);
+  EXPECT_NE(text.find("50/200"), std::string::npos) << text;
+  EXPECT_NE(text.find("25.0%"), std::string::npos) << text;
+  EXPECT_NE(text.find("25.0 MB/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("ETA 6.0 s"), std::string::npos) << text;
+  EXPECT_EQ(format_duration(125), "2m05s");
+}
+
+}  // namespace
+}  // namespace gpufeed::tools

@@ -1,0 +1,195 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/dataset_writer.hpp"
+#include "gpufeed/formats/npy.hpp"
+#include "run_command.hpp"
+#include "temp_dir.hpp"
+
+namespace gpufeed::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+CommandResult h5pack(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{h5pack_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv);
+}
+
+std::vector<std::uint8_t> read_all(const formats::DatasetReader& reader) {
+  std::vector<std::uint8_t> all;
+  std::vector<std::uint8_t> chunk(reader.chunk_buffer_bytes());
+  const std::uint64_t sample_bytes = reader.sample_shape().bytes();
+  for (std::uint64_t c = 0; c < reader.num_chunks(); ++c) {
+    reader.read_chunk(c, chunk);
+    const auto n = reader.chunk_sample_count(c) * sample_bytes;
+    all.insert(all.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  return all;
+}
+
+std::vector<std::string> directory_names(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(H5pack, ConvertSyntheticThenInfoAndVerify) {
+  const TempDir dir;
+  const std::string out = dir.file("synth.h5");
+  const auto convert = h5pack({"convert", "300:16x12x3", out, "--chunk", "32", "--compression",
+                               "gzip", "--workers", "2", "--classes", "5"});
+  ASSERT_EQ(convert.exit_code, 0) << convert.describe();
+  EXPECT_NE(convert.out.find("wrote " + out +
+                             ": 300 samples 16x12x3, 32 per chunk, 10 chunks, "
+                             "gzip:4"),
+            std::string::npos)
+      << convert.out;
+  EXPECT_EQ(convert.err, "") << "no progress bar when stderr is not a terminal";
+
+  const auto info = h5pack({"info", out, "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.describe();
+  const auto j = nlohmann::json::parse(info.out);
+  EXPECT_EQ(j["samples"], 300);
+  EXPECT_EQ(j["shape"], nlohmann::json({16, 12, 3}));
+  EXPECT_EQ(j["chunk"], 32);
+  EXPECT_EQ(j["chunks"], 10);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_NE(j["compression"].get<std::string>().find("gzip"), std::string::npos);
+  EXPECT_EQ(j["classes"], 5);
+  EXPECT_EQ(j["class_names"][0], "class0");
+  EXPECT_EQ(j["labels"]["min"], 0);
+  EXPECT_EQ(j["labels"]["max"], 4);
+  EXPECT_EQ(j["mean"].size(), 3u);
+
+  const auto text = h5pack({"info", out});
+  ASSERT_EQ(text.exit_code, 0) << text.describe();
+  EXPECT_NE(text.out.find("read path"), std::string::npos) << text.out;
+
+  const auto verify = h5pack({"verify", out});
+  ASSERT_EQ(verify.exit_code, 0) << verify.describe();
+  EXPECT_EQ(verify.out, "ok: 300 samples, 10 chunks verified\n");
+}
+
+TEST(H5pack, SyntheticDataIsDeterministicAndDiffersPerSample) {
+  const TempDir dir;
+  const auto a = h5pack({"convert", "40:8x8x3", dir.file("a.h5"), "--workers", "1"});
+  const auto b = h5pack({"convert", "40:8x8x3", dir.file("b.h5"), "--workers", "2"});
+  const auto c = h5pack({"convert", "40:8x8x3", dir.file("c.h5"), "--seed", "1"});
+  ASSERT_EQ(a.exit_code + b.exit_code + c.exit_code, 0) << a.describe() << c.describe();
+  const formats::DatasetReader ra(dir.file("a.h5"));
+  const auto pixels_a = read_all(ra);
+  EXPECT_EQ(pixels_a, read_all(formats::DatasetReader(dir.file("b.h5"))));
+  EXPECT_NE(pixels_a, read_all(formats::DatasetReader(dir.file("c.h5"))));
+  const std::size_t bytes = 8 * 8 * 3;
+  EXPECT_FALSE(std::equal(pixels_a.begin(), pixels_a.begin() + bytes, pixels_a.begin() + bytes));
+}
+
+TEST(H5pack, NpyRoundTrip) {
+  const TempDir dir;
+  const std::vector<std::uint64_t> shape{50, 8, 6, 3};
+  std::vector<std::uint8_t> pixels(50 * 8 * 6 * 3);
+  std::mt19937 rng(5);
+  for (auto& p : pixels) p = static_cast<std::uint8_t>(rng());
+  std::vector<std::int64_t> labels(50);
+  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int64_t>(i % 7);
+  formats::write_npy(dir.file("x.npy"), "|u1", shape, pixels);
+  formats::write_npy(dir.file("y.npy"), "<i8", {50},
+                     {reinterpret_cast<const std::uint8_t*>(labels.data()), labels.size() * 8});
+  const auto r = h5pack({"convert", dir.file("x.npy"), dir.file("x.h5"), "--labels",
+                         dir.file("y.npy"), "--chunk", "16"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const formats::DatasetReader reader(dir.file("x.h5"));
+  EXPECT_EQ(reader.num_samples(), 50u);
+  EXPECT_EQ(reader.samples_per_chunk(), 16u);
+  EXPECT_EQ(reader.sample_shape(), (formats::SampleShape{8, 6, 3, formats::Layout::nhwc}));
+  EXPECT_EQ(read_all(reader), pixels);
+  EXPECT_EQ(reader.labels(), labels);
+}
+
+TEST(H5pack, NpyWithoutLabelsGetsZerosAndANote) {
+  const TempDir dir;
+  std::vector<std::uint8_t> pixels(10 * 4 * 4, 9);
+  formats::write_npy(dir.file("g.npy"), "|u1", {10, 4, 4}, pixels);
+  const auto r = h5pack({"convert", dir.file("g.npy"), dir.file("g.h5")});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.err.find("h5pack: note: no --labels"), std::string::npos) << r.err;
+  const formats::DatasetReader reader(dir.file("g.h5"));
+  EXPECT_EQ(reader.sample_shape().channels, 1u);
+  EXPECT_EQ(reader.labels(), std::vector<std::int64_t>(10, 0));
+}
+
+TEST(H5pack, FailedConvertLeavesNoFile) {
+  const TempDir dir;
+  std::vector<std::uint8_t> floats(4 * 2 * 2 * 3 * 4, 0);
+  formats::write_npy(dir.file("f.npy"), "<f4", {4, 2, 2, 3}, floats);
+  std::vector<std::uint8_t> pixels(4 * 2 * 2 * 3, 1);
+  formats::write_npy(dir.file("u.npy"), "|u1", {4, 2, 2, 3}, pixels);
+  std::vector<std::uint8_t> few_labels(3 * 8, 0);
+  formats::write_npy(dir.file("l.npy"), "<i8", {3}, few_labels);
+  const auto before = directory_names(dir.path());
+
+  const auto bad_dtype = h5pack({"convert", dir.file("f.npy"), dir.file("out.h5")});
+  EXPECT_EQ(bad_dtype.exit_code, 1) << bad_dtype.describe();
+  ASSERT_EQ(bad_dtype.err_lines().size(), 1u) << bad_dtype.err;
+  EXPECT_NE(bad_dtype.err.find("f.npy"), std::string::npos) << bad_dtype.err;
+  EXPECT_NE(bad_dtype.err.find("uint8"), std::string::npos) << bad_dtype.err;
+
+  const auto bad_labels =
+      h5pack({"convert", dir.file("u.npy"), dir.file("out.h5"), "--labels", dir.file("l.npy")});
+  EXPECT_EQ(bad_labels.exit_code, 1) << bad_labels.describe();
+  ASSERT_EQ(bad_labels.err_lines().size(), 1u) << bad_labels.err;
+  EXPECT_NE(bad_labels.err.find("l.npy"), std::string::npos) << bad_labels.err;
+
+  EXPECT_EQ(directory_names(dir.path()), before) << "no output and no temporary file";
+}
+
+TEST(H5pack, VerifyReportsLabelsOutsideTheClassNames) {
+  const TempDir dir;
+  const std::string path = dir.file("bad_labels.h5");
+  {
+    formats::DatasetWriter writer(path, 4, {2, 2, 1, formats::Layout::nhwc}, {2, 0});
+    const std::vector<std::uint8_t> raw(8, 3);
+    for (std::uint64_t c = 0; c < writer.num_chunks(); ++c) writer.write(writer.encode(c, raw));
+    writer.write_labels(std::vector<std::int64_t>{0, 1, 5, 1});
+    writer.write_class_names({"cat", "dog"});
+    writer.commit();
+  }
+  const auto r = h5pack({"verify", path});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_NE(r.out.find("sample 2"), std::string::npos) << r.out;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+  EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+}
+
+TEST(H5pack, VerifyReportsADamagedChunk) {
+  const TempDir dir;
+  const std::string path = dir.file("damaged.h5");
+  ASSERT_EQ(
+      h5pack({"convert", "64:64x64x3", path, "--chunk", "16", "--compression", "gzip:1"}).exit_code,
+      0);
+  {
+    // The chunks are most of the file: overwrite bytes in its middle.
+    const auto size = fs::file_size(path);
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>(size / 2));
+    const std::string garbage(256, '\x5a');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  const auto r = h5pack({"verify", path});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_NE(r.out.find("bad chunk"), std::string::npos) << r.out;
+  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+}
+
+}  // namespace
+}  // namespace gpufeed::testing

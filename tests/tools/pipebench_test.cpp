@@ -1,0 +1,125 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "run_command.hpp"
+#include "temp_dir.hpp"
+
+namespace gpufeed::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+CommandResult pipebench(const std::vector<std::string>& args,
+                        const std::map<std::string, std::string>& env = {}) {
+  std::vector<std::string> argv{pipebench_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(argv, env);
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+/// A small dataset shared by the tests of this file: 512 samples 16x16x3, 32 per chunk.
+class PipebenchTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir;
+    data_ = dir_->file("small.h5");
+    const auto r = run_command({h5pack_bin(), "convert", "512:16x16x3", data_, "--chunk", "32"});
+    ASSERT_EQ(r.exit_code, 0) << r.describe();
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static TempDir* dir_;
+  static std::string data_;
+};
+TempDir* PipebenchTest::dir_ = nullptr;
+std::string PipebenchTest::data_;
+
+TEST_F(PipebenchTest, JsonHasTheRequiredKeys) {
+  const std::string out = dir_->file("bench.json");
+  const auto r = pipebench({"--data", data_, "--batch", "64", "--epochs", "2", "--workers", "2",
+                            "--order", "random", "--json", out});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto j = read_json(out);
+  for (const char* key :
+       {"samples_per_s", "device_util", "idle_by_cause", "bottleneck_stage", "stages", "echo",
+        "device", "dataset", "settings", "wall_s", "peak_rss_bytes", "cache"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key : {"input_wait", "host_sync", "launch", "other"}) {
+    EXPECT_TRUE(j["idle_by_cause"].contains(key)) << key;
+  }
+  EXPECT_GT(j["samples_per_s"].get<double>(), 0.0);
+  EXPECT_TRUE(j["device_util"].is_null());
+  EXPECT_GE(j["idle_by_cause"]["input_wait"].get<double>(), 0.0);
+  EXPECT_GT(j["stages"]["read"]["items"].get<std::uint64_t>(), 0u);
+  EXPECT_GE(j["stages"]["read"]["busy_frac"].get<double>(), 0.0);
+  EXPECT_EQ(j["echo"]["fresh_batches"], 16) << "512 / 64 batches, 2 epochs";
+  EXPECT_EQ(j["echo"]["echoed_batches"], 0);
+  EXPECT_EQ(j["device"], "cpu");
+  EXPECT_EQ(j["samples"], 1024);
+  EXPECT_EQ(j["dataset"]["samples"], 512);
+  EXPECT_EQ(j["dataset"]["chunk"], 32);
+  EXPECT_EQ(j["dataset"]["shape"], nlohmann::json({16, 16, 3}));
+  EXPECT_EQ(j["settings"]["order"], "random");
+  EXPECT_TRUE(j["bottleneck_stage"].is_string());
+  EXPECT_NE(r.out.find("slowest stage: "), std::string::npos) << r.out;
+  for (const auto& entry : fs::directory_iterator(dir_->path())) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+  }
+}
+
+TEST_F(PipebenchTest, StepsStopAfterThatManyBatches) {
+  const std::string out = dir_->file("steps.json");
+  const auto r = pipebench({"run", "--data", data_, "--batch", "100", "--steps", "7", "--order",
+                            "sequential", "--json", out});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto j = read_json(out);
+  EXPECT_EQ(j["batches"], 7) << "6 batches per epoch, so the run goes into epoch 2";
+  EXPECT_EQ(j["echo"]["fresh_batches"], 7);
+}
+
+TEST_F(PipebenchTest, NoIndexUsesTheDirectChunkPath) {
+  const std::string out = dir_->file("noindex.json");
+  const auto r = pipebench({"--data", data_, "--batch", "64", "--epochs", "1", "--no-index",
+                            "--cache-mb", "0", "--json", out});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(read_json(out)["dataset"]["read_path"], "direct_chunk");
+}
+
+TEST(Pipebench, NoArgumentsRunsTheEmbeddedDefaultAndCleansUp) {
+  const TempDir tmp;
+  const auto r = pipebench({}, {{"TMPDIR", tmp.path().string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_NE(r.out.find("slowest stage: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("synthetic 8192:64x64x3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("64 per chunk"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 epochs"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_empty(tmp.path())) << "the temporary dataset is removed";
+}
+
+TEST(Pipebench, SyntheticOption) {
+  const TempDir tmp;
+  const std::string out = tmp.file("s.json");
+  const auto r =
+      pipebench({"--synthetic", "300:8x8x1", "--batch", "32", "--epochs", "1", "--json", out},
+                {{"TMPDIR", tmp.path().string()}});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto j = read_json(out);
+  EXPECT_EQ(j["samples"], 300);
+  EXPECT_EQ(j["dataset"]["synthetic"], "300:8x8x1");
+  EXPECT_EQ(fs::directory_iterator(tmp.path())->path().filename(), "s.json");
+}
+
+}  // namespace
+}  // namespace gpufeed::testing

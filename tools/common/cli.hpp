@@ -1,0 +1,35 @@
+#pragma once
+// How the tools fail: one line on stderr, "<program>: error: <message>", and an exit code
+// (DESIGN, "Command lines": 0 success, 1 run-time failure, 2 usage error).
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+namespace gpufeed::tools {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+/// The message on one line: line breaks become "; ", trailing blanks are dropped.
+std::string one_line(std::string_view text);
+
+/// "<program>: error: <message>" on stderr, as one line.
+void print_error(std::string_view program, std::string_view message);
+/// "<program>: note: <message>" on stderr, as one line.
+void print_note(std::string_view program, std::string_view message);
+
+/// True when stderr is a terminal (progress bars are drawn only then).
+bool stderr_is_tty();
+
+/// Runs `body` and maps every exception to one error line and an exit code:
+/// std::invalid_argument (gpufeed::UsageError among them) -> 2, any other failure -> 1.
+int run_guarded(std::string_view program, const std::function<int()>& body);
+
+/// Parses the command line with `app` (usage errors -> one line, exit 2; --help -> help on
+/// stdout, exit 0), then runs `body` through run_guarded().
+int run_cli(CLI::App& app, int argc, const char* const* argv, const std::function<int()>& body);
+
+}  // namespace gpufeed::tools

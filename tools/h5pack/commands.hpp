@@ -1,0 +1,51 @@
+#pragma once
+// The h5pack subcommands: their options, how they attach to the command line, and what runs.
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "gpufeed/formats/dataset_reader.hpp"
+
+namespace gpufeed::tools::h5pack {
+
+inline constexpr const char* kProgram = "h5pack";
+
+struct ConvertOptions {
+  std::string source;
+  std::string output;
+  std::string from = "auto";
+  std::string labels;
+  std::string compression = "none";
+  std::string store = "raw";
+  std::string size;
+  bool skip_bad = false;
+  std::uint64_t chunk = 0;
+  unsigned workers = 0;
+  std::uint64_t seed = 0;
+  std::uint32_t classes = 10;
+};
+
+/// Options of the commands that open an existing file (info, verify).
+struct InspectOptions {
+  std::string file;
+  std::string images = "/images";
+  std::string labels = "/labels";
+  std::string layout;
+  bool no_index = false;
+  bool json = false;
+};
+
+CLI::App* add_convert_command(CLI::App& app, ConvertOptions& options);
+CLI::App* add_info_command(CLI::App& app, InspectOptions& options);
+CLI::App* add_verify_command(CLI::App& app, InspectOptions& options);
+
+/// --images, --labels, --layout and --no-index, shared by info and verify.
+void add_reader_options(CLI::App& command, InspectOptions& options);
+formats::ReaderOptions reader_options(const InspectOptions& options);
+
+int run_convert(const ConvertOptions& options);
+int run_info(const InspectOptions& options);
+int run_verify(const InspectOptions& options);
+
+}  // namespace gpufeed::tools::h5pack

@@ -1,0 +1,61 @@
+#include "pipebench/dataset.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <system_error>
+
+#include "common/pack_file.hpp"
+#include "common/progress.hpp"
+#include "common/synthetic.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+constexpr std::uint32_t kSyntheticClasses = 10;
+
+std::string temporary_path() {
+  static std::atomic<unsigned> counter{0};
+  const std::string name = "pipebench-" + std::to_string(::getpid()) + "-" +
+                           std::to_string(counter.fetch_add(1)) + ".h5";
+  return (std::filesystem::temp_directory_path() / name).string();
+}
+
+SyntheticSpec parse_spec(const std::string& text) {
+  try {
+    return parse_synthetic_spec(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("--synthetic: ") + e.what());
+  }
+}
+
+}  // namespace
+
+BenchDataset::BenchDataset(const BenchOptions& o) {
+  if (!o.data.empty()) {
+    path_ = o.data;
+    return;
+  }
+  const bool embedded = o.synthetic.empty();
+  const SyntheticSpec spec = parse_spec(embedded ? kDefaultSynthetic : o.synthetic);
+  synthetic_ = to_string(spec);
+  const PackInput input = synthetic_input(spec, o.seed, kSyntheticClasses);
+  PackSettings settings;
+  settings.writer.samples_per_chunk = embedded ? kDefaultSyntheticChunk : 0;
+  settings.threads = o.workers;
+  path_ = temporary_path();
+  temporary_ = true;
+  ProgressBar bar("generating", input.samples, input.shape.bytes());
+  pack_file(path_, input, settings, [&bar](std::uint64_t done) { bar.update(done); });
+}
+
+BenchDataset::~BenchDataset() {
+  if (!temporary_) return;
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+}
+
+}  // namespace gpufeed::tools::pipebench

@@ -1,0 +1,82 @@
+// pipebench: measures how fast a gpufeed Loader delivers batches, and which stage limits it.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "common/cli.hpp"
+#include "gpufeed/pipeline/device.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/pipeline/loader.hpp"
+#include "pipebench/dataset.hpp"
+#include "pipebench/options.hpp"
+#include "pipebench/report.hpp"
+#include "pipebench/run.hpp"
+
+namespace gpufeed::tools::pipebench {
+namespace {
+
+DeviceChoice choose_device(const std::string& requested) {
+  DeviceChoice device{requested, resolve_device(requested), "cpu"};
+  if (device.resolved != "cpu") {
+    print_note(kProgram,
+               "GPU staging is not built yet: running on the CPU instead of " + device.resolved);
+  }
+  return device;
+}
+
+int run_bench(const BenchOptions& options) {
+  reject_unsupported(options);
+  const DeviceChoice device = choose_device(options.device);
+  LoaderOptions loader_opts = loader_options(options);
+  const BenchDataset data(options);
+  loader_opts.path = data.path();
+  loader_opts.device = device.used;
+  Loader loader(loader_opts);
+  const RunResult run = run_benchmark(loader, run_plan(options));
+  const BenchReport report = make_report(loader, data, options, device, run);
+  print_report(report);
+  if (!options.json.empty()) write_json_file(options.json, report_json(report));
+  return kExitOk;
+}
+
+/// `pipebench [options]` means `pipebench run [options]`.
+std::vector<const char*> with_default_command(int argc, char** argv) {
+  std::vector<const char*> args(argv, argv + argc);
+  const auto explicit_command = [&] {
+    if (argc < 2) return false;
+    const std::string_view first = argv[1];
+    return first == "run" || first == "sweep" || first == "analyze" || first == "-h" ||
+           first == "--help";
+  };
+  if (!explicit_command()) args.insert(args.begin() + 1, "run");
+  return args;
+}
+
+}  // namespace
+}  // namespace gpufeed::tools::pipebench
+
+int main(int argc, char** argv) {
+  using namespace gpufeed::tools;
+  using namespace gpufeed::tools::pipebench;
+  CLI::App app{"Measure how fast a gpufeed loader delivers batches and which stage limits it",
+               kProgram};
+  app.require_subcommand(1);
+  app.footer("'pipebench [options]' is 'pipebench run [options]'; see 'pipebench run --help'.");
+  BenchOptions options;
+  CLI::App* run = app.add_subcommand("run", "Run the loader and report (the default command)");
+  add_run_options(*run, options);
+  const CLI::App* sweep =
+      app.add_subcommand("sweep", "Try settings and recommend (not supported yet)")->allow_extras();
+  app.add_subcommand("analyze", "Analyze a trace (not supported yet)")->allow_extras();
+  const std::vector<const char*> args = with_default_command(argc, argv);
+  return run_cli(app, static_cast<int>(args.size()), args.data(), [&] {
+    if (run->parsed()) return run_bench(options);
+    if (sweep->parsed()) {
+      throw gpufeed::UsageError(
+          "pipebench sweep is not supported yet; run one setting at a time with pipebench run");
+    }
+    throw gpufeed::UsageError("pipebench analyze is not supported yet");
+  });
+}

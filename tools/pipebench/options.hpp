@@ -1,0 +1,60 @@
+#pragma once
+// pipebench's command line: every option of `pipebench run` and how it maps to the Loader.
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "gpufeed/pipeline/loader.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+inline constexpr const char* kProgram = "pipebench";
+/// The embedded default dataset (no --data, no --synthetic) and its chunking.
+inline constexpr const char* kDefaultSynthetic = "8192:64x64x3";
+inline constexpr std::uint64_t kDefaultSyntheticChunk = 64;
+inline constexpr unsigned kDefaultEpochs = 3;
+
+struct BenchOptions {
+  std::string data;
+  std::string synthetic;
+  std::string images = "/images";
+  std::string labels = "/labels";
+  std::string layout;
+  std::string device = "auto";
+  std::uint32_t batch = 256;
+  unsigned workers = 0;
+  unsigned prefetch = 4;
+  std::string order = "chunk";
+  std::uint64_t seed = 0;
+  unsigned epochs = 0;  ///< 0: kDefaultEpochs (unless --steps)
+  std::uint64_t steps = 0;
+  std::uint64_t cache_mb = 512;
+  bool no_index = false;
+  std::string json;
+  // Accepted now, built later: anything but the default is a usage error.
+  std::string echo = "1";
+  std::string size;
+  std::string augment = "none";
+  std::string on_error = "fail";
+  std::string dtype = "float32";
+  std::string model = "none";
+  std::string trace;
+  std::string report;
+  std::string inject_stall;
+};
+
+/// How long a run goes: `steps` batches when set, else `epochs` epochs.
+struct RunPlan {
+  std::uint64_t epochs = kDefaultEpochs;
+  std::uint64_t steps = 0;
+};
+
+void add_run_options(CLI::App& command, BenchOptions& options);
+/// Throws UsageError "<option> is not supported yet" for a value this build cannot honour.
+void reject_unsupported(const BenchOptions& options);
+/// LoaderOptions from the flags (path and device are set by the caller). Throws UsageError.
+LoaderOptions loader_options(const BenchOptions& options);
+RunPlan run_plan(const BenchOptions& options);
+
+}  // namespace gpufeed::tools::pipebench

@@ -1,0 +1,65 @@
+#include "pipebench/report.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+DatasetSummary summarize(const formats::DatasetReader& reader, const BenchDataset& data) {
+  DatasetSummary d;
+  d.path = data.path();
+  d.synthetic = data.synthetic();
+  d.samples = reader.num_samples();
+  d.shape = reader.sample_shape();
+  d.chunk = reader.samples_per_chunk();
+  d.chunks = reader.num_chunks();
+  d.compression = reader.compression();
+  d.read_path = formats::to_string(reader.read_path());
+  return d;
+}
+
+}  // namespace
+
+BenchReport make_report(const Loader& loader, const BenchDataset& data, const BenchOptions& options,
+                        const DeviceChoice& device, const RunResult& run) {
+  BenchReport r;
+  r.dataset = summarize(loader.dataset(), data);
+  r.options = options;
+  r.plan = run_plan(options);
+  r.device = device;
+  r.workers = loader.workers();
+  r.batches_per_epoch = loader.batches_per_epoch();
+  r.run = run;
+  r.peak_rss_bytes = peak_rss_bytes();
+  return r;
+}
+
+double samples_per_s(const BenchReport& r) {
+  return r.run.wall_s > 0 ? static_cast<double>(r.run.samples) / r.run.wall_s : 0.0;
+}
+
+std::optional<double> steady_samples_per_s(const BenchReport& r) {
+  if (r.run.steady_samples == 0 || r.run.steady_s <= 0) return std::nullopt;
+  return static_cast<double>(r.run.steady_samples) / r.run.steady_s;
+}
+
+double output_bytes_per_s(const BenchReport& r) {
+  return samples_per_s(r) * static_cast<double>(r.dataset.shape.bytes() * sizeof(float));
+}
+
+double input_wait_share(const BenchReport& r) {
+  if (r.run.wall_s <= 0) return 0.0;
+  const double wait_s = static_cast<double>(r.run.stats[Stage::wait].busy_ns) * 1e-9;
+  return wait_s / r.run.wall_s;
+}
+
+std::optional<double> cache_hit_rate(const BenchReport& r) {
+  const std::uint64_t lookups = r.run.stats.cache_hits + r.run.stats.cache_misses;
+  if (lookups == 0) return std::nullopt;
+  return static_cast<double>(r.run.stats.cache_hits) / static_cast<double>(lookups);
+}
+
+double ms_per_item(const StageStats& s) {
+  return s.items == 0 ? 0.0 : static_cast<double>(s.busy_ns) * 1e-6 / static_cast<double>(s.items);
+}
+
+}  // namespace gpufeed::tools::pipebench

@@ -1,0 +1,125 @@
+// The --json object of a run, written atomically.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include "pipebench/report.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+using nlohmann::json;
+
+json optional_number(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json stages_json(const LoaderStats& stats, double input_wait) {
+  json stages = json::object();
+  for (std::size_t i = 0; i < kStageCount; ++i) {
+    const auto stage = static_cast<Stage>(i);
+    const StageStats& s = stats[stage];
+    if (s.items == 0) continue;
+    const double busy = stage == Stage::wait ? input_wait : stats.busy_fraction(stage);
+    stages[stage_name(stage)] = {{"busy_frac", busy}, {"items", s.items}, {"busy_ns", s.busy_ns}};
+  }
+  return stages;
+}
+
+json dataset_json(const DatasetSummary& d) {
+  return {{"path", d.path},
+          {"synthetic", d.synthetic.empty() ? json(nullptr) : json(d.synthetic)},
+          {"samples", d.samples},
+          {"shape", {d.shape.height, d.shape.width, d.shape.channels}},
+          {"layout", formats::to_string(d.shape.layout)},
+          {"chunk", d.chunk},
+          {"chunks", d.chunks},
+          {"compression", d.compression},
+          {"read_path", d.read_path}};
+}
+
+json settings_json(const BenchReport& r) {
+  const BenchOptions& o = r.options;
+  return {{"device_requested", r.device.requested},
+          {"device_resolved", r.device.resolved},
+          {"batch", o.batch},
+          {"workers", r.workers},
+          {"prefetch", o.prefetch},
+          {"order", o.order},
+          {"seed", o.seed},
+          {"epochs", r.plan.steps != 0 ? json(nullptr) : json(r.plan.epochs)},
+          {"steps", r.plan.steps != 0 ? json(r.plan.steps) : json(nullptr)},
+          {"cache_mb", o.cache_mb},
+          {"use_index", !o.no_index},
+          {"images", o.images},
+          {"labels", o.labels}};
+}
+
+json cache_json(const BenchReport& r) {
+  const LoaderStats& s = r.run.stats;
+  return {{"hits", s.cache_hits},
+          {"misses", s.cache_misses},
+          {"hit_rate", optional_number(cache_hit_rate(r))},
+          {"peak_bytes", s.cache_peak_bytes},
+          {"chunk_reads", s.chunk_reads},
+          {"bytes_read", s.bytes_read}};
+}
+
+}  // namespace
+
+json report_json(const BenchReport& r) {
+  const LoaderStats& s = r.run.stats;
+  const auto bottleneck = s.bottleneck();
+  const double input_wait = input_wait_share(r);
+  json j = {{"samples_per_s", samples_per_s(r)},
+            {"device_util", nullptr},
+            {"idle_by_cause",
+             {{"input_wait", input_wait},
+              {"host_sync", nullptr},
+              {"launch", nullptr},
+              {"other", nullptr}}},
+            {"bottleneck_stage", bottleneck ? json(stage_name(*bottleneck)) : json(nullptr)},
+            {"stages", stages_json(s, input_wait)},
+            {"echo", {{"fresh_batches", s.fresh_batches}, {"echoed_batches", s.echoed_batches}}},
+            {"device", r.device.used}};
+  j["dataset"] = dataset_json(r.dataset);
+  j["settings"] = settings_json(r);
+  j["wall_s"] = r.run.wall_s;
+  j["samples"] = r.run.samples;
+  j["batches"] = r.run.batches;
+  j["epochs_run"] = r.run.epochs;
+  j["steady_samples_per_s"] = optional_number(steady_samples_per_s(r));
+  j["output_bytes_per_s"] = output_bytes_per_s(r);
+  j["peak_rss_bytes"] = r.peak_rss_bytes;
+  j["slot_bytes"] = s.slot_bytes;
+  j["cache"] = cache_json(r);
+  return j;
+}
+
+void write_json_file(const std::string& path, const json& value) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << value.dump(2) << '\n';
+    out.close();
+    if (!out) {
+      const int error = errno;
+      std::remove(temporary.c_str());
+      throw std::runtime_error("cannot write " + path + ": " + std::strerror(error) +
+                               "; check that its directory exists and is writable");
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    throw std::runtime_error("cannot write " + path + ": " + std::strerror(error) +
+                             "; check that its directory exists and is writable");
+  }
+}
+
+}  // namespace gpufeed::tools::pipebench

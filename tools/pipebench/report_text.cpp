@@ -1,0 +1,117 @@
+// The terminal summary of a run: plain text, aligned columns.
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+#include "pipebench/report.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+constexpr const char* kRowFormat = "%-11s %s\n";
+
+__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buffer, sizeof buffer, fmt, args);
+  va_end(args);
+  return buffer;
+}
+
+std::string mb(double bytes) {
+  return format("%.1f MB", bytes / 1e6);
+}
+
+void row(const char* key, const std::string& value) {
+  std::printf(kRowFormat, key, value.c_str());
+}
+
+std::string shape_text(const formats::SampleShape& s) {
+  return format("%ux%ux%u %s", s.height, s.width, s.channels, formats::to_string(s.layout).c_str());
+}
+
+void print_dataset(const DatasetSummary& d) {
+  row("dataset", d.synthetic.empty()
+                     ? d.path
+                     : "synthetic " + d.synthetic + " (temporary file " + d.path + ")");
+  row("",
+      format("%llu samples %s, %llu per chunk, %llu chunks, compression %s, read path %s",
+             static_cast<unsigned long long>(d.samples), shape_text(d.shape).c_str(),
+             static_cast<unsigned long long>(d.chunk), static_cast<unsigned long long>(d.chunks),
+             d.compression.c_str(), d.read_path.c_str()));
+}
+
+void print_settings(const BenchReport& r) {
+  const auto& o = r.options;
+  const std::string length =
+      r.plan.steps != 0 ? format("%llu steps", static_cast<unsigned long long>(r.plan.steps))
+                        : format("%llu epochs", static_cast<unsigned long long>(r.plan.epochs));
+  row("settings", format("device %s, batch %u, workers %u, prefetch %u, order %s, seed %llu, %s",
+                         r.device.used.c_str(), o.batch, r.workers, o.prefetch, o.order.c_str(),
+                         static_cast<unsigned long long>(o.seed), length.c_str()));
+}
+
+void print_throughput(const BenchReport& r) {
+  row("run",
+      format("%llu samples in %llu batches, %.2f s", static_cast<unsigned long long>(r.run.samples),
+             static_cast<unsigned long long>(r.run.batches), r.run.wall_s));
+  std::string text = format("%.0f samples/s, %.1f MB/s float32 output", samples_per_s(r),
+                            output_bytes_per_s(r) / 1e6);
+  if (const auto steady = steady_samples_per_s(r)) {
+    text += format(" (steady state after epoch 1: %.0f samples/s)", *steady);
+  }
+  row("throughput", text);
+}
+
+void print_stages(const BenchReport& r) {
+  std::printf("%-11s %7s %9s %9s\n", "stage", "busy", "items", "ms/item");
+  for (std::size_t i = 0; i < kStageCount; ++i) {
+    const auto stage = static_cast<Stage>(i);
+    const StageStats& s = r.run.stats[stage];
+    if (s.items == 0) continue;
+    const double busy =
+        stage == Stage::wait ? input_wait_share(r) : r.run.stats.busy_fraction(stage);
+    std::printf("%-11s %6.1f%% %9llu %9.3f%s\n", stage_name(stage), 100.0 * busy,
+                static_cast<unsigned long long>(s.items), ms_per_item(s),
+                stage == Stage::wait ? "  (consumer blocked on the loader)" : "");
+  }
+}
+
+void print_memory(const BenchReport& r) {
+  const LoaderStats& s = r.run.stats;
+  const auto hit_rate = cache_hit_rate(r);
+  row("cache",
+      (hit_rate ? format("hit rate %.1f%%", 100.0 * *hit_rate) : std::string("no lookups")) +
+          format(" (%llu hits, %llu misses), peak %s",
+                 static_cast<unsigned long long>(s.cache_hits),
+                 static_cast<unsigned long long>(s.cache_misses),
+                 mb(static_cast<double>(s.cache_peak_bytes)).c_str()));
+  row("memory", "batch slots " + mb(static_cast<double>(s.slot_bytes)) + ", peak RSS " +
+                    mb(static_cast<double>(r.peak_rss_bytes)));
+}
+
+void print_bottleneck(const BenchReport& r) {
+  const auto stage = r.run.stats.bottleneck();
+  if (!stage) {
+    std::printf("slowest stage: none (no pipeline work was recorded)\n");
+    return;
+  }
+  std::printf("slowest stage: %s (busy %.0f%% of %u workers)\n", stage_name(*stage),
+              100.0 * r.run.stats.busy_fraction(*stage), r.run.stats.workers);
+}
+
+}  // namespace
+
+void print_report(const BenchReport& r) {
+  print_dataset(r.dataset);
+  print_settings(r);
+  print_throughput(r);
+  print_stages(r);
+  print_memory(r);
+  print_bottleneck(r);
+  std::fflush(stdout);
+}
+
+}  // namespace gpufeed::tools::pipebench
