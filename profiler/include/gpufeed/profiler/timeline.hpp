@@ -1,0 +1,52 @@
+#pragma once
+// The one input every analysis and writer takes: named host ranges and device activity.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpufeed/profiler/device_activity.hpp"
+#include "gpufeed/profiler/range_event.hpp"
+#include "gpufeed/profiler/recorder.hpp"
+
+namespace gpufeed::profiler {
+
+/// Range names the analysis understands (DESIGN.md, "Stage names"): the consumer side ...
+namespace range_names {
+inline constexpr const char* wait = "wait";      ///< consumer blocked on the loader
+inline constexpr const char* step = "step";      ///< one training step's compute
+inline constexpr const char* sync = "sync";      ///< stream/device/event sync, D2H like .item()
+inline constexpr const char* launch = "launch";  ///< host issuing device work (runtime calls)
+inline constexpr const char* cpu_op = "cpu_op";  ///< framework operator on the host (Kineto)
+/// ... and the pipeline stages, one of which is named as the bottleneck.
+inline constexpr const char* stages[] = {"read", "decode", "assemble", "h2d", "normalize", "echo"};
+}  // namespace range_names
+
+/// A host range with its name resolved. `detail` says more where the name is a category
+/// (the runtime call behind "launch"/"sync", the operator behind "cpu_op").
+struct HostRange {
+  std::string name;
+  std::int64_t begin_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint64_t thread = 0;
+  std::int64_t arg = kNoArg;
+  std::uint64_t correlation = 0;  ///< runtime calls: matches DeviceActivity::correlation
+  std::string detail;
+};
+
+/// Host and device activity of one run, all on the host monotonic clock (ns). Value type.
+struct Timeline {
+  std::vector<HostRange> host;         ///< sorted by begin_ns after normalize()
+  std::vector<DeviceActivity> device;  ///< sorted by begin_ns after normalize()
+  std::vector<std::string> warnings;   ///< problems met while building it (partial input ...)
+  std::uint64_t dropped_host_events = 0;
+  std::uint64_t dropped_device_records = 0;
+
+  /// Sorts both sides by begin time and drops ranges that end before they begin.
+  void normalize();
+  [[nodiscard]] bool has_device_work() const noexcept;
+};
+
+/// Host ranges of a recorder snapshot (names resolved, thread = OS thread id).
+Timeline timeline_from(const RecorderSnapshot& snapshot);
+
+}  // namespace gpufeed::profiler
