@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -22,10 +21,6 @@ void pack_images(formats::DatasetWriter& writer, const SampleSource& source, uns
   const std::uint64_t sample_bytes = writer.sample_shape().bytes();
   std::uint64_t next = 0;
   std::uint64_t done = 0;
-  // The serial filters run one at a time but on any thread; TBB orders them with atomics that
-  // ThreadSanitizer cannot see (libtbb is not instrumented). An uncontended lock per chunk
-  // states the ordering explicitly.
-  std::mutex serial;
   oneapi::tbb::task_arena arena(static_cast<int>(workers), 1);
   arena.execute([&] {
     oneapi::tbb::parallel_pipeline(
@@ -33,7 +28,6 @@ void pack_images(formats::DatasetWriter& writer, const SampleSource& source, uns
         oneapi::tbb::make_filter<void, std::uint64_t>(
             oneapi::tbb::filter_mode::serial_in_order,
             [&](oneapi::tbb::flow_control& fc) -> std::uint64_t {
-              std::lock_guard lock(serial);
               if (next == chunks) {
                 fc.stop();
                 return 0;
@@ -52,7 +46,6 @@ void pack_images(formats::DatasetWriter& writer, const SampleSource& source, uns
             oneapi::tbb::make_filter<std::shared_ptr<formats::EncodedChunk>, void>(
                 oneapi::tbb::filter_mode::serial_in_order,
                 [&](const std::shared_ptr<formats::EncodedChunk>& chunk) {
-                  std::lock_guard lock(serial);
                   writer.write(*chunk);
                   done += writer.chunk_sample_count(chunk->index);
                   if (progress) progress(done);
