@@ -1,0 +1,28 @@
+#pragma once
+// What the caller knows about the input pipeline and the profiler cannot see in a trace.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace gpufeed::profiler {
+
+/// Inputs to the recommendation model. Every field is optional; leave unknowns empty and the
+/// recommendations that need them say so instead of guessing. pipebench fills it from its
+/// options and LoaderStats.
+struct PipelineFacts {
+  std::optional<unsigned> workers;    ///< loader threads
+  std::optional<unsigned> cpu_cores;  ///< cores the loader may use
+  std::optional<unsigned> prefetch;   ///< batches the loader may run ahead
+  std::optional<unsigned> echo;       ///< current echo factor (1 = off)
+  /// Busy fraction per stage name, 0..1 per worker (LoaderStats::busy_fraction).
+  std::map<std::string, double> stage_busy;
+  std::optional<bool> pinned_memory;              ///< host batch slots are pinned
+  std::optional<double> cache_hit_rate;           ///< chunk cache hits / lookups
+  std::optional<std::uint64_t> chunk_reads;       ///< chunks fetched in the run
+  std::optional<std::uint64_t> chunks_read_once;  ///< distinct chunks touched (the minimum)
+  std::optional<std::uint64_t> transfer_bytes_per_sample;  ///< bytes copied H2D per sample
+  std::optional<std::uint64_t> uint8_bytes_per_sample;     ///< the same sample as uint8
+};
+
+}  // namespace gpufeed::profiler

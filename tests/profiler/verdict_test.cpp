@@ -1,0 +1,88 @@
+// Verdict thresholds and the recommendation model's predictions.
+#include <gtest/gtest.h>
+
+#include "gpufeed/profiler/gap_report.hpp"
+#include "gpufeed/profiler/recommendation.hpp"
+#include "gpufeed/profiler/verdict.hpp"
+
+namespace gpufeed::profiler {
+namespace {
+
+TEST(Verdict, ThresholdsAreInclusive) {
+  EXPECT_EQ(input_bound_verdict(0.20), Verdict::highly_input_bound);
+  EXPECT_EQ(input_bound_verdict(0.1999), Verdict::moderately_input_bound);
+  EXPECT_EQ(input_bound_verdict(0.05), Verdict::moderately_input_bound);
+  EXPECT_EQ(input_bound_verdict(0.0499), Verdict::not_input_bound);
+  EXPECT_EQ(input_bound_verdict(0.0), Verdict::not_input_bound);
+  EXPECT_EQ(input_bound_verdict(0.3, {0.5, 0.25}), Verdict::moderately_input_bound);
+  EXPECT_STREQ(verdict_text(Verdict::highly_input_bound), "highly input-bound");
+  EXPECT_EQ(parse_verdict("moderately input-bound"), Verdict::moderately_input_bound);
+  EXPECT_FALSE(parse_verdict("slow"));
+}
+
+GapReport report_with(std::int64_t busy, std::int64_t input_wait, std::int64_t other) {
+  GapReport r;
+  r.window_begin_ns = 0;
+  r.window_end_ns = busy + input_wait + other;
+  r.busy_ns = busy;
+  r.device_util = static_cast<double>(busy) / static_cast<double>(r.window_end_ns);
+  r.idle_ns[GapCause::input_wait] = input_wait;
+  r.idle_ns[GapCause::other] = other;
+  r.idle_by_cause[0] = static_cast<double>(input_wait) / static_cast<double>(r.window_end_ns);
+  r.input_bound_share = r.idle_by_cause[0];
+  r.verdict = input_bound_verdict(r.input_bound_share);
+  return r;
+}
+
+TEST(Recommendation, EchoModelPredictsUtilization) {
+  const GapReport r = report_with(30, 60, 10);
+  EXPECT_DOUBLE_EQ(predicted_util_with_echo(r, 1), 0.30);
+  EXPECT_DOUBLE_EQ(predicted_util_with_echo(r, 2), 0.60);
+  EXPECT_DOUBLE_EQ(predicted_util_with_echo(r, 3), 0.90);  // wait fully hidden
+  EXPECT_DOUBLE_EQ(predicted_util_with_echo(r, 4), 0.90);  // "other" idle stays
+  const auto recs = recommend(r, {});
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs.front().kind, "echo");
+  EXPECT_EQ(recs.front().action, "--echo 3");
+  EXPECT_DOUBLE_EQ(recs.front().predicted_device_util, 0.90);
+}
+
+TEST(Recommendation, NoInputAdviceWhenNotInputBound) {
+  const GapReport r = report_with(97, 2, 1);
+  for (const Recommendation& rec : recommend(r, {})) {
+    EXPECT_NE(rec.kind, "echo");
+    EXPECT_NE(rec.kind, "workers");
+  }
+}
+
+TEST(Recommendation, WorkersOnlyWhenCoresAreLeft) {
+  GapReport r = report_with(50, 50, 0);
+  r.bottleneck_stage = "decode";
+  PipelineFacts facts;
+  facts.workers = 4;
+  facts.cpu_cores = 16;
+  facts.echo = 2;  // echo already on: no echo advice
+  auto recs = recommend(r, facts);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].kind, "workers");
+  EXPECT_EQ(recs[0].action, "--workers 8");
+  // Period busy + wait = 100 halves to 50 = busy: the wait disappears.
+  EXPECT_DOUBLE_EQ(recs[0].predicted_device_util, 1.0);
+  facts.workers = 16;
+  EXPECT_TRUE(recommend(r, facts).empty());
+}
+
+TEST(Recommendation, PinnedMemoryAndTransferDtypeFromFacts) {
+  GapReport r = report_with(90, 0, 10);
+  r.pageable_h2d_ns = 4'000;
+  PipelineFacts facts;
+  facts.transfer_bytes_per_sample = 4 * 3072;
+  facts.uint8_bytes_per_sample = 3072;
+  const auto recs = recommend(r, facts);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].kind, "pinned_memory");
+  EXPECT_EQ(recs[1].kind, "transfer_dtype");
+}
+
+}  // namespace
+}  // namespace gpufeed::profiler
