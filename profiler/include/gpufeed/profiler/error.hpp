@@ -1,0 +1,20 @@
+#pragma once
+// The profiler's exceptions: one per concern. Recording and CUPTI collection never throw.
+#include <stdexcept>
+
+namespace gpufeed::profiler {
+
+/// A trace file that cannot be read at all (missing, not gzip/JSON, no events). Problems the
+/// reader can work around become Timeline::warnings instead.
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A report or trace that cannot be written (the message names the path and the reason).
+class ReportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace gpufeed::profiler

@@ -1,0 +1,54 @@
+// The HTML report is one self-contained file: SVG figures, numbers, recommendations.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "gpufeed/profiler/html_report.hpp"
+#include "synthetic_timeline.hpp"
+
+namespace gpufeed::profiler {
+namespace {
+
+std::size_t count(const std::string& s, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST(HtmlReport, ContainsFiguresNumbersAndRecommendations) {
+  testing::LoopSpec spec;
+  spec.stall_every = 3;
+  const Timeline t = testing::training_loop(spec);
+  const GapReport r = analyze(t);
+  ASSERT_FALSE(r.recommendations.empty());
+  const std::string html = HtmlReport::render(t, r);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(count(html, "<svg"), 2u);  // timeline and utilization plot
+  EXPECT_EQ(count(html, "</svg>"), 2u);
+  EXPECT_NE(html.find("class=\"recommendations\""), std::string::npos);
+  for (const Recommendation& rec : r.recommendations) {
+    EXPECT_NE(html.find(rec.action), std::string::npos) << rec.action;
+  }
+  EXPECT_NE(html.find("highly input-bound"), std::string::npos);
+  EXPECT_NE(html.find("#e4572e"), std::string::npos);  // input_wait gaps are drawn
+  EXPECT_GT(count(html, "<rect"), 50u);
+}
+
+TEST(HtmlReport, IsSelfContainedAndEscapesNames) {
+  Timeline t;
+  t.host.push_back({"step", 0, 10, 1, kNoArg, 0, {}});
+  t.device.push_back({ActivityKind::kernel, 0, 7, 0, 10, 0, 0, false, "<script>alert(1)</script>"});
+  AnalysisOptions o;
+  o.warmup_steps = 0;
+  HtmlReport::Options options;
+  options.title = "run <1> & co";
+  const std::string html = HtmlReport::render(t, analyze(t, o), options);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("run &lt;1&gt; &amp; co"), std::string::npos);
+  // No network: the only URL is the SVG namespace.
+  const std::regex url(R"((src|href)\s*=|url\(|@import|https?://(?!www\.w3\.org/2000/svg))");
+  EXPECT_FALSE(std::regex_search(html, url));
+}
+
+}  // namespace
+}  // namespace gpufeed::profiler
