@@ -129,6 +129,27 @@ std::vector<std::string> read_class_names(hid_t file, const std::string& path) {
   return read_fixed_strings(dataset.get(), type.get(), dims[0], context);
 }
 
+void write_class_names(hid_t file, const std::vector<std::string>& names,
+                       const std::string& context) {
+  h5::Id type = h5::check_id(H5Tcopy(H5T_C_S1), context);
+  h5::check(H5Tset_size(type.get(), H5T_VARIABLE), context);
+  h5::check(H5Tset_cset(type.get(), H5T_CSET_UTF8), context);
+  std::vector<const char*> texts;
+  texts.reserve(names.size());
+  for (const std::string& name : names) texts.push_back(name.c_str());
+  h5::Id meta = h5::open_or_create_group(file, "/meta", context);
+  h5::write_vector(meta.get(), "class_names", type.get(), type.get(), texts.data(), texts.size(),
+                   context);
+}
+
+void write_channel_stats(hid_t file, const ChannelStats& stats, const std::string& context) {
+  h5::Id meta = h5::open_or_create_group(file, "/meta", context);
+  h5::write_vector(meta.get(), "mean", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, stats.mean.data(),
+                   stats.mean.size(), context);
+  h5::write_vector(meta.get(), "std", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, stats.std.data(),
+                   stats.std.size(), context);
+}
+
 int read_schema_version(hid_t file) {
   if (H5Aexists(file, schema::kSchemaAttr) <= 0) {
     h5::take_error_stack();

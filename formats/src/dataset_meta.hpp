@@ -24,6 +24,13 @@ std::optional<ChannelStats> read_channel_stats(hid_t file, std::uint32_t channel
 /// /meta/class_names (fixed or variable-length strings); empty when absent.
 std::vector<std::string> read_class_names(hid_t file, const std::string& path);
 
+/// Writes /meta/class_names as variable-length UTF-8 strings.
+void write_class_names(hid_t file, const std::vector<std::string>& names,
+                       const std::string& context);
+
+/// Writes /meta/mean and /meta/std (float32, one per channel, 0-255 scale).
+void write_channel_stats(hid_t file, const ChannelStats& stats, const std::string& context);
+
 /// The root attribute gpufeed.schema, or 0 when the file has none.
 int read_schema_version(hid_t file);
 

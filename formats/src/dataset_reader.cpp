@@ -48,21 +48,6 @@ std::string ReaderState::describe_chunk(std::uint64_t chunk) const {
 
 namespace {
 
-h5::Id open_file(const std::string& path) {
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (id >= 0) return h5::Id(id);
-  const h5::StackError error = h5::take_error_stack();
-  const std::string advice = "; check the path or re-create it with h5pack convert";
-  if (error.minor == H5E_NOTHDF5) {
-    throw FormatError("cannot open " + path + ": not an HDF5 file (" + error.text + ")" + advice);
-  }
-  if (error.minor == H5E_TRUNCATED) {
-    throw FormatError(path + " is truncated (" + error.text +
-                      "); copy it again or re-create it with h5pack convert");
-  }
-  throw FormatError("cannot open " + path + ": " + error.text + advice);
-}
-
 void use_contiguous(detail::ReaderState& state) {
   const haddr_t offset = H5Dget_offset(state.images.get());
   if (offset == HADDR_UNDEF) {  // never written, or kept in external files: let HDF5 read it
@@ -123,7 +108,7 @@ DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
   state.images_name = impl_->options.images;
   state.fd = detail::open_read_only(path);
   state.file_bytes = detail::file_size(state.fd.get(), path);
-  state.file = open_file(path);
+  state.file = h5::open_file(path);
   state.images = h5::open_dataset_if_exists(state.file.get(), state.images_name);
   if (!state.images) {
     throw FormatError(path + " has no dataset " + state.images_name +

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "channel_sums.hpp"
+#include "dataset_meta.hpp"
 #include "deflate.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/schema.hpp"
@@ -40,16 +41,6 @@ void check_arguments(const std::string& path, std::uint64_t num_samples, const S
     throw FormatError("cannot write " + path + ": samples of " + to_string(shape) +
                       " are not supported (1-4 channels, at most 256 MiB a sample)");
   }
-}
-
-// Creating the file with open() first turns a missing directory or a permission problem into
-// a plain "No such file or directory" instead of HDF5's long internal description.
-h5::Id create_file(const std::string& path) {
-  UniqueFd probe(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!probe) throw_errno("cannot create " + path);
-  probe.reset();
-  return h5::check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                      "cannot create " + path);
 }
 
 h5::Id create_images(hid_t file, const std::array<hsize_t, 4>& dims, hsize_t samples_per_chunk,
@@ -123,7 +114,7 @@ DatasetWriter::DatasetWriter(std::string path, std::uint64_t num_samples, Sample
   w.channel_sum.assign(shape.channels, 0.0);
   w.channel_sum_sq.assign(shape.channels, 0.0);
   w.temporary_path = w.path + ".tmp." + std::to_string(::getpid());
-  w.file = create_file(w.temporary_path);
+  w.file = h5::create_file(w.temporary_path);
   const std::array<hsize_t, 4> dims = {num_samples, shape.height, shape.width, shape.channels};
   w.images =
       create_images(w.file.get(), dims, w.samples_per_chunk, options.gzip_level, w.context());
@@ -220,17 +211,7 @@ void DatasetWriter::write_labels(std::span<const std::int64_t> labels) {
 }
 
 void DatasetWriter::write_class_names(const std::vector<std::string>& names) {
-  Impl& w = *impl_;
-  const std::string context = w.context() + " (class names)";
-  h5::Id type = h5::check_id(H5Tcopy(H5T_C_S1), context);
-  h5::check(H5Tset_size(type.get(), H5T_VARIABLE), context);
-  h5::check(H5Tset_cset(type.get(), H5T_CSET_UTF8), context);
-  std::vector<const char*> texts;
-  texts.reserve(names.size());
-  for (const std::string& name : names) texts.push_back(name.c_str());
-  h5::Id meta = h5::open_or_create_group(w.file.get(), "/meta", context);
-  h5::write_vector(meta.get(), "class_names", type.get(), type.get(), texts.data(), texts.size(),
-                   context);
+  detail::write_class_names(impl_->file.get(), names, impl_->context() + " (class names)");
 }
 
 void DatasetWriter::Impl::write_statistics() {
@@ -242,11 +223,7 @@ void DatasetWriter::Impl::write_statistics() {
     mean[c] = static_cast<float>(m);
     deviation[c] = static_cast<float>(std::sqrt(std::max(0.0, channel_sum_sq[c] / pixels - m * m)));
   }
-  h5::Id meta = h5::open_or_create_group(file.get(), "/meta", context());
-  h5::write_vector(meta.get(), "mean", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, mean.data(), mean.size(),
-                   context() + " (mean)");
-  h5::write_vector(meta.get(), "std", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, deviation.data(),
-                   deviation.size(), context() + " (std)");
+  detail::write_channel_stats(file.get(), {mean, deviation}, context() + " (mean and std)");
 }
 
 // One B-tree lookup per chunk (O(log n)); H5Dget_chunk_info by position would rescan the
@@ -292,7 +269,7 @@ void DatasetWriter::commit() {
   }
   w.write_statistics();
   w.write_chunk_index();
-  h5::write_string_attribute(w.file.get(), schema::kLayoutAttr, "raw", w.context());
+  h5::write_string_attribute(w.file.get(), schema::kLayoutAttr, schema::kLayoutRaw, w.context());
   h5::write_int_attribute(w.file.get(), schema::kSchemaAttr, schema::kVersion, w.context());
   w.close_file();
   if (std::rename(w.temporary_path.c_str(), w.path.c_str()) != 0) {

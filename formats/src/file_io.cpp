@@ -39,4 +39,16 @@ ReadResult pread_full(int fd, std::span<std::uint8_t> out, std::uint64_t offset)
   return result;
 }
 
+void write_all(int fd, std::span<const std::uint8_t> bytes, const std::string& what) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      throw_errno(what);
+    }
+  }
+}
+
 }  // namespace gpufeed::formats::detail

@@ -24,4 +24,8 @@ struct ReadResult {
 /// caller can word the message (which chunk of which file).
 ReadResult pread_full(int fd, std::span<std::uint8_t> out, std::uint64_t offset) noexcept;
 
+/// Writes all of `bytes` at the descriptor's position, retrying short writes and EINTR;
+/// throws IoError "<what>: <reason>".
+void write_all(int fd, std::span<const std::uint8_t> bytes, const std::string& what);
+
 }  // namespace gpufeed::formats::detail

@@ -1,5 +1,7 @@
 #include "h5.hpp"
 
+#include <fcntl.h>
+
 #include <algorithm>
 
 #include "gpufeed/formats/error.hpp"
@@ -167,6 +169,31 @@ void write_vector(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, 
   if (count > 0) {
     check(H5Dwrite(dataset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), context);
   }
+}
+
+// Creating the file with open() first turns a missing directory or a permission problem into
+// a plain "No such file or directory" instead of HDF5's long internal description.
+Id create_file(const std::string& path) {
+  UniqueFd probe(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!probe) throw_errno("cannot create " + path);
+  probe.reset();
+  return check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                  "cannot create " + path);
+}
+
+Id open_file(const std::string& path) {
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id >= 0) return Id(id);
+  const StackError error = take_error_stack();
+  const std::string advice = "; check the path or re-create it with h5pack convert";
+  if (error.minor == H5E_NOTHDF5) {
+    throw FormatError("cannot open " + path + ": not an HDF5 file (" + error.text + ")" + advice);
+  }
+  if (error.minor == H5E_TRUNCATED) {
+    throw FormatError(path + " is truncated (" + error.text +
+                      "); copy it again or re-create it with h5pack convert");
+  }
+  throw FormatError("cannot open " + path + ": " + error.text + advice);
 }
 
 Id open_or_create_group(hid_t file, const char* name, std::string_view context) {

@@ -70,6 +70,13 @@ void read_prefix(hid_t dataset, hid_t mem_type, std::uint64_t count, void* out,
 void write_vector(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, const void* data,
                   std::uint64_t count, std::string_view context);
 
+/// Creates (truncates) an HDF5 file; a missing directory or a permission problem reads as the
+/// operating system's reason. Throws IoError or FormatError naming `path`.
+Id create_file(const std::string& path);
+/// Opens an HDF5 file read-only; throws FormatError that says whether it is not HDF5 at all,
+/// truncated, or unreadable for another reason, and what to do.
+Id open_file(const std::string& path);
+
 /// Opens group `name` (absolute), creating it when it does not exist.
 Id open_or_create_group(hid_t file, const char* name, std::string_view context);
 /// Writes a scalar attribute on `location`: a fixed-length, NUL-terminated ASCII string.

@@ -16,10 +16,23 @@ inline constexpr const char* kClassNames = "/meta/class_names";
 inline constexpr const char* kChunkAddr = "/index/chunk_addr";
 inline constexpr const char* kChunkSize = "/index/chunk_size";
 
+inline constexpr const char* kLayoutRaw = "raw";
+inline constexpr const char* kLayoutJpeg = "jpeg";
+inline constexpr const char* kJpegBytes = "/jpeg/bytes";
+inline constexpr const char* kJpegOffsets = "/jpeg/offsets";
+inline constexpr const char* kJpegShapes = "/jpeg/shapes";
+/// CRC-32 (the zlib polynomial, as Python's zlib.crc32) of each sample's bytes; optional.
+inline constexpr const char* kJpegCrc32 = "/jpeg/crc32";
+
 /// Largest sample (one image) a reader accepts: 256 MiB, e.g. 8192x8192x4.
 inline constexpr std::uint64_t kMaxSampleBytes = 256ull << 20;
 /// Largest chunk (or chunk row, for users' files whose chunks split images) a reader accepts.
 inline constexpr std::uint64_t kMaxChunkBytes = 1ull << 30;
+
+/// Largest image a JPEG decoder accepts: 100 megapixels (e.g. 12000x8333). A header that
+/// declares more is refused before any pixel memory is allocated: such files are damaged or
+/// hostile, and one of them would take 300 MB as RGB.
+inline constexpr std::uint64_t kMaxJpegPixels = 100'000'000;
 
 /// Most samples a reader accepts in one dataset (it keeps a label for each in memory).
 inline constexpr std::uint64_t kMaxSamples = 1ull << 32;

@@ -1,0 +1,68 @@
+#pragma once
+// Resizing uint8 HWC images the way Pillow's Image.resize does: separable convolution whose
+// filter support grows with the downscale factor (antialiasing), 8-bit fixed point.
+#include <cstdint>
+#include <vector>
+
+#include "gpufeed/formats/image.hpp"
+
+namespace gpufeed::formats {
+
+enum class ResizeFilter {
+  bilinear,  ///< triangle filter: Pillow's Image.BILINEAR (antialiased when downscaling)
+  area,      ///< box filter: Pillow's Image.BOX, the mean over each output pixel's footprint
+};
+
+/// A region of the source in pixel-edge coordinates (Pillow's `box`): the whole of a W x H
+/// image is {0, 0, W, H}. Fractions are allowed, so a crop chosen on the full-size image maps
+/// exactly onto an image decoded at a reduced DCT scale.
+struct SourceBox {
+  double left = 0;
+  double top = 0;
+  double right = 0;
+  double bottom = 0;
+
+  [[nodiscard]] double width() const { return right - left; }
+  [[nodiscard]] double height() const { return bottom - top; }
+};
+
+/// Resizes images into destinations someone else owns (a batch slot) and keeps its scratch
+/// buffers between calls, so in steady state it allocates nothing. One per thread; not
+/// thread-safe. Results equal Pillow's resize(size, filter, box) for the same filter (both
+/// compute the same weights and round the same fixed-point sums).
+class Resizer {
+ public:
+  /// Resizes all of `source` to the size of `destination`. Channels must match (1-4).
+  void resize(const ConstImageView& source, const ImageView& destination, ResizeFilter filter);
+  /// Resizes the `box` region of `source`, which must lie inside it and not be empty.
+  void resize(const ConstImageView& source, const SourceBox& box, const ImageView& destination,
+              ResizeFilter filter);
+
+ private:
+  /// The taps of one dimension: output i reads `count[i]` inputs from `first[i]`, weighted by
+  /// weights[i * size ...] (fixed point, 22 fraction bits).
+  struct Taps {
+    int size = 0;
+    std::vector<int> first;
+    std::vector<int> count;
+    std::vector<std::int32_t> weights;
+  };
+  static void compute_taps(int in_size, double in0, double in1, int out_size, ResizeFilter filter,
+                           Taps& taps);
+  void resample(const ConstImageView& source, const SourceBox& box, const ImageView& destination);
+  void horizontal_pass(const ConstImageView& source, int first_row, int rows,
+                       const ImageView& out) const;
+  void vertical_pass(const ConstImageView& rows, int row_offset, const ImageView& destination);
+
+  Taps horizontal_;
+  Taps vertical_;
+  std::vector<std::uint8_t> intermediate_;
+  std::vector<std::int32_t> sums_;
+};
+
+/// Resizer::resize with a temporary Resizer.
+void resize(const ConstImageView& source, const SourceBox& box, const ImageView& destination,
+            ResizeFilter filter);
+void resize(const ConstImageView& source, const ImageView& destination, ResizeFilter filter);
+
+}  // namespace gpufeed::formats

@@ -1,0 +1,232 @@
+#include <libdeflate.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "dataset_meta.hpp"
+#include "file_io.hpp"
+#include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/schema.hpp"
+#include "h5.hpp"
+#include "jpeg_index.hpp"
+
+namespace gpufeed::formats {
+
+namespace {
+
+constexpr const char* kRecreate = "; copy it again or re-create it with h5pack convert";
+
+// The bytes dataset: 1-D uint8. A raw-layout file gets a message that says so.
+h5::Id open_bytes(hid_t file, const std::string& path) {
+  h5::Id bytes = h5::open_dataset_if_exists(file, schema::kJpegBytes);
+  if (!bytes) {
+    const bool raw = h5::exists(file, schema::kImages);
+    throw FormatError(path + " has no dataset " + schema::kJpegBytes +
+                      (raw ? "; it holds /images (the raw layout): read it as a raw file"
+                           : "; re-create it with h5pack convert --store jpeg"));
+  }
+  const std::string where = std::string(schema::kJpegBytes) + " in " + path;
+  h5::Id type = h5::check_id(H5Dget_type(bytes.get()), "cannot inspect " + where);
+  const std::vector<std::uint64_t> dims = h5::dims(bytes.get());
+  if (!h5::is_uint8(type.get()) || dims.size() != 1) {
+    throw FormatError(where + " is " + h5::type_name(type.get()) + " " + h5::shape_text(dims) +
+                      "; expected 1-D uint8; re-create it with h5pack convert --store jpeg");
+  }
+  return bytes;
+}
+
+std::optional<ChannelStats> read_stats(hid_t file) {
+  std::optional<ChannelStats> stats = detail::read_channel_stats(file, 3);
+  return stats ? stats : detail::read_channel_stats(file, 1);
+}
+
+}  // namespace
+
+struct JpegDatasetReader::Impl {
+  std::string path;
+  h5::Id file;
+  h5::Id bytes;
+  UniqueFd fd;
+  JpegReadPath read_path = JpegReadPath::hyperslab;
+  std::uint64_t total_bytes = 0;
+  std::uint64_t base = 0;  ///< absolute file offset of /jpeg/bytes (contiguous path)
+  std::vector<std::uint64_t> offsets;
+  std::vector<JpegShape> shapes;
+  std::vector<std::uint32_t> checksums;
+  std::vector<std::int64_t> labels;
+  std::optional<ChannelStats> channel_stats;
+  std::vector<std::string> class_names;
+  int schema_version = 0;
+
+  [[nodiscard]] std::string describe(std::uint64_t sample) const {
+    return "sample " + std::to_string(sample) + " of " + schema::kJpegBytes + " in " + path;
+  }
+  void choose_read_path();
+  void check_sample(std::uint64_t sample) const;
+  void read_contiguous(std::uint64_t sample, std::span<std::uint8_t> out) const;
+  void read_hyperslab(std::uint64_t sample, std::span<std::uint8_t> out) const;
+};
+
+void JpegDatasetReader::Impl::choose_read_path() {
+  h5::Id dcpl = h5::check_id(H5Dget_create_plist(bytes.get()), "cannot inspect " + path);
+  const haddr_t offset =
+      H5Pget_layout(dcpl.get()) == H5D_CONTIGUOUS ? H5Dget_offset(bytes.get()) : HADDR_UNDEF;
+  if (offset == HADDR_UNDEF) {  // chunked, compact, external or never written: HDF5 reads it
+    h5::take_error_stack();
+    read_path = JpegReadPath::hyperslab;
+    return;
+  }
+  const std::uint64_t file_bytes = detail::file_size(fd.get(), path);
+  if (offset > file_bytes || total_bytes > file_bytes - offset) {
+    throw FormatError(path + " is truncated: " + schema::kJpegBytes + " needs " +
+                      std::to_string(total_bytes) + " bytes from byte " + std::to_string(offset) +
+                      " but the file has " + std::to_string(file_bytes) + " bytes" + kRecreate);
+  }
+  base = offset;
+  read_path = JpegReadPath::contiguous;
+}
+
+void JpegDatasetReader::Impl::check_sample(std::uint64_t sample) const {
+  if (sample >= shapes.size()) {
+    throw std::out_of_range(describe(sample) + " does not exist: the file has " +
+                            std::to_string(shapes.size()) + " samples");
+  }
+  if (offsets[sample] == offsets[sample + 1]) {
+    throw FormatError(
+        describe(sample) + " is empty (" + schema::kJpegOffsets + " gives it 0 " +
+        "bytes); skip it (--on-error skip) or re-create the file with h5pack convert");
+  }
+}
+
+void JpegDatasetReader::Impl::read_contiguous(std::uint64_t sample,
+                                              std::span<std::uint8_t> out) const {
+  const std::uint64_t at = base + offsets[sample];
+  const detail::ReadResult got = detail::pread_full(fd.get(), out, at);
+  if (got.error != 0) {
+    throw IoError("cannot read " + describe(sample) + ": " + std::strerror(got.error));
+  }
+  if (got.bytes < out.size()) {
+    throw FormatError(path + " is truncated: " + describe(sample) + " ends at byte " +
+                      std::to_string(at + out.size()) + " but the file ends at byte " +
+                      std::to_string(at + got.bytes) + kRecreate);
+  }
+}
+
+void JpegDatasetReader::Impl::read_hyperslab(std::uint64_t sample,
+                                             std::span<std::uint8_t> out) const {
+  h5::silence_errors();
+  const std::string context = "cannot read " + describe(sample);
+  const hsize_t start[1] = {offsets[sample]};
+  const hsize_t count[1] = {out.size()};
+  h5::Id file_space = h5::check_id(H5Dget_space(bytes.get()), context);
+  h5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr),
+            context);
+  h5::Id memory_space = h5::check_id(H5Screate_simple(1, count, nullptr), context);
+  if (H5Dread(bytes.get(), H5T_NATIVE_UINT8, memory_space.get(), file_space.get(), H5P_DEFAULT,
+              out.data()) < 0) {
+    throw FormatError(context + ": " + h5::error_stack_message() + kRecreate);
+  }
+}
+
+JpegDatasetReader::JpegDatasetReader(const std::string& path, JpegReaderOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  h5::silence_errors();
+  Impl& r = *impl_;
+  r.path = path;
+  r.fd = detail::open_read_only(path);
+  r.file = h5::open_file(path);
+  const hid_t file = r.file.get();
+  r.bytes = open_bytes(file, path);
+  r.total_bytes = h5::dims(r.bytes.get())[0];
+  r.offsets = detail::read_jpeg_offsets(file, path, r.total_bytes);
+  const std::uint64_t samples = r.offsets.size() - 1;
+  r.shapes = detail::read_jpeg_shapes(file, path, samples);
+  r.checksums = detail::read_jpeg_checksums(file, path, samples);
+  r.choose_read_path();
+  r.labels = detail::read_labels(file, path, options.labels, schema::kJpegOffsets, samples);
+  r.channel_stats = read_stats(file);
+  r.class_names = detail::read_class_names(file, path);
+  r.schema_version = detail::read_schema_version(file);
+}
+
+JpegDatasetReader::~JpegDatasetReader() = default;
+JpegDatasetReader::JpegDatasetReader(JpegDatasetReader&&) noexcept = default;
+JpegDatasetReader& JpegDatasetReader::operator=(JpegDatasetReader&&) noexcept = default;
+
+const std::string& JpegDatasetReader::path() const {
+  return impl_->path;
+}
+std::uint64_t JpegDatasetReader::num_samples() const {
+  return impl_->shapes.size();
+}
+std::uint64_t JpegDatasetReader::total_bytes() const {
+  return impl_->total_bytes;
+}
+JpegReadPath JpegDatasetReader::read_path() const {
+  return impl_->read_path;
+}
+const std::vector<std::uint64_t>& JpegDatasetReader::offsets() const {
+  return impl_->offsets;
+}
+JpegShape JpegDatasetReader::shape(std::uint64_t sample) const {
+  return impl_->shapes.at(sample);
+}
+std::uint64_t JpegDatasetReader::sample_size(std::uint64_t sample) const {
+  return impl_->offsets.at(sample + 1) - impl_->offsets.at(sample);
+}
+bool JpegDatasetReader::has_checksums() const {
+  return !impl_->checksums.empty();
+}
+const std::vector<std::int64_t>& JpegDatasetReader::labels() const {
+  return impl_->labels;
+}
+const std::optional<ChannelStats>& JpegDatasetReader::channel_stats() const {
+  return impl_->channel_stats;
+}
+const std::vector<std::string>& JpegDatasetReader::class_names() const {
+  return impl_->class_names;
+}
+int JpegDatasetReader::schema_version() const {
+  return impl_->schema_version;
+}
+
+void JpegDatasetReader::read_sample(std::uint64_t sample, std::span<std::uint8_t> out) const {
+  const Impl& r = *impl_;
+  r.check_sample(sample);
+  if (out.size() != sample_size(sample)) {
+    throw std::invalid_argument("read_sample needs " + std::to_string(sample_size(sample)) +
+                                " bytes for " + r.describe(sample) + ", got " +
+                                std::to_string(out.size()));
+  }
+  if (r.read_path == JpegReadPath::contiguous) {
+    r.read_contiguous(sample, out);
+  } else {
+    r.read_hyperslab(sample, out);
+  }
+}
+
+void JpegDatasetReader::sample_bytes(std::uint64_t sample, std::vector<std::uint8_t>& out) const {
+  impl_->check_sample(sample);
+  out.resize(sample_size(sample));
+  read_sample(sample, out);
+}
+
+bool JpegDatasetReader::verify_checksum(std::uint64_t sample,
+                                        std::span<const std::uint8_t> bytes) const {
+  const Impl& r = *impl_;
+  if (r.checksums.empty()) {
+    throw FormatError(r.path + " has no " + schema::kJpegCrc32 +
+                      " to verify against; re-create it with h5pack convert to store checksums");
+  }
+  const auto crc = static_cast<std::uint32_t>(libdeflate_crc32(0, bytes.data(), bytes.size()));
+  return crc == r.checksums.at(sample);
+}
+
+bool JpegDatasetReader::verify_checksum(std::uint64_t sample) const {
+  thread_local std::vector<std::uint8_t> bytes;
+  sample_bytes(sample, bytes);
+  return verify_checksum(sample, bytes);
+}
+
+}  // namespace gpufeed::formats

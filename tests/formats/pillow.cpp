@@ -1,0 +1,105 @@
+#include "pillow.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include "temp_dir.hpp"
+
+namespace gpufeed::testing {
+
+namespace {
+
+void write_file(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream file(path, std::ios::binary);
+  file.write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  if (!file) throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<std::uint8_t> read_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw std::runtime_error("cannot read " + path);
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+std::string quoted(const std::string& text) {
+  return "'" + text + "'";  // test paths hold no quotes
+}
+
+void run(const std::vector<std::string>& args) {
+  std::string command = quoted(GPUFEED_PILLOW_PYTHON) + " " + quoted(GPUFEED_PILLOW_SCRIPT);
+  for (const std::string& arg : args) command += " " + quoted(arg);
+  if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
+}
+
+std::string precise(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+const char* filter_name(formats::ResizeFilter filter) {
+  return filter == formats::ResizeFilter::area ? "area" : "bilinear";
+}
+
+formats::Image read_image(const std::string& path, std::uint32_t width, std::uint32_t height,
+                          std::uint32_t channels) {
+  formats::Image image(width, height, channels);
+  std::vector<std::uint8_t> bytes = read_file(path);
+  if (bytes.size() != image.pixels.size()) {
+    throw std::runtime_error("Pillow wrote " + std::to_string(bytes.size()) + " bytes, expected " +
+                             std::to_string(image.pixels.size()));
+  }
+  image.pixels = std::move(bytes);
+  return image;
+}
+
+}  // namespace
+
+std::string pillow_unavailable_reason() {
+  const std::string python = GPUFEED_PILLOW_PYTHON;
+  if (python.empty()) return "no Python 3 with Pillow (PIL) was found when CMake configured";
+  if (!std::filesystem::exists(python)) return python + " no longer exists";
+  return "";
+}
+
+formats::Image pillow_resize(const formats::Image& source, std::uint32_t width,
+                             std::uint32_t height, formats::ResizeFilter filter,
+                             const std::optional<formats::SourceBox>& box) {
+  TempDir dir;
+  write_file(dir.file("in.raw"), source.pixels);
+  std::vector<std::string> args = {"resize",
+                                   dir.file("in.raw"),
+                                   std::to_string(source.width),
+                                   std::to_string(source.height),
+                                   std::to_string(source.channels),
+                                   dir.file("out.raw"),
+                                   std::to_string(width),
+                                   std::to_string(height),
+                                   filter_name(filter)};
+  if (box) {
+    for (double v : {box->left, box->top, box->right, box->bottom}) {
+      args.push_back(precise(v));
+    }
+  }
+  run(args);
+  return read_image(dir.file("out.raw"), width, height, source.channels);
+}
+
+formats::Image pillow_decode(const std::vector<std::uint8_t>& jpeg, std::uint32_t width,
+                             std::uint32_t height, bool resized, formats::ResizeFilter filter) {
+  TempDir dir;
+  write_file(dir.file("in.jpg"), jpeg);
+  std::vector<std::string> args = {"decode", dir.file("in.jpg"), dir.file("out.raw")};
+  if (resized) {
+    args.insert(args.end(), {std::to_string(width), std::to_string(height), filter_name(filter)});
+  }
+  run(args);
+  return read_image(dir.file("out.raw"), width, height, 3);
+}
+
+}  // namespace gpufeed::testing
