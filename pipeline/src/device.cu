@@ -1,6 +1,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "gpufeed/pipeline/device.hpp"
@@ -19,8 +20,17 @@ int cuda_device_count() noexcept {
 
 namespace {
 
+// "cuda" alone is the process's local rank under torchrun (one process per GPU), else 0.
 int parse_cuda_index(const std::string& requested) {
-  if (requested == "cuda") return 0;
+  if (requested == "cuda" || requested == "auto") {
+    const char* local_rank = std::getenv("LOCAL_RANK");
+    if (local_rank == nullptr || *local_rank == '\0') return 0;
+    const std::string text = local_rank;
+    if (text.size() > 3 || text.find_first_not_of("0123456789") != std::string::npos) {
+      throw UsageError("LOCAL_RANK='" + text + "' is not a device number; fix the launcher");
+    }
+    return std::stoi(text);
+  }
   const std::string digits = requested.substr(5);
   if (digits.empty() || digits.size() > 3 ||
       digits.find_first_not_of("0123456789") != std::string::npos) {
@@ -34,8 +44,9 @@ int parse_cuda_index(const std::string& requested) {
 std::string resolve_device(const std::string& requested) {
   if (requested == "cpu") return "cpu";
   const int count = cuda_device_count();
-  if (requested == "auto") return count > 0 ? "cuda:0" : "cpu";
-  if (requested.rfind("cuda", 0) != 0 || (requested.size() > 4 && requested[4] != ':')) {
+  if (requested == "auto" && count == 0) return "cpu";
+  if (requested != "auto" &&
+      (requested.rfind("cuda", 0) != 0 || (requested.size() > 4 && requested[4] != ':'))) {
     throw UsageError("--device " + requested + ": unknown device; use auto, cpu, cuda or cuda:N");
   }
   const int index = parse_cuda_index(requested);

@@ -13,6 +13,7 @@ EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch)
       epoch_(epoch),
       order_(core.sampler.epoch_order(epoch)),
       num_batches_(core.batches_per_epoch),
+      echo_(core.echo),
       assemble_(graph_, flow::unlimited,
                 [this](const Ticket& t) { return run_stage("read", t, &LoaderCore::assemble); }),
       normalize_(
@@ -34,6 +35,8 @@ void EpochRun::feed() {
     Slot* slot = core_.pool.try_acquire();
     if (slot == nullptr) return;  // back-pressure: the next release feeds again
     core_.prepare(*slot, epoch_, next_to_feed_, order_);
+    slot->refs.store(1, std::memory_order_relaxed);  // the graph's, handed to the consumer
+    in_flight_.fetch_add(1);
     assemble_.try_put(Ticket{next_to_feed_, slot});
     ++next_to_feed_;
   }
@@ -69,38 +72,66 @@ void EpochRun::fail(const char* stage, const Ticket& ticket, std::exception_ptr 
 }
 
 void EpochRun::deliver(const Ticket& ticket) {
+  std::lock_guard lock(mutex_);
+  in_flight_.fetch_sub(1);
   if (cancelled_.load(std::memory_order_acquire)) {
     core_.pool.release(ticket.slot);
-    return;
+  } else {
+    ready_.push_back(ticket.slot);
   }
-  std::lock_guard lock(mutex_);
-  ready_.push_back(ticket.slot);
   ready_cv_.notify_one();
 }
 
-Slot* EpochRun::next() {
-  std::unique_lock lock(mutex_);
-  const auto depth = static_cast<std::uint64_t>(ready_.size());
-  core_.ready_sum_.fetch_add(depth, std::memory_order_relaxed);
-  core_.ready_count_.fetch_add(1, std::memory_order_relaxed);
-  std::uint64_t seen = core_.ready_max_.load(std::memory_order_relaxed);
-  while (depth > seen && !core_.ready_max_.compare_exchange_weak(seen, depth)) {
-  }
-  if (!error_ && ready_.empty() && delivered_ < num_batches_ &&
-      core_.consumer_held_.load() >= core_.pool.size()) {
+void EpochRun::check_not_starved() const {
+  // Every slot is in the consumer's hands (or held for echoing) and nothing is being prepared:
+  // waiting would never end.
+  if (ready_.empty() && in_flight_.load() == 0 && core_.pool.available() == 0) {
     throw UsageError("all " + std::to_string(core_.pool.size()) +
                      " batch slots are held by the consumer; release batches before asking for "
                      "more, or raise --prefetch");
   }
+}
+
+void EpochRun::drop_echo_hold() {
+  if (current_ != nullptr) core_.release_ref(std::exchange(current_, nullptr));
+}
+
+Delivery EpochRun::next() {
+  std::unique_lock lock(mutex_);
+  core_.note_ready_depth(ready_.size());
   const std::int64_t t0 = profiler::now_ns();
-  ready_cv_.wait(lock, [&] { return error_ || !ready_.empty() || delivered_ == num_batches_; });
-  core_.counters.add(Stage::wait, profiler::now_ns() - t0);
-  if (error_) std::rethrow_exception(error_);
-  if (ready_.empty()) return nullptr;
-  Slot* slot = ready_.front();
-  ready_.pop_front();
-  ++delivered_;
-  return slot;
+  for (;;) {
+    if (error_) std::rethrow_exception(error_);
+    const auto action = echo_.next_action(!ready_.empty(), delivered_ < num_batches_);
+    if (action == EchoStage::Action::wait) {
+      check_not_starved();
+      ready_cv_.wait(lock);
+      continue;
+    }
+    core_.counters.add(Stage::wait, profiler::now_ns() - t0);
+    if (action == EchoStage::Action::end) {
+      drop_echo_hold();
+      echo_.reset();
+      return {};
+    }
+    if (action == EchoStage::Action::echo) {
+      echo_.delivered_echo();
+      current_->refs.fetch_add(1);
+      Slot* slot = current_;
+      if (!echo_.holds_current()) drop_echo_hold();
+      return {slot, true};
+    }
+    Slot* slot = ready_.front();
+    ready_.pop_front();
+    ++delivered_;
+    drop_echo_hold();
+    echo_.delivered_fresh();
+    if (echo_.holds_current()) {
+      slot->refs.fetch_add(1);
+      current_ = slot;
+    }
+    return {slot, false};
+  }
 }
 
 void EpochRun::cancel_and_wait() {
@@ -112,6 +143,7 @@ void EpochRun::cancel_and_wait() {
   std::lock_guard lock(mutex_);
   for (Slot* slot : ready_) core_.pool.release(slot);
   ready_.clear();
+  drop_echo_hold();
 }
 
 }  // namespace gpufeed::detail

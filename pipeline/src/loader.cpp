@@ -1,22 +1,27 @@
 #include "gpufeed/pipeline/loader.hpp"
 
+#include <cstdio>
+
 #include "loader_core.hpp"
 
 namespace gpufeed {
 
 // ---- Batch ----
 
-Batch::Batch(std::shared_ptr<detail::LoaderCore> core, detail::Slot* slot) noexcept
-    : core_(std::move(core)), slot_(slot) {}
+Batch::Batch(std::shared_ptr<detail::LoaderCore> core, detail::Slot* slot, bool echoed) noexcept
+    : core_(std::move(core)), slot_(slot), echoed_(echoed) {}
 
 Batch::Batch(Batch&& other) noexcept
-    : core_(std::move(other.core_)), slot_(std::exchange(other.slot_, nullptr)) {}
+    : core_(std::move(other.core_)),
+      slot_(std::exchange(other.slot_, nullptr)),
+      echoed_(other.echoed_) {}
 
 Batch& Batch::operator=(Batch&& other) noexcept {
   if (this != &other) {
     release();
     core_ = std::move(other.core_);
     slot_ = std::exchange(other.slot_, nullptr);
+    echoed_ = other.echoed_;
   }
   return *this;
 }
@@ -26,8 +31,24 @@ Batch::~Batch() {
 }
 
 void Batch::release() {
-  if (slot_ != nullptr) core_->release_slot(std::exchange(slot_, nullptr));
-  core_.reset();
+  release_after(nullptr);
+}
+
+void Batch::release_after(void* stream) {
+  if (slot_ == nullptr) return;
+  detail::Slot* slot = std::exchange(slot_, nullptr);
+  auto core = std::move(core_);
+  try {
+    core->record_release(*slot, stream);
+  } catch (...) {
+    core->release_ref(slot);  // the slot goes back even when recording the event failed
+    throw;
+  }
+  core->release_ref(slot);
+}
+
+void Batch::wait_ready(void* stream) const {
+  core_->wait_ready(*slot_, stream);
 }
 
 std::uint64_t Batch::epoch() const {
@@ -44,7 +65,26 @@ formats::SampleShape Batch::sample_shape() const {
 }
 
 std::span<const float> Batch::images() const {
-  return {slot_->images.get(), slot_->count * core_->shape.bytes()};
+  if (!slot_->images) return {};
+  return {reinterpret_cast<const float*>(slot_->images.get()), slot_->count * core_->shape.bytes()};
+}
+const std::string& Batch::device() const {
+  return core_->options.device;
+}
+DType Batch::dtype() const {
+  return core_->options.dtype;
+}
+formats::Layout Batch::layout() const {
+  return core_->output_layout();
+}
+std::array<std::int64_t, 4> Batch::shape() const {
+  return core_->output_shape(slot_->count);
+}
+const void* Batch::device_images() const {
+  return core_->device_images(*slot_);
+}
+const std::int64_t* Batch::device_labels() const {
+  return core_->device_labels(*slot_);
 }
 std::span<const std::int64_t> Batch::labels() const {
   return {slot_->labels.data(), slot_->count};
@@ -85,8 +125,8 @@ void Loader::start_epoch(std::uint64_t epoch) {
 }
 
 Batch Loader::next() {
-  detail::Slot* slot = core_->next();
-  return slot ? Batch(core_, slot) : Batch();
+  const detail::Delivery d = core_->next();
+  return d.slot ? Batch(core_, d.slot, d.echoed) : Batch();
 }
 
 const LoaderOptions& Loader::options() const {

@@ -1,6 +1,9 @@
 #include "loader_core.hpp"
 
+#include "cuda/staging.hpp"
+
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -73,7 +76,8 @@ std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
   if (o.prefetch == 0 || o.prefetch > 256) {
     throw UsageError("--prefetch " + std::to_string(o.prefetch) + ": use 1 to 256 batches");
   }
-  const std::uint32_t slots = o.prefetch + 1;  // the prefetched batches + the consumer's
+  // The prefetched batches, the consumer's, and the one the echo stage keeps for repeating.
+  const std::uint32_t slots = o.prefetch + 1 + (o.echo.enabled() ? 1 : 0);
   const std::uint64_t bytes = std::uint64_t{slots} * o.batch_size * sample_bytes * 5;
   if (bytes > kMaxPoolBytes) {
     throw UsageError("--batch " + std::to_string(o.batch_size) + " with --prefetch " +
@@ -84,25 +88,48 @@ std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
   return slots;
 }
 
-std::string check_device(const std::string& device) {
-  const std::string resolved = resolve_device(device);
-  if (resolved != "cpu" && device != "auto") {
-    throw UsageError("--device " + device +
-                     ": the loader delivers batches in host memory only so far; use --device cpu");
+std::string check_device(const LoaderOptions& o) {
+  const std::string resolved = resolve_device(o.device);
+  if (resolved != "cpu") return resolved;
+  if (o.dtype != DType::float32 || o.output_layout != formats::Layout::nchw) {
+    throw UsageError("--dtype " + to_string(o.dtype) + " / " + formats::to_string(o.output_layout) +
+                     " output needs a CUDA device; the CPU device delivers float32 NCHW");
   }
   return "cpu";
+}
+
+std::unique_ptr<CudaStaging> make_staging(const LoaderOptions& o, const formats::SampleShape& shape,
+                                          const NormalizeParams& norm) {
+  if (o.device == "cpu") return nullptr;
+  NormalizeSpec spec;
+  spec.in = shape;
+  spec.out_height = shape.height;
+  spec.out_width = shape.width;
+  spec.out_layout = o.output_layout;
+  spec.dtype = o.dtype;
+  spec.params = norm;
+  spec.validate();
+  return std::make_unique<CudaStaging>(std::stoi(o.device.substr(5)), spec, o.batch_size);
+}
+
+HostAllocator host_allocator(CudaStaging* staging) {
+  if (staging == nullptr) return allocate_aligned;
+  return [staging](std::uint64_t bytes) { return staging->allocate_host(bytes); };
 }
 
 }  // namespace
 
 LoaderCore::LoaderCore(LoaderOptions opts)
-    : options((opts.device = check_device(opts.device), std::move(opts))),
+    : options((opts.device = check_device(opts), std::move(opts))),
       reader(options.path, reader_options(options)),
       shape(reader.sample_shape()),
       sampler(reader.num_samples(), reader.samples_per_chunk(), sampler_options(options)),
       norm(normalize_params(options, reader)),
       batches_per_epoch(count_batches(options, sampler)),
-      pool(slot_count(options, shape.bytes()), options.batch_size, shape.bytes()),
+      echo(options.echo),
+      staging(make_staging(options, shape, norm)),
+      pool(slot_count(options, shape.bytes()), options.batch_size, shape.bytes(),
+           staging ? 0 : shape.bytes() * sizeof(float), host_allocator(staging.get())),
       cache(options.cache_bytes),
       arena_(static_cast<int>(resolve_workers(options.workers)), 0) {
   // TBB's default market has hardware_concurrency - 1 worker threads; an arena asking for more
@@ -111,6 +138,9 @@ LoaderCore::LoaderCore(LoaderOptions opts)
   if (want > static_cast<int>(oneapi::tbb::info::default_concurrency())) {
     thread_limit_.emplace(oneapi::tbb::global_control::max_allowed_parallelism,
                           static_cast<std::size_t>(want));
+  }
+  if (staging) {
+    for (const auto& slot : pool.slots()) staging->attach(*slot);
   }
   arena_.initialize();
   reset_stats();
@@ -132,20 +162,20 @@ void LoaderCore::start_epoch(std::uint64_t epoch) {
   run->feed();
 }
 
-Slot* LoaderCore::next() {
+Delivery LoaderCore::next() {
   std::shared_ptr<EpochRun> run;
   {
     std::lock_guard lock(run_mutex_);
     run = run_;
   }
-  if (!run) return nullptr;
-  Slot* slot = run->next();
-  if (slot != nullptr) {
-    consumer_held_.fetch_add(1);
+  if (!run) return {};
+  const Delivery d = run->next();
+  if (d.slot != nullptr) {
     batches_.fetch_add(1, std::memory_order_relaxed);
-    samples_.fetch_add(slot->count, std::memory_order_relaxed);
+    samples_.fetch_add(d.slot->count, std::memory_order_relaxed);
+    (d.echoed ? echoed_ : fresh_).fetch_add(1, std::memory_order_relaxed);
   }
-  return slot;
+  return d;
 }
 
 void LoaderCore::stop() {
@@ -158,8 +188,8 @@ void LoaderCore::stop() {
   if (run) run->cancel_and_wait();
 }
 
-void LoaderCore::release_slot(Slot* slot) noexcept {
-  consumer_held_.fetch_sub(1);
+void LoaderCore::release_ref(Slot* slot) noexcept {
+  if (slot->refs.fetch_sub(1) != 1) return;
   pool.release(slot);
   std::shared_ptr<EpochRun> run;
   {
@@ -226,6 +256,9 @@ void LoaderCore::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end
 
 void LoaderCore::assemble(Slot& slot) {
   GPUFEED_RANGE("assemble");
+  if (staging) staging->reclaim(slot, counters);
+  maybe_stall(Stage::read, slot);
+  maybe_stall(Stage::assemble, slot);
   const std::uint32_t grain =
       std::max(16u, slot.count / (2 * static_cast<std::uint32_t>(arena_.max_concurrency())));
   oneapi::tbb::parallel_for(
@@ -235,15 +268,31 @@ void LoaderCore::assemble(Slot& slot) {
   counters.add(Stage::assemble, 0, 1);
 }
 
+void LoaderCore::maybe_stall(Stage stage, const Slot& slot) {
+  const auto& stall = options.inject_stall;
+  if (!stall || stall->stage != stage || !stall->hits(slot.index)) return;
+  const std::int64_t t0 = profiler::now_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(stall->ms));
+  counters.add(stage, profiler::now_ns() - t0, 0);
+}
+
 void LoaderCore::normalize(Slot& slot) {
   GPUFEED_RANGE("normalize");
+  maybe_stall(Stage::normalize, slot);
+  if (staging) {
+    staging->submit(slot);
+    counters.add(Stage::h2d, 0, 1);
+    counters.add(Stage::normalize, 0, 1);
+    return;
+  }
   const std::uint64_t bytes = shape.bytes();
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, 16),
       [&](const auto& r) {
         const std::int64_t t0 = profiler::now_ns();
+        float* out = reinterpret_cast<float*>(slot.images.get());
         normalize_cpu(slot.raw.get() + r.begin() * bytes, shape, r.size(), norm,
-                      slot.images.get() + r.begin() * bytes);
+                      out + r.begin() * bytes);
         counters.add(Stage::normalize, profiler::now_ns() - t0, 0);
       },
       oneapi::tbb::simple_partitioner());
@@ -261,7 +310,8 @@ LoaderStats LoaderCore::stats() const {
   s.workers = static_cast<unsigned>(arena_.max_concurrency());
   s.batches = batches_.load();
   s.samples = samples_.load();
-  s.fresh_batches = s.batches;
+  s.fresh_batches = fresh_.load();
+  s.echoed_batches = echoed_.load();
   const std::uint64_t asks = ready_count_.load();
   s.mean_ready_batches =
       asks ? static_cast<double>(ready_sum_.load()) / static_cast<double>(asks) : 0.0;
@@ -273,6 +323,14 @@ LoaderStats LoaderCore::stats() const {
   s.cache_misses = c.misses;
   s.cache_peak_bytes = c.peak_bytes;
   s.slot_bytes = pool.bytes();
+  if (staging) {
+    const StagingStats g = staging->stats();
+    s.pinned = g.pinned;
+    s.pinned_bytes = g.pinned_bytes;
+    s.device_bytes = g.device_bytes;
+    s.pinned_h2d_bytes_per_s = g.pinned_h2d_bytes_per_s;
+    s.pageable_h2d_bytes_per_s = g.pageable_h2d_bytes_per_s;
+  }
   return s;
 }
 
@@ -280,12 +338,48 @@ void LoaderCore::reset_stats() {
   counters.reset();
   batches_ = 0;
   samples_ = 0;
+  fresh_ = 0;
+  echoed_ = 0;
   ready_sum_ = 0;
   ready_count_ = 0;
   ready_max_ = 0;
   chunk_reads_ = 0;
   bytes_read_ = 0;
   stats_start_ns_ = profiler::now_ns();
+}
+
+}  // namespace gpufeed::detail
+
+namespace gpufeed::detail {
+
+void LoaderCore::note_ready_depth(std::size_t depth) noexcept {
+  const auto d = static_cast<std::uint64_t>(depth);
+  ready_sum_.fetch_add(d, std::memory_order_relaxed);
+  ready_count_.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t seen = ready_max_.load(std::memory_order_relaxed);
+  while (d > seen && !ready_max_.compare_exchange_weak(seen, d)) {
+  }
+}
+
+void LoaderCore::record_release(Slot&, void*) {}
+void LoaderCore::wait_ready(const Slot&, void*) const {}
+const void* LoaderCore::device_images(const Slot&) const {
+  return nullptr;
+}
+const std::int64_t* LoaderCore::device_labels(const Slot&) const {
+  return nullptr;
+}
+formats::Layout LoaderCore::output_layout() const {
+  return options.output_layout;
+}
+
+std::array<std::int64_t, 4> LoaderCore::output_shape(std::uint32_t count) const {
+  const auto n = static_cast<std::int64_t>(count);
+  const auto c = static_cast<std::int64_t>(shape.channels);
+  const auto h = static_cast<std::int64_t>(shape.height);
+  const auto w = static_cast<std::int64_t>(shape.width);
+  if (options.output_layout == formats::Layout::nhwc) return {n, h, w, c};
+  return {n, c, h, w};
 }
 
 }  // namespace gpufeed::detail

@@ -15,11 +15,16 @@
 
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/pipeline/chunk_cache.hpp"
+#include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/normalize.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 #include "slot_pool.hpp"
+
+namespace gpufeed::detail {
+class CudaStaging;
+}
 
 namespace gpufeed::detail {
 
@@ -30,6 +35,13 @@ struct Ticket {
 };
 
 class LoaderCore;
+
+/// What the consumer gets from EpochRun::next(): a slot (null at the end of the epoch) and
+/// whether it is an echo of a batch delivered before.
+struct Delivery {
+  Slot* slot = nullptr;
+  bool echoed = false;
+};
 
 /// One epoch: a flow graph (assemble -> normalize -> sequencer -> deliver) built in the
 /// loader's arena, fed one ticket per free slot, and the in-order queue the consumer pops.
@@ -45,9 +57,9 @@ class EpochRun {
 
   /// Starts a batch in every free slot (up to the end of the epoch).
   void feed();
-  /// The next batch's slot in order; nullptr at the end of the epoch. Rethrows a worker's
-  /// failure as PipelineError.
-  Slot* next();
+  /// The next batch in order (fresh or echoed), with one reference taken for the caller; a
+  /// null slot at the end of the epoch. Rethrows a worker's failure as PipelineError.
+  Delivery next();
   /// Stops the work and waits for the workers to leave the graph.
   void cancel_and_wait();
 
@@ -56,6 +68,8 @@ class EpochRun {
   void fail(const char* stage, const Ticket& ticket, std::exception_ptr error);
   Ticket run_stage(const char* stage, const Ticket& ticket, void (LoaderCore::*work)(Slot&));
   void deliver(const Ticket& ticket);
+  void check_not_starved() const;
+  void drop_echo_hold();
 
   LoaderCore& core_;
   const std::uint64_t epoch_;
@@ -69,8 +83,11 @@ class EpochRun {
   std::mutex mutex_;
   std::condition_variable ready_cv_;
   std::deque<Slot*> ready_;
-  std::uint64_t delivered_ = 0;
+  std::uint64_t delivered_ = 0;              // fresh batches handed to the consumer
+  std::atomic<std::uint32_t> in_flight_{0};  // fed into the graph, not yet ready
   std::exception_ptr error_;
+  EchoStage echo_;
+  Slot* current_ = nullptr;  // the last fresh batch, while the echo stage may repeat it
 
   oneapi::tbb::flow::graph graph_;
   Node assemble_;
@@ -87,11 +104,21 @@ class LoaderCore {
   ~LoaderCore();
 
   void start_epoch(std::uint64_t epoch);
-  Slot* next();
+  Delivery next();
   void stop();
-  void release_slot(Slot* slot) noexcept;
+  /// Drops one reference to `slot`; the last one returns it to the pool and feeds the graph.
+  void release_ref(Slot* slot) noexcept;
   [[nodiscard]] LoaderStats stats() const;
   void reset_stats();
+  void note_ready_depth(std::size_t depth) noexcept;
+
+  // Device side of a batch (CUDA staging); CPU-device answers when there is none.
+  void record_release(Slot& slot, void* stream);
+  void wait_ready(const Slot& slot, void* stream) const;
+  [[nodiscard]] const void* device_images(const Slot& slot) const;
+  [[nodiscard]] const std::int64_t* device_labels(const Slot& slot) const;
+  [[nodiscard]] formats::Layout output_layout() const;
+  [[nodiscard]] std::array<std::int64_t, 4> output_shape(std::uint32_t count) const;
 
   // Work done by the graph's nodes.
   void assemble(Slot& slot);
@@ -106,6 +133,8 @@ class LoaderCore {
   const Sampler sampler;
   const NormalizeParams norm;
   const std::uint64_t batches_per_epoch;
+  const EchoOptions echo;
+  const std::unique_ptr<CudaStaging> staging;  // null on the CPU device
   SlotPool pool;
   ChunkCache cache;
   StageCounters counters;
@@ -113,15 +142,15 @@ class LoaderCore {
 
  private:
   void copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
+  void maybe_stall(Stage stage, const Slot& slot);
 
   std::optional<oneapi::tbb::global_control> thread_limit_;
   oneapi::tbb::task_arena arena_;
   std::mutex run_mutex_;
   std::shared_ptr<EpochRun> run_;
-  std::atomic<std::uint32_t> consumer_held_{0};
 
   std::atomic<std::int64_t> stats_start_ns_{0};
-  std::atomic<std::uint64_t> batches_{0}, samples_{0};
+  std::atomic<std::uint64_t> batches_{0}, samples_{0}, fresh_{0}, echoed_{0};
   std::atomic<std::uint64_t> ready_sum_{0}, ready_count_{0}, ready_max_{0};
   std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0};
   friend class EpochRun;

@@ -1,40 +1,42 @@
 #include "slot_pool.hpp"
 
+#include <cuda_runtime_api.h>
+
 #include <cstdlib>
 #include <new>
 
 namespace gpufeed::detail {
 
-void AlignedFree::operator()(void* p) const noexcept {
-  std::free(p);
+void HostFree::operator()(void* p) const noexcept {
+  if (pinned) {
+    cudaFreeHost(p);
+  } else {
+    std::free(p);
+  }
 }
 
-namespace {
-
-template <typename T>
-std::unique_ptr<T[], AlignedFree> allocate_aligned(std::uint64_t count) {
+HostBuffer allocate_aligned(std::uint64_t bytes) {
   constexpr std::size_t kAlign = 64;
-  const std::size_t bytes = ((count * sizeof(T) + kAlign - 1) / kAlign) * kAlign;
-  void* p = std::aligned_alloc(kAlign, bytes == 0 ? kAlign : bytes);
+  const std::size_t rounded = ((bytes + kAlign - 1) / kAlign) * kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded == 0 ? kAlign : rounded);
   if (p == nullptr) throw std::bad_alloc();
-  return std::unique_ptr<T[], AlignedFree>(static_cast<T*>(p));
+  return HostBuffer(static_cast<std::uint8_t*>(p), HostFree{false});
 }
 
-}  // namespace
-
-SlotPool::SlotPool(std::uint32_t slots, std::uint32_t batch_size, std::uint64_t sample_bytes) {
+SlotPool::SlotPool(std::uint32_t slots, std::uint32_t batch_size, std::uint64_t sample_bytes,
+                   std::uint64_t output_bytes, const HostAllocator& allocate) {
   slots_.reserve(slots);
   free_.reserve(slots);
   for (std::uint32_t i = 0; i < slots; ++i) {
     auto slot = std::make_unique<Slot>();
     slot->id = i;
-    slot->raw = allocate_aligned<std::uint8_t>(std::uint64_t{batch_size} * sample_bytes);
-    slot->images = allocate_aligned<float>(std::uint64_t{batch_size} * sample_bytes);
+    slot->raw = allocate(std::uint64_t{batch_size} * sample_bytes);
+    if (output_bytes != 0)
+      slot->images = allocate_aligned(std::uint64_t{batch_size} * output_bytes);
     slot->labels.resize(batch_size);
     slot->indices.resize(batch_size);
     slot->by_chunk.resize(batch_size);
-    bytes_ += std::uint64_t{batch_size} * sample_bytes * (1 + sizeof(float)) +
-              std::uint64_t{batch_size} * 16;
+    bytes_ += std::uint64_t{batch_size} * (sample_bytes + output_bytes + 20);
     free_.push_back(slot.get());
     slots_.push_back(std::move(slot));
   }

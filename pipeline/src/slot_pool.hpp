@@ -1,23 +1,41 @@
 #pragma once
 // The fixed pool of host batch slots that circulate between the graph and the consumer.
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 namespace gpufeed::detail {
 
-/// Frees memory from AlignedBuffer.
-struct AlignedFree {
+/// Frees host memory: with cudaFreeHost when it was pinned, std::free otherwise.
+struct HostFree {
+  bool pinned = false;
   void operator()(void* p) const noexcept;
 };
+using HostBuffer = std::unique_ptr<std::uint8_t[], HostFree>;
 
-/// One batch's memory: the uint8 pixels as read, the normalized output, labels and the
-/// sample indices. Allocated once (64-byte aligned) and reused for every batch.
+/// Allocates `bytes` of host memory for slot pixels (64-byte aligned at least).
+using HostAllocator = std::function<HostBuffer(std::uint64_t bytes)>;
+/// Plain aligned host memory.
+HostBuffer allocate_aligned(std::uint64_t bytes);
+
+struct DeviceSlot;  // a slot's device buffers and events (cuda/staging.hpp)
+struct DeviceSlotFree {
+  void operator()(DeviceSlot* d) const noexcept;
+};
+
+/// One batch's memory: the uint8 pixels as read, the normalized output (host, for the CPU
+/// device; device memory in `device` for CUDA), labels and the sample indices. Allocated once
+/// and reused for every batch. `refs` counts the Batch handles (echoes share a slot) plus the
+/// echo stage's hold; the slot returns to the pool when it drops to zero.
 struct Slot {
   std::uint32_t id = 0;
-  std::unique_ptr<std::uint8_t[], AlignedFree> raw;
-  std::unique_ptr<float[], AlignedFree> images;
+  HostBuffer raw;
+  HostBuffer images;  // float32 NCHW, CPU device only
+  std::unique_ptr<DeviceSlot, DeviceSlotFree> device;
+  std::atomic<std::uint32_t> refs{0};
   std::vector<std::int64_t> labels;
   std::vector<std::uint64_t> indices;
   std::vector<std::uint32_t> by_chunk;  // batch positions sorted by chunk (scratch)
@@ -31,12 +49,16 @@ struct Slot {
 /// when every slot is in use, which is the pipeline's back-pressure. Thread-safe.
 class SlotPool {
  public:
-  SlotPool(std::uint32_t slots, std::uint32_t batch_size, std::uint64_t sample_bytes);
+  /// `output_bytes`: bytes of host output per sample (0 when the output lives on a device).
+  SlotPool(std::uint32_t slots, std::uint32_t batch_size, std::uint64_t sample_bytes,
+           std::uint64_t output_bytes, const HostAllocator& allocate);
 
   Slot* try_acquire();
   void release(Slot* slot);
 
   [[nodiscard]] std::uint32_t size() const { return static_cast<std::uint32_t>(slots_.size()); }
+  /// Every slot, for attaching device buffers once at start-up.
+  [[nodiscard]] const std::vector<std::unique_ptr<Slot>>& slots() const { return slots_; }
   [[nodiscard]] std::uint32_t available() const;
   /// Host bytes held by all slots.
   [[nodiscard]] std::uint64_t bytes() const { return bytes_; }

@@ -1,5 +1,6 @@
 #pragma once
 // The Loader a trainer iterates: batches of normalized images, in order, with bounded memory.
+#include <array>
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/pipeline/dtype.hpp"
+#include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 
@@ -41,7 +44,13 @@ struct LoaderOptions {
   std::vector<float> mean;
   std::vector<float> std;
   bool use_index = true;  ///< false: ignore the file's /index (H5Dread_chunk path)
+  /// "cpu", "cuda", "cuda:N" or "auto" (CUDA when a device is usable). With a CUDA device the
+  /// batch is copied as uint8 and normalized there; "cuda" alone follows LOCAL_RANK.
   std::string device = "cpu";
+  DType dtype = DType::float32;                           ///< CUDA: float32, float16 or bfloat16
+  formats::Layout output_layout = formats::Layout::nchw;  ///< CUDA: NCHW or NHWC output
+  EchoOptions echo;                                       ///< batch echoing (off by default)
+  std::optional<StallInjection> inject_stall;             ///< for validating the profiler
 };
 
 /// One delivered batch: float32 NCHW images, labels and the sample indices they came from.
@@ -57,12 +66,29 @@ class Batch {
   ~Batch();
 
   explicit operator bool() const { return slot_ != nullptr; }
+  /// True when this batch repeats the previous fresh batch (batch echoing).
+  [[nodiscard]] bool echoed() const { return echoed_; }
   [[nodiscard]] std::uint64_t epoch() const;
   [[nodiscard]] std::uint64_t index() const;  ///< position in the epoch
   [[nodiscard]] std::uint32_t size() const;   ///< samples in this batch
   [[nodiscard]] formats::SampleShape sample_shape() const;
-  /// [size, C, H, W] float32, normalized.
+  /// [size, C, H, W] float32, normalized, in host memory (CPU device only; empty otherwise).
   [[nodiscard]] std::span<const float> images() const;
+  /// The device the batch lives on: "cpu" or "cuda:N".
+  [[nodiscard]] const std::string& device() const;
+  [[nodiscard]] DType dtype() const;
+  /// Output dimensions in the output layout: [size, C, H, W] for NCHW, [size, H, W, C] for NHWC.
+  [[nodiscard]] std::array<std::int64_t, 4> shape() const;
+  [[nodiscard]] formats::Layout layout() const;
+  /// CUDA: the normalized images and the labels in device memory (null on the CPU device).
+  [[nodiscard]] const void* device_images() const;
+  [[nodiscard]] const std::int64_t* device_labels() const;
+  /// CUDA: makes `stream` (a cudaStream_t; null: the legacy default stream) wait until the
+  /// batch is ready on the device. Never blocks the host. No-op on the CPU device.
+  void wait_ready(void* stream) const;
+  /// Releases the batch once the work queued so far on `stream` (a cudaStream_t) is done with
+  /// it: the slot is reused only after that point on the device. Same as release() on the CPU.
+  void release_after(void* stream);
   /// [size] labels.
   [[nodiscard]] std::span<const std::int64_t> labels() const;
   [[nodiscard]] std::span<const std::uint64_t> sample_indices() const;
@@ -72,9 +98,10 @@ class Batch {
 
  private:
   friend class Loader;
-  Batch(std::shared_ptr<detail::LoaderCore> core, detail::Slot* slot) noexcept;
+  Batch(std::shared_ptr<detail::LoaderCore> core, detail::Slot* slot, bool echoed) noexcept;
   std::shared_ptr<detail::LoaderCore> core_;
   detail::Slot* slot_ = nullptr;
+  bool echoed_ = false;
 };
 
 class Loader;

@@ -37,6 +37,12 @@ struct LoaderStats {
   std::uint64_t cache_misses = 0;
   std::uint64_t cache_peak_bytes = 0;
   std::uint64_t slot_bytes = 0;  ///< host memory held by the batch slot pool
+  // CUDA device only:
+  bool pinned = false;                  ///< host slots are pinned (false: pinning failed or CPU)
+  std::uint64_t pinned_bytes = 0;       ///< pinned host memory held
+  std::uint64_t device_bytes = 0;       ///< device memory held by the device slots
+  double pinned_h2d_bytes_per_s = 0;    ///< measured when the loader started
+  double pageable_h2d_bytes_per_s = 0;  ///< measured when the loader started
 
   [[nodiscard]] const StageStats& operator[](Stage s) const {
     return stages[static_cast<std::size_t>(s)];
@@ -46,6 +52,19 @@ struct LoaderStats {
   /// The pipeline stage (read, decode, assemble, normalize, h2d) with the largest busy
   /// fraction; nullopt before any work.
   [[nodiscard]] std::optional<Stage> bottleneck() const;
+};
+
+/// --inject-stall STAGE:MS@EVERY: the stage sleeps MS milliseconds on every EVERY-th batch, so
+/// the profiler's attribution can be checked against a known cause.
+struct StallInjection {
+  Stage stage = Stage::read;
+  std::uint32_t ms = 0;
+  std::uint32_t every = 1;
+  /// Parses "read:50@10" (EVERY defaults to 1); throws UsageError otherwise.
+  static StallInjection parse(const std::string& text);
+  [[nodiscard]] bool hits(std::uint64_t batch_index) const {
+    return ms > 0 && batch_index % every == 0;
+  }
 };
 
 /// Lock-free accumulators behind LoaderStats.

@@ -1,0 +1,16 @@
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace gpufeed {
+
+/// Element type of normalized batches.
+enum class DType { float32, float16, bfloat16 };
+
+std::string to_string(DType dtype);
+/// Parses "float32" | "float16" | "bfloat16" (also "fp32", "fp16", "half", "bf16"); throws
+/// UsageError otherwise.
+DType parse_dtype(const std::string& text);
+std::size_t dtype_size(DType dtype);
+
+}  // namespace gpufeed

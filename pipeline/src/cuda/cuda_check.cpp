@@ -1,0 +1,29 @@
+#include "cuda/cuda_check.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace gpufeed::detail {
+
+namespace {
+std::string describe(cudaError_t status, const char* call, const char* file, int line) {
+  return std::string(file) + ":" + std::to_string(line) + ": " + call +
+         " failed: " + cudaGetErrorName(status) + " (" + cudaGetErrorString(status) + ")";
+}
+}  // namespace
+
+void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
+  cudaGetLastError();  // clear a non-sticky error so later calls are not blamed for it
+  std::string message = describe(status, call, file, line);
+  if (status == cudaErrorMemoryAllocation) {
+    message += "; the device is out of memory: lower --batch or --prefetch";
+  }
+  throw CudaError(message, static_cast<int>(status));
+}
+
+void log_cuda_error(cudaError_t status, const char* call, const char* file, int line) noexcept {
+  cudaGetLastError();
+  std::fprintf(stderr, "gpufeed: warning: %s\n", describe(status, call, file, line).c_str());
+}
+
+}  // namespace gpufeed::detail

@@ -1,0 +1,168 @@
+#include "cuda/staging.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace gpufeed::detail {
+
+void DeviceSlotFree::operator()(DeviceSlot* d) const noexcept {
+  delete d;
+}
+
+namespace {
+
+CudaStream make_stream() {
+  cudaStream_t s = nullptr;
+  GPUFEED_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return CudaStream(s);
+}
+
+CudaEvent make_event() {
+  cudaEvent_t e = nullptr;
+  GPUFEED_CUDA_CHECK(cudaEventCreate(&e));
+  return CudaEvent(e);
+}
+
+DeviceMemory device_alloc(std::uint64_t bytes) {
+  void* p = nullptr;
+  GPUFEED_CUDA_CHECK(cudaMalloc(&p, bytes == 0 ? 1 : bytes));
+  return DeviceMemory(p);
+}
+
+}  // namespace
+
+CudaStaging::CudaStaging(int device, const NormalizeSpec& spec, std::uint32_t batch_size)
+    : device_(device),
+      args_(normalize_kernel_args(spec)),
+      batch_size_(batch_size),
+      sample_bytes_(spec.in.bytes()),
+      out_sample_bytes_(spec.out_bytes()) {
+  GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
+  copy_stream_ = make_stream();
+  compute_stream_ = make_stream();
+  measure_h2d();
+}
+
+HostBuffer CudaStaging::allocate_host(std::uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  if (stats_.pinned) {
+    void* p = nullptr;
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess) {
+      stats_.pinned_bytes += bytes;
+      return HostBuffer(static_cast<std::uint8_t*>(p), HostFree{true});
+    }
+    cudaGetLastError();
+    stats_.pinned = false;
+    std::fprintf(stderr,
+                 "gpufeed: warning: cannot pin %llu bytes of host memory (ulimit -l?); batch "
+                 "slots use pageable memory and host-to-device copies will be slower\n",
+                 static_cast<unsigned long long>(bytes));
+  }
+  return allocate_aligned(bytes);
+}
+
+void CudaStaging::attach(Slot& slot) {
+  GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
+  auto d = std::unique_ptr<DeviceSlot, DeviceSlotFree>(new DeviceSlot);
+  d->raw = device_alloc(std::uint64_t{batch_size_} * sample_bytes_);
+  d->out = device_alloc(std::uint64_t{batch_size_} * out_sample_bytes_);
+  d->labels = device_alloc(std::uint64_t{batch_size_} * sizeof(std::int64_t));
+  void* host_labels = nullptr;
+  GPUFEED_CUDA_CHECK(cudaHostAlloc(&host_labels, batch_size_ * sizeof(std::int64_t), 0));
+  d->host_labels = PinnedMemory(host_labels);
+  d->copy_start = make_event();
+  d->copied = make_event();
+  d->normalize_start = make_event();
+  d->ready = make_event();
+  d->released = make_event();
+  std::lock_guard lock(mutex_);
+  stats_.device_bytes += std::uint64_t{batch_size_} * (sample_bytes_ + out_sample_bytes_ + 8);
+  slot.device = std::move(d);
+}
+
+void CudaStaging::reclaim(Slot& slot, StageCounters& counters) {
+  DeviceSlot& d = *slot.device;
+  if (!d.used) return;
+  GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
+  GPUFEED_CUDA_CHECK(cudaEventSynchronize(d.ready.get()));  // the copy precedes it on the device
+  float copy_ms = 0, normalize_ms = 0;
+  GPUFEED_CUDA_CHECK(cudaEventElapsedTime(&copy_ms, d.copy_start.get(), d.copied.get()));
+  GPUFEED_CUDA_CHECK(cudaEventElapsedTime(&normalize_ms, d.normalize_start.get(), d.ready.get()));
+  counters.add(Stage::h2d, static_cast<std::int64_t>(copy_ms * 1e6f));
+  counters.add(Stage::normalize, static_cast<std::int64_t>(normalize_ms * 1e6f));
+  d.used = false;
+}
+
+void CudaStaging::submit(Slot& slot) {
+  DeviceSlot& d = *slot.device;
+  GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
+  cudaStream_t copy = copy_stream_.get();
+  cudaStream_t compute = compute_stream_.get();
+  std::memcpy(d.host_labels.get(), slot.labels.data(), slot.count * sizeof(std::int64_t));
+  GPUFEED_CUDA_CHECK(cudaEventRecord(d.copy_start.get(), copy));
+  GPUFEED_CUDA_CHECK(cudaMemcpyAsync(d.raw.get(), slot.raw.get(), slot.count * sample_bytes_,
+                                     cudaMemcpyHostToDevice, copy));
+  GPUFEED_CUDA_CHECK(cudaMemcpyAsync(d.labels.get(), d.host_labels.get(),
+                                     slot.count * sizeof(std::int64_t), cudaMemcpyHostToDevice,
+                                     copy));
+  GPUFEED_CUDA_CHECK(cudaEventRecord(d.copied.get(), copy));
+  GPUFEED_CUDA_CHECK(cudaStreamWaitEvent(compute, d.copied.get(), 0));
+  if (d.released_recorded) GPUFEED_CUDA_CHECK(cudaStreamWaitEvent(compute, d.released.get(), 0));
+  GPUFEED_CUDA_CHECK(cudaEventRecord(d.normalize_start.get(), compute));
+  launch_normalize(args_, static_cast<const std::uint8_t*>(d.raw.get()), slot.count, nullptr,
+                   d.out.get(), compute);
+  GPUFEED_CUDA_CHECK(cudaEventRecord(d.ready.get(), compute));
+  d.used = true;
+  d.released_recorded = false;
+}
+
+void CudaStaging::record_release(Slot& slot, void* stream) {
+  DeviceSlot& d = *slot.device;
+  GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
+  GPUFEED_CUDA_CHECK(cudaEventRecord(d.released.get(), static_cast<cudaStream_t>(stream)));
+  d.released_recorded = true;
+}
+
+void CudaStaging::wait_ready(const Slot& slot, void* stream) const {
+  GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
+  GPUFEED_CUDA_CHECK(
+      cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), slot.device->ready.get(), 0));
+}
+
+StagingStats CudaStaging::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void CudaStaging::measure_h2d() {
+  // One batch per copy, best of a few: what the copy stream can reach from pinned and from
+  // pageable memory on this machine. Printed by pipebench; the pinned figure is the one the
+  // pipeline gets, the pageable one is what a loader without pinning would get.
+  const std::uint64_t bytes = std::uint64_t{batch_size_} * sample_bytes_;
+  DeviceMemory dst = device_alloc(bytes);
+  HostBuffer pageable = allocate_aligned(bytes);
+  std::memset(pageable.get(), 1, bytes);
+  void* pinned = nullptr;
+  const bool have_pinned = cudaHostAlloc(&pinned, bytes, 0) == cudaSuccess;
+  if (!have_pinned) cudaGetLastError();
+  PinnedMemory pinned_owner(have_pinned ? pinned : nullptr);
+  CudaEvent start = make_event(), stop = make_event();
+  auto rate = [&](const void* src) {
+    float best_ms = 1e30f;
+    for (int rep = 0; rep < 5; ++rep) {
+      GPUFEED_CUDA_CHECK(cudaEventRecord(start.get(), copy_stream_.get()));
+      GPUFEED_CUDA_CHECK(
+          cudaMemcpyAsync(dst.get(), src, bytes, cudaMemcpyHostToDevice, copy_stream_.get()));
+      GPUFEED_CUDA_CHECK(cudaEventRecord(stop.get(), copy_stream_.get()));
+      GPUFEED_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+      float ms = 0;
+      GPUFEED_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+      best_ms = std::min(best_ms, ms);
+    }
+    return static_cast<double>(bytes) / (static_cast<double>(best_ms) * 1e-3);
+  };
+  stats_.pageable_h2d_bytes_per_s = rate(pageable.get());
+  if (have_pinned) stats_.pinned_h2d_bytes_per_s = rate(pinned);
+}
+
+}  // namespace gpufeed::detail

@@ -1,0 +1,77 @@
+#pragma once
+// The CUDA half of a loader: pinned host slots, a copy stream, the normalize kernel on a compute
+// stream, and the events that order them. No device-wide or stream synchronization on the path
+// a batch takes to the consumer.
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "cuda/cuda_check.hpp"
+#include "cuda/normalize_kernel.hpp"
+#include "gpufeed/pipeline/normalize_spec.hpp"
+#include "gpufeed/pipeline/stats.hpp"
+#include "slot_pool.hpp"
+
+namespace gpufeed::detail {
+
+/// A slot's device memory and events. `ready` marks the normalized batch; `released` is
+/// recorded on the consumer's stream when the consumer lets go of the batch.
+struct DeviceSlot {
+  DeviceMemory raw;     // uint8 batch, as copied
+  DeviceMemory out;     // normalized batch
+  DeviceMemory labels;  // int64 [batch]
+  PinnedMemory host_labels;
+  CudaEvent copy_start, copied, normalize_start, ready, released;
+  bool used = false;               // events have been recorded at least once
+  bool released_recorded = false;  // `released` belongs to the current batch
+};
+
+struct StagingStats {
+  bool pinned = true;  ///< false: pinning failed, slots are pageable
+  std::uint64_t pinned_bytes = 0;
+  std::uint64_t device_bytes = 0;
+  double pinned_h2d_bytes_per_s = 0;    ///< measured at start, one batch per copy
+  double pageable_h2d_bytes_per_s = 0;  ///< the same from pageable memory
+};
+
+/// Owns the streams and does the device work for every slot. Thread-safe: submit() and
+/// reclaim() are called from the loader's workers for different slots at once.
+///
+/// Ordering, all with events (the host waits only in reclaim(), on a worker, for a copy that was
+/// queued a whole pool of batches earlier):
+///   copy stream:    [wait ready of this slot's last batch] H2D pixels + labels, record copied
+///   compute stream: wait copied, [wait released], normalize kernel, record ready
+///   consumer:       waits ready on its own stream (Batch::wait_ready), records released.
+class CudaStaging {
+ public:
+  CudaStaging(int device, const NormalizeSpec& spec, std::uint32_t batch_size);
+
+  [[nodiscard]] int device() const { return device_; }
+  /// Pinned host memory; on failure, one warning and pageable memory from then on.
+  HostBuffer allocate_host(std::uint64_t bytes);
+  /// Allocates the slot's device buffers and events.
+  void attach(Slot& slot);
+  /// Before the slot's host pixels are written again: waits for its last copy and kernel
+  /// (normally long finished) and adds their device time to the h2d and normalize counters.
+  void reclaim(Slot& slot, StageCounters& counters);
+  /// Queues the copy and the normalize kernel of an assembled slot; returns at once.
+  void submit(Slot& slot);
+  void record_release(Slot& slot, void* stream);
+  void wait_ready(const Slot& slot, void* stream) const;
+  [[nodiscard]] StagingStats stats() const;
+
+ private:
+  void measure_h2d();
+
+  const int device_;
+  const NormalizeKernelArgs args_;
+  const std::uint32_t batch_size_;
+  const std::uint64_t sample_bytes_;
+  const std::uint64_t out_sample_bytes_;
+  CudaStream copy_stream_;
+  CudaStream compute_stream_;
+  mutable std::mutex mutex_;
+  StagingStats stats_;
+};
+
+}  // namespace gpufeed::detail
