@@ -24,9 +24,11 @@ WindowChoice steady_state_window(const std::vector<Interval>& steps, const Inter
   }
   const double f = std::clamp(options.warmup_fraction, 0.0, 0.9);
   const auto skip = static_cast<std::int64_t>(std::llround(f * static_cast<double>(span.length())));
+  const std::string why =
+      steps.empty() ? "no \"step\" ranges"
+                    : std::to_string(steps.size()) + " steps, fewer than " + std::to_string(2 * n);
   return {{span.begin + skip, span.end},
-          "after the first " + std::to_string(std::lround(f * 100)) + "% of the run (" +
-              std::to_string(steps.size()) + " steps: fewer than " + std::to_string(2 * n) + ")"};
+          "after the first " + std::to_string(std::lround(f * 100)) + "% of the run (" + why + ")"};
 }
 
 }  // namespace gpufeed::profiler::detail

@@ -41,6 +41,8 @@ inline const char* activity_color(ActivityKind k) noexcept {
   return "#7f8c8d";
 }
 
+inline constexpr const char* kUnknownRangeColor = "#b0b0b0";
+
 inline const char* range_color(std::string_view name) noexcept {
   struct Entry {
     std::string_view name;
@@ -55,7 +57,7 @@ inline const char* range_color(std::string_view name) noexcept {
   for (const Entry& e : kColors) {
     if (e.name == name) return e.color;
   }
-  return "#b0b0b0";
+  return kUnknownRangeColor;
 }
 
 }  // namespace gpufeed::profiler::detail

@@ -86,12 +86,13 @@ std::optional<Recommendation> prefetch_rule(const GapReport& r, const PipelineFa
 }
 
 std::optional<Recommendation> pinned_rule(const GapReport& r, const PipelineFacts& f) {
-  if (r.pageable_h2d_ns <= 0 && f.pinned_memory.value_or(true)) return {};
-  const std::string seen = r.pageable_h2d_ns > 0
-                               ? duration(r.pageable_h2d_ns) + " of pageable host-to-device copies"
-                               : "host batch memory is not pinned";
+  // Pageable copies matter once they take a noticeable share of the window.
+  const bool seen = static_cast<double>(r.pageable_h2d_ns) >= 0.01 * window(r);
+  if (!seen && f.pinned_memory.value_or(true)) return {};
+  const std::string what = seen ? duration(r.pageable_h2d_ns) + " of pageable host-to-device copies"
+                                : "host batch memory is not pinned";
   return Recommendation{"pinned_memory", "pin host batch memory (cudaHostAlloc / pin_memory=True)",
-                        seen + " in the window",
+                        what + " in the window",
                         "pageable copies stage through a driver buffer and block the host; "
                         "pinned copies run about 2x faster and overlap compute: copy time -> ~" +
                             duration(r.pageable_h2d_ns / 2),

@@ -87,8 +87,10 @@ void host_lanes(const Timeline& t, const Frame& f, std::size_t max_threads, Lane
   for (std::uint64_t tid : shown) {
     RectRow row = lanes.row("thread " + std::to_string(tid));
     for (const HostRange& h : t.host) {
-      if (h.thread == tid && f.visible(h.begin_ns, h.end_ns)) {
-        row.add(f.x(h.begin_ns), f.x(h.end_ns), range_color(h.name));
+      // Ranges the analysis does not know (free-form annotations) would only hide the others.
+      const char* color = range_color(h.name);
+      if (h.thread == tid && f.visible(h.begin_ns, h.end_ns) && color != kUnknownRangeColor) {
+        row.add(f.x(h.begin_ns), f.x(h.end_ns), color);
       }
     }
   }

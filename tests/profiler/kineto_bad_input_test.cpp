@@ -1,0 +1,146 @@
+// Damaged or unexpected trace input: a clear message and a partial report, never a crash.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "gpufeed/profiler/error.hpp"
+#include "gpufeed/profiler/gap_report.hpp"
+#include "gpufeed/profiler/kineto_trace.hpp"
+#include "gzip_text.hpp"
+#include "temp_dir.hpp"
+
+namespace gpufeed::profiler {
+namespace {
+
+const std::string kTrace = R"json({"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 100, "dur": 400},
+  {"ph": "X", "cat": "cpu_op", "name": "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "pid": 1, "tid": 1, "ts": 100, "dur": 150},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 260, "dur": 5, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "kernel", "name": "void gemm<{float}>()", "pid": 0, "tid": 7, "ts": 270, "dur": 100, "args": {"stream": 7, "device": 0, "correlation": 7}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 380, "dur": 5, "args": {"correlation": 8}},
+  {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "pid": 0, "tid": 7, "ts": 390, "dur": 10, "args": {"stream": 7, "device": 0, "correlation": 8, "bytes": 4}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 1, "tid": 1, "ts": 386, "dur": 20, "args": {"correlation": 9}}
+]})json";
+
+TEST(KinetoBadInput, WellFormedSmallTraceMapsEveryKind) {
+  const KinetoTrace k = KinetoTrace::parse(kTrace);
+  EXPECT_FALSE(k.truncated);
+  EXPECT_EQ(k.counts.kernels, 1u);
+  EXPECT_EQ(k.counts.memcpys, 1u);
+  ASSERT_EQ(k.timeline.device.size(), 2u);
+  EXPECT_EQ(k.timeline.device[0].begin_ns, 270'000);
+  EXPECT_EQ(k.timeline.device[0].correlation, 7u);
+  EXPECT_EQ(k.timeline.device[1].kind, ActivityKind::memcpy_d2h);
+  EXPECT_TRUE(k.timeline.device[1].pageable);
+  std::map<std::string, int> names;
+  for (const HostRange& h : k.timeline.host) ++names[h.name];
+  EXPECT_EQ(names["step"], 1);
+  EXPECT_EQ(names["wait"], 1);
+  EXPECT_EQ(names["launch"], 2);
+  EXPECT_EQ(names["sync"], 1);
+  EXPECT_TRUE(k.timeline.warnings.empty());
+}
+
+TEST(KinetoBadInput, TruncatedJsonGivesThePrefixAndAWarning) {
+  const std::size_t cut = kTrace.find("cudaMemcpyAsync") + 10;
+  const KinetoTrace k = KinetoTrace::parse(kTrace.substr(0, cut), "cut.json");
+  EXPECT_TRUE(k.truncated);
+  EXPECT_EQ(k.counts.kernels, 1u);  // the events before the cut survive
+  EXPECT_EQ(k.counts.memcpys, 0u);
+  ASSERT_FALSE(k.timeline.warnings.empty());
+  EXPECT_NE(k.timeline.warnings[0].find("cut.json is truncated"), std::string::npos)
+      << k.timeline.warnings[0];
+  const GapReport r = analyze(k.timeline);  // a partial report, not a crash
+  EXPECT_GT(r.busy_ns, 0);
+}
+
+TEST(KinetoBadInput, EveryTruncationPointIsHandled) {
+  for (std::size_t cut = 0; cut < kTrace.size(); cut += 7) {
+    try {
+      const KinetoTrace k = KinetoTrace::parse(kTrace.substr(0, cut), "cut.json");
+      static_cast<void>(analyze(k.timeline));
+    } catch (const TraceError& e) {
+      EXPECT_NE(std::string(e.what()).find("cut.json"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(KinetoBadInput, NotJsonOrNotATraceThrowsAClearError) {
+  EXPECT_THROW(KinetoTrace::parse("this is not json", "x.json"), TraceError);
+  EXPECT_THROW(KinetoTrace::parse("", "x.json"), TraceError);
+  try {
+    KinetoTrace::parse(R"({"schemaVersion": 1})", "x.json");
+    FAIL() << "expected TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("no \"traceEvents\""), std::string::npos) << e.what();
+  }
+  // A bare event array is a valid Chrome trace.
+  const KinetoTrace bare = KinetoTrace::parse(
+      R"([{"ph":"X","cat":"kernel","name":"k","ts":1,"dur":2,"args":{"stream":3}}])");
+  EXPECT_EQ(bare.counts.kernels, 1u);
+}
+
+TEST(KinetoBadInput, NoDeviceEventsWarnsAndFallsBackToSteps) {
+  const KinetoTrace k = KinetoTrace::parse(R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "enumerate(DataLoader)#x", "tid": 1, "ts": 100, "dur": 50},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "tid": 1, "ts": 150, "dur": 100}]})");
+  ASSERT_EQ(k.timeline.warnings.size(), 1u);
+  EXPECT_NE(k.timeline.warnings[0].find("no device events"), std::string::npos);
+  AnalysisOptions o;
+  o.warmup_steps = 0;
+  const GapReport r = analyze(k.timeline, o);
+  EXPECT_EQ(r.device_timeline, "step ranges");
+  EXPECT_EQ(r.idle_ns[GapCause::input_wait], 50'000);
+}
+
+TEST(KinetoBadInput, UnknownKindsAndMalformedEventsAreCountedAndSkipped) {
+  const KinetoTrace k = KinetoTrace::parse(R"({"traceEvents": [
+    {"ph": "X", "cat": "fancy_new_kind", "name": "a", "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "fancy_new_kind", "name": "b", "ts": 2, "dur": 1},
+    {"ph": "C", "name": "memory", "ts": 3, "args": {"bytes": 1}},
+    {"ph": "X", "cat": "kernel", "name": "no_duration", "ts": 4},
+    {"ph": "X", "cat": "kernel", "name": "bad_ts", "ts": "soon", "dur": 1},
+    {"ph": "X", "cat": "kernel", "ts": 5, "dur": 1},
+    42, null, [],
+    {"ph": "X", "cat": "kernel", "name": "good", "ts": 6, "dur": 1, "args": {"stream": "7"}}]})");
+  EXPECT_EQ(k.counts.unknown_kinds.at("fancy_new_kind"), 2u);
+  EXPECT_EQ(k.counts.unknown_kinds.at("phase C"), 1u);
+  EXPECT_EQ(k.counts.malformed, 6u);
+  ASSERT_EQ(k.timeline.device.size(), 1u);
+  EXPECT_EQ(k.timeline.device[0].stream, 7u);
+  bool unknown_warned = false;
+  for (const std::string& w : k.timeline.warnings) {
+    unknown_warned |= w.find("unknown kind 'fancy_new_kind'") != std::string::npos;
+  }
+  EXPECT_TRUE(unknown_warned);
+}
+
+TEST(KinetoBadInput, FilesMissingCorruptOrMultiMemberGzip) {
+  gpufeed::testing::TempDir dir;
+  EXPECT_THROW(KinetoTrace::read(dir.file("missing.json")), TraceError);
+  // A gzip stream cut in half cannot be inflated: a clear error naming the file.
+  testing::append_gz_member(dir.file("whole.json.gz"), kTrace);
+  std::ifstream in(dir.file("whole.json.gz"), std::ios::binary);
+  const std::string gz((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ofstream(dir.file("cut.json.gz"), std::ios::binary) << gz.substr(0, gz.size() / 2);
+  try {
+    KinetoTrace::read(dir.file("cut.json.gz"));
+    FAIL() << "expected TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.json.gz: corrupt or truncated gzip"),
+              std::string::npos)
+        << e.what();
+  }
+  // Two gzip members (e.g. from `cat a.gz b.gz`) inflate to their concatenation.
+  const std::size_t half = kTrace.size() / 2;
+  testing::append_gz_member(dir.file("two.json.gz"), kTrace.substr(0, half));
+  testing::append_gz_member(dir.file("two.json.gz"), kTrace.substr(half));
+  EXPECT_EQ(KinetoTrace::read(dir.file("two.json.gz")).counts.kernels, 1u);
+  std::ofstream(dir.file("plain.json")) << kTrace;
+  EXPECT_EQ(KinetoTrace::read(dir.file("plain.json")).counts.memcpys, 1u);
+}
+
+}  // namespace
+}  // namespace gpufeed::profiler
