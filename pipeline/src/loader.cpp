@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "gpufeed/pipeline/errors.hpp"
+
 #include "loader_core.hpp"
 
 namespace gpufeed {
@@ -133,7 +135,16 @@ const LoaderOptions& Loader::options() const {
   return core_->options;
 }
 const formats::DatasetReader& Loader::dataset() const {
-  return core_->reader;
+  if (!core_->source.raw) {
+    throw UsageError(core_->options.path + " is a jpeg-layout file: use jpeg_dataset()");
+  }
+  return *core_->source.raw;
+}
+const formats::JpegDatasetReader* Loader::jpeg_dataset() const {
+  return core_->source.jpeg ? &*core_->source.jpeg : nullptr;
+}
+formats::SampleShape Loader::sample_shape() const {
+  return core_->shape;
 }
 std::uint64_t Loader::batches_per_epoch() const {
   return core_->batches_per_epoch;

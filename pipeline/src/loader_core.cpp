@@ -12,6 +12,8 @@
 #include <oneapi/tbb/info.h>
 #include <oneapi/tbb/parallel_for.h>
 
+#include "gpufeed/formats/crop.hpp"
+#include "gpufeed/formats/error.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/profiler/clock.hpp"
@@ -22,15 +24,6 @@ namespace gpufeed::detail {
 namespace {
 
 constexpr std::uint64_t kMaxPoolBytes = 64ull << 30;
-
-formats::ReaderOptions reader_options(const LoaderOptions& o) {
-  formats::ReaderOptions r;
-  r.images = o.images;
-  r.labels = o.labels;
-  r.layout = o.layout;
-  r.use_index = o.use_index;
-  return r;
-}
 
 unsigned resolve_workers(unsigned requested) {
   if (requested > 1024) {
@@ -50,10 +43,11 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
   return s;
 }
 
-NormalizeParams normalize_params(const LoaderOptions& o, const formats::DatasetReader& reader) {
-  const std::uint32_t channels = reader.sample_shape().channels;
+NormalizeParams normalize_params(const LoaderOptions& o, const DatasetSource& source,
+                                 std::uint32_t channels) {
   if (!o.mean.empty() || !o.std.empty()) return NormalizeParams::make(o.mean, o.std, channels);
-  if (const auto& stats = reader.channel_stats()) {
+  if (const auto& stats = source.channel_stats();
+      stats && stats->mean.size() == channels && stats->std.size() == channels) {
     return NormalizeParams::make(stats->mean, stats->std, channels);
   }
   const std::vector<float> zero(channels, 0.0f), full(channels, 255.0f);
@@ -112,6 +106,12 @@ std::unique_ptr<CudaStaging> make_staging(const LoaderOptions& o, const formats:
   return std::make_unique<CudaStaging>(std::stoi(o.device.substr(5)), spec, o.batch_size);
 }
 
+std::optional<JpegSamples> make_jpeg_samples(const LoaderOptions& o, const DatasetSource& source,
+                                             const formats::SampleShape& shape) {
+  if (!source.jpeg) return std::nullopt;
+  return JpegSamples(*source.jpeg, shape.height, shape.width, o.augment, o.resize_filter, o.seed);
+}
+
 HostAllocator host_allocator(CudaStaging* staging) {
   if (staging == nullptr) return allocate_aligned;
   return [staging](std::uint64_t bytes) { return staging->allocate_host(bytes); };
@@ -121,10 +121,11 @@ HostAllocator host_allocator(CudaStaging* staging) {
 
 LoaderCore::LoaderCore(LoaderOptions opts)
     : options((opts.device = check_device(opts), std::move(opts))),
-      reader(options.path, reader_options(options)),
-      shape(reader.sample_shape()),
-      sampler(reader.num_samples(), reader.samples_per_chunk(), sampler_options(options)),
-      norm(normalize_params(options, reader)),
+      source(DatasetSource::open(options)),
+      shape(source.slot_shape(options)),
+      jpeg_samples(make_jpeg_samples(options, source, shape)),
+      sampler(source.num_samples(), source.samples_per_chunk(), sampler_options(options)),
+      norm(normalize_params(options, source, shape.channels)),
       batches_per_epoch(count_batches(options, sampler)),
       echo(options.echo),
       staging(make_staging(options, shape, norm)),
@@ -207,19 +208,20 @@ void LoaderCore::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
   slot.epoch = epoch;
   slot.index = index;
   slot.count = count;
-  const auto& labels = reader.labels();
+  const auto& labels = source.labels();
   for (std::uint32_t i = 0; i < count; ++i) {
     slot.indices[i] = order[first + i];
     slot.labels[i] = labels[slot.indices[i]];
     slot.by_chunk[i] = i;
   }
-  const std::uint64_t k = reader.samples_per_chunk();
+  const std::uint64_t k = source.samples_per_chunk();
   std::sort(
       slot.by_chunk.begin(), slot.by_chunk.begin() + count,
       [&](std::uint32_t a, std::uint32_t b) { return slot.indices[a] / k < slot.indices[b] / k; });
 }
 
 void LoaderCore::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
+  const formats::DatasetReader& reader = *source.raw;
   const std::uint64_t k = reader.samples_per_chunk();
   const std::uint64_t sample_bytes = shape.bytes();
   std::int64_t read_ns = 0;
@@ -263,9 +265,57 @@ void LoaderCore::assemble(Slot& slot) {
       std::max(16u, slot.count / (2 * static_cast<std::uint32_t>(arena_.max_concurrency())));
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, grain),
-      [&](const auto& r) { copy_samples(slot, r.begin(), r.end()); },
+      [&](const auto& r) {
+        if (jpeg_samples) {
+          decode_samples(slot, r.begin(), r.end());
+        } else {
+          copy_samples(slot, r.begin(), r.end());
+        }
+        if (options.augment == Augment::flip && !jpeg_samples)
+          flip_samples(slot, r.begin(), r.end());
+      },
       oneapi::tbb::simple_partitioner());
-  counters.add(Stage::assemble, 0, 1);
+  counters.add(jpeg_samples ? Stage::decode : Stage::assemble, 0, 1);
+}
+
+void LoaderCore::decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
+  for (std::uint32_t i = begin; i < end && !stopping.load(std::memory_order_relaxed); ++i) {
+    decode_or_replace(slot, i);
+  }
+}
+
+void LoaderCore::decode_or_replace(Slot& slot, std::uint32_t position) {
+  std::uint8_t* out = slot.raw.get() + position * shape.bytes();
+  const std::uint64_t n = source.num_samples();
+  // --on-error skip: a sample that cannot be decoded is replaced by the next one that can
+  // (a fixed stride through the dataset, so the replacement is reproducible too).
+  constexpr int kReplacementTries = 16;
+  for (int attempt = 0;; ++attempt) {
+    const std::uint64_t sample = slot.indices[position];
+    try {
+      const DecodeTiming t = jpeg_samples->decode(sample, slot.epoch, out);
+      counters.add(Stage::read, t.read_ns, 1);
+      counters.add(Stage::decode, t.decode_ns, 0);
+      bytes_read_.fetch_add(source.jpeg->sample_size(sample), std::memory_order_relaxed);
+      return;
+    } catch (const formats::FormatError&) {
+      if (options.on_error == OnError::fail || attempt == kReplacementTries) throw;
+      skipped_.fetch_add(1, std::memory_order_relaxed);
+      const std::uint64_t replacement = (sample + 7919) % n;
+      slot.indices[position] = replacement;
+      slot.labels[position] = source.labels()[replacement];
+    }
+  }
+}
+
+void LoaderCore::flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) const {
+  // The same positions copy_samples() filled for this range: by_chunk[begin, end).
+  for (std::uint32_t i = begin; i < end; ++i) {
+    const std::uint32_t pos = slot.by_chunk[i];
+    if (!formats::random_flip(options.seed, slot.epoch, slot.indices[pos])) continue;
+    flip_horizontal(slot.raw.get() + pos * shape.bytes(), shape.height, shape.width, shape.channels,
+                    shape.layout == formats::Layout::nchw);
+  }
 }
 
 void LoaderCore::maybe_stall(Stage stage, const Slot& slot) {
@@ -305,7 +355,8 @@ LoaderStats LoaderCore::stats() const {
     s.stages[i].busy_ns = counters.busy_ns[i].load(std::memory_order_relaxed);
     s.stages[i].items = counters.items[i].load(std::memory_order_relaxed);
   }
-  s.stages[static_cast<std::size_t>(Stage::read)].items = chunk_reads_.load();
+  if (!jpeg_samples) s.stages[static_cast<std::size_t>(Stage::read)].items = chunk_reads_.load();
+  s.skipped_samples = skipped_.load();
   s.wall_ns = profiler::now_ns() - stats_start_ns_.load();
   s.workers = static_cast<unsigned>(arena_.max_concurrency());
   s.batches = batches_.load();
@@ -345,6 +396,7 @@ void LoaderCore::reset_stats() {
   ready_max_ = 0;
   chunk_reads_ = 0;
   bytes_read_ = 0;
+  skipped_ = 0;
   stats_start_ns_ = profiler::now_ns();
 }
 

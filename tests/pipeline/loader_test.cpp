@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dataset_fixture.hpp"
+#include "gpufeed/formats/crop.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/normalize.hpp"
 #include "temp_dir.hpp"
@@ -172,6 +173,34 @@ TEST_F(LoaderTest, ConsumerHoldingEverySlotIsToldInsteadOfHanging) {
   EXPECT_THROW(loader.next(), UsageError);
   held.pop_back();
   EXPECT_TRUE(loader.next());
+}
+
+TEST_F(LoaderTest, FlipAugmentMirrorsTheSamplesItDraws) {
+  LoaderOptions o = options(Order::sequential);
+  o.augment = Augment::flip;
+  Loader loader(o);
+  std::uint64_t flipped = 0;
+  for (Batch& batch : loader.epoch(0)) {
+    for (std::uint32_t s = 0; s < batch.size(); ++s) {
+      const std::uint64_t i = batch.sample_indices()[s];
+      const bool flip = formats::random_flip(o.seed, 0, i);
+      flipped += flip;
+      const std::uint8_t* got = batch.raw().data() + s * kShape.bytes();
+      for (std::uint32_t y = 0; y < kShape.height; ++y) {
+        for (std::uint32_t x = 0; x < kShape.width; ++x) {
+          const std::uint32_t sx = flip ? kShape.width - 1 - x : x;
+          for (std::uint32_t c = 0; c < 3; ++c) {
+            ASSERT_EQ(got[(y * kShape.width + x) * 3 + c],
+                      testing::pixel(i, (y * kShape.width + sx) * 3 + c));
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(flipped, 400u);
+  EXPECT_LT(flipped, 600u);
+  o.augment = Augment::crop_flip;
+  EXPECT_THROW(Loader{o}, UsageError);  // cropping resizes: jpeg layout only
 }
 
 TEST_F(LoaderTest, CountsStageWorkAndNamesABottleneck) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace gpufeed {
 
@@ -10,5 +11,23 @@ struct SampleAugment {
   std::uint32_t crop_x = 0;
   std::uint32_t flip = 0;  ///< 0 or 1 (a 32-bit field keeps the struct 12 bytes, no padding)
 };
+
+/// --augment: what the loader does to every sample it delivers.
+enum class Augment {
+  none,       ///< the image as stored (jpeg: resized to the output size)
+  flip,       ///< mirrored left-right with probability 1/2, drawn per (seed, epoch, sample)
+  crop_flip,  ///< torchvision RandomResizedCrop + flip (jpeg layout: the crop is resized)
+  center,     ///< evaluation: the central 87.5% crop, resized (jpeg layout)
+};
+std::string to_string(Augment augment);
+/// Parses none | flip | crop-flip | center; throws UsageError otherwise.
+Augment parse_augment(const std::string& text);
+
+/// --on-error: what a sample that cannot be decoded does to the run.
+enum class OnError {
+  fail,  ///< stop with an error naming the file and sample
+  skip,  ///< count it and deliver another sample in its place, so batches stay full
+};
+OnError parse_on_error(const std::string& text);
 
 }  // namespace gpufeed

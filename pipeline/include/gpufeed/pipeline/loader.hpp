@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/resize.hpp"
+#include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/dtype.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
@@ -51,6 +54,12 @@ struct LoaderOptions {
   formats::Layout output_layout = formats::Layout::nchw;  ///< CUDA: NCHW or NHWC output
   EchoOptions echo;                                       ///< batch echoing (off by default)
   std::optional<StallInjection> inject_stall;             ///< for validating the profiler
+  /// jpeg layout: every sample is decoded and resized to height x width (0: 224).
+  std::uint32_t height = 0;
+  std::uint32_t width = 0;
+  formats::ResizeFilter resize_filter = formats::ResizeFilter::bilinear;
+  Augment augment = Augment::none;
+  OnError on_error = OnError::fail;
 };
 
 /// One delivered batch: float32 NCHW images, labels and the sample indices they came from.
@@ -160,7 +169,12 @@ class Loader {
   Batch next();
 
   [[nodiscard]] const LoaderOptions& options() const;
+  /// The raw-layout file's reader; throws UsageError for a jpeg-layout file.
   [[nodiscard]] const formats::DatasetReader& dataset() const;
+  /// The jpeg-layout file's reader, or null for a raw-layout file.
+  [[nodiscard]] const formats::JpegDatasetReader* jpeg_dataset() const;
+  /// One sample as delivered before normalization (stored shape, or the decode size).
+  [[nodiscard]] formats::SampleShape sample_shape() const;
   [[nodiscard]] std::uint64_t batches_per_epoch() const;
   [[nodiscard]] std::uint64_t samples_per_epoch() const;
   [[nodiscard]] unsigned workers() const;

@@ -1,0 +1,35 @@
+#include "gpufeed/pipeline/augment.hpp"
+
+#include "gpufeed/pipeline/errors.hpp"
+
+namespace gpufeed {
+
+std::string to_string(Augment augment) {
+  switch (augment) {
+    case Augment::none:
+      return "none";
+    case Augment::flip:
+      return "flip";
+    case Augment::crop_flip:
+      return "crop-flip";
+    case Augment::center:
+      return "center";
+  }
+  return "?";
+}
+
+Augment parse_augment(const std::string& text) {
+  if (text == "none") return Augment::none;
+  if (text == "flip") return Augment::flip;
+  if (text == "crop-flip") return Augment::crop_flip;
+  if (text == "center") return Augment::center;
+  throw UsageError("unknown --augment '" + text + "'; use none, flip, crop-flip or center");
+}
+
+OnError parse_on_error(const std::string& text) {
+  if (text == "fail") return OnError::fail;
+  if (text == "skip") return OnError::skip;
+  throw UsageError("unknown --on-error '" + text + "'; use fail or skip");
+}
+
+}  // namespace gpufeed

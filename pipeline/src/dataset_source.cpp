@@ -1,0 +1,78 @@
+#include "dataset_source.hpp"
+
+#include <string>
+
+#include "gpufeed/pipeline/errors.hpp"
+
+namespace gpufeed::detail {
+
+namespace {
+
+constexpr std::uint32_t kDefaultJpegSide = 224;
+
+formats::ReaderOptions raw_options(const LoaderOptions& o) {
+  formats::ReaderOptions r;
+  r.images = o.images;
+  r.labels = o.labels;
+  r.layout = o.layout;
+  r.use_index = o.use_index;
+  return r;
+}
+
+void check_raw_options(const LoaderOptions& o, const formats::SampleShape& stored) {
+  if (o.augment == Augment::crop_flip || o.augment == Augment::center) {
+    throw UsageError("--augment " + to_string(o.augment) +
+                     " resizes and so needs a jpeg-layout file; raw files take none or flip");
+  }
+  if ((o.height != 0 && o.height != stored.height) || (o.width != 0 && o.width != stored.width)) {
+    throw UsageError("--size " + std::to_string(o.height) + "x" + std::to_string(o.width) + ": " +
+                     o.path + " stores " + formats::to_string(stored) +
+                     " images and raw files are delivered at their stored size; drop --size or "
+                     "repack with h5pack convert --size");
+  }
+}
+
+}  // namespace
+
+DatasetSource DatasetSource::open(const LoaderOptions& options) {
+  DatasetSource s;
+  s.layout = formats::probe_layout(options.path, options.images);
+  if (s.layout == formats::FileLayout::jpeg) {
+    formats::JpegReaderOptions j;
+    j.labels = options.labels;
+    s.jpeg.emplace(options.path, j);
+    if (options.height > 4096 || options.width > 4096) {
+      throw UsageError("--size " + std::to_string(options.height) + "x" +
+                       std::to_string(options.width) + " is too large; use at most 4096x4096");
+    }
+  } else {
+    s.raw.emplace(options.path, raw_options(options));
+    check_raw_options(options, s.raw->sample_shape());
+  }
+  return s;
+}
+
+std::uint64_t DatasetSource::num_samples() const {
+  return raw ? raw->num_samples() : jpeg->num_samples();
+}
+
+std::uint64_t DatasetSource::samples_per_chunk() const {
+  return raw ? raw->samples_per_chunk() : 1;
+}
+
+const std::vector<std::int64_t>& DatasetSource::labels() const {
+  return raw ? raw->labels() : jpeg->labels();
+}
+
+const std::optional<formats::ChannelStats>& DatasetSource::channel_stats() const {
+  return raw ? raw->channel_stats() : jpeg->channel_stats();
+}
+
+formats::SampleShape DatasetSource::slot_shape(const LoaderOptions& options) const {
+  if (raw) return raw->sample_shape();
+  const std::uint32_t h = options.height != 0 ? options.height : kDefaultJpegSide;
+  const std::uint32_t w = options.width != 0 ? options.width : kDefaultJpegSide;
+  return {h, w, 3, formats::Layout::nhwc};
+}
+
+}  // namespace gpufeed::detail

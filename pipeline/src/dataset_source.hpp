@@ -1,0 +1,33 @@
+#pragma once
+// The file a loader reads, in whichever of the schema's layouts it is.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/probe.hpp"
+#include "gpufeed/pipeline/loader.hpp"
+
+namespace gpufeed::detail {
+
+/// Exactly one of `raw` and `jpeg` is set. Immutable after open(); thread-safe to read.
+struct DatasetSource {
+  formats::FileLayout layout = formats::FileLayout::raw;
+  std::optional<formats::DatasetReader> raw;
+  std::optional<formats::JpegDatasetReader> jpeg;
+
+  /// Opens `options.path` with the reader its layout needs; throws FormatError for a bad file
+  /// and UsageError for options the layout cannot honour.
+  static DatasetSource open(const LoaderOptions& options);
+
+  [[nodiscard]] std::uint64_t num_samples() const;
+  /// Samples stored together (1 for the jpeg layout: every sample is read on its own).
+  [[nodiscard]] std::uint64_t samples_per_chunk() const;
+  [[nodiscard]] const std::vector<std::int64_t>& labels() const;
+  [[nodiscard]] const std::optional<formats::ChannelStats>& channel_stats() const;
+  /// One sample as it sits in a batch slot: the stored shape (raw) or the decode size (jpeg).
+  [[nodiscard]] formats::SampleShape slot_shape(const LoaderOptions& options) const;
+};
+
+}  // namespace gpufeed::detail

@@ -1,0 +1,98 @@
+#include "jpeg_samples.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "gpufeed/formats/crop.hpp"
+#include "gpufeed/formats/image.hpp"
+#include "gpufeed/formats/jpeg_codec.hpp"
+#include "gpufeed/profiler/clock.hpp"
+#include "gpufeed/profiler/range.hpp"
+
+namespace gpufeed::detail {
+
+namespace {
+
+/// One per worker thread: TurboJPEG handle, resizer taps, the encoded bytes, the decoded image.
+struct DecodeScratch {
+  formats::JpegDecoder decoder;
+  formats::Resizer resizer;
+  std::vector<std::uint8_t> bytes;
+  formats::Image image;
+};
+
+DecodeScratch& scratch() {
+  thread_local DecodeScratch s;
+  return s;
+}
+
+}  // namespace
+
+JpegSamples::JpegSamples(const formats::JpegDatasetReader& reader, std::uint32_t height,
+                         std::uint32_t width, Augment augment, formats::ResizeFilter filter,
+                         std::uint64_t seed)
+    : reader_(reader),
+      height_(height),
+      width_(width),
+      augment_(augment),
+      filter_(filter),
+      seed_(seed) {}
+
+DecodeTiming JpegSamples::decode(std::uint64_t sample, std::uint64_t epoch,
+                                 std::uint8_t* out) const {
+  DecodeScratch& s = scratch();
+  DecodeTiming timing;
+  const std::int64_t t0 = profiler::now_ns();
+  {
+    GPUFEED_RANGE("read");
+    reader_.sample_bytes(sample, s.bytes);
+  }
+  const std::int64_t t1 = profiler::now_ns();
+  GPUFEED_RANGE("decode");
+  if (s.decoder.source() != reader_.path()) s.decoder.set_source(reader_.path());
+  const formats::JpegInfo info = s.decoder.header(s.bytes, sample);
+  formats::CropBox crop{0, 0, info.width, info.height};
+  if (augment_ == Augment::crop_flip) {
+    crop = formats::random_resized_crop(info.width, info.height, seed_, epoch, sample);
+  } else if (augment_ == Augment::center) {
+    crop = formats::center_crop(info.width, info.height, width_, height_, 0.875);
+  }
+  const formats::ScalingFactor scale =
+      formats::best_scale(crop.width, crop.height, width_, height_);
+  // Decode at the reduced size, keeping the scaled crop inside the whole decoded image.
+  const std::uint32_t sw = scale.scale(info.width), sh = scale.scale(info.height);
+  if (s.image.width != sw || s.image.height != sh || s.image.channels != 3) {
+    s.image.width = sw;
+    s.image.height = sh;
+    s.image.channels = 3;
+    s.image.pixels.resize(std::size_t{sw} * sh * 3);
+  }
+  s.decoder.decode(s.bytes, info, scale, s.image.view(), sample);
+  const formats::ImageView dst{out, width_, height_, 3, std::size_t{width_} * 3};
+  s.resizer.resize(s.image.view(), crop.box_scaled(info.width, info.height, sw, sh), dst, filter_);
+  const bool flip = (augment_ == Augment::flip || augment_ == Augment::crop_flip) &&
+                    formats::random_flip(seed_, epoch, sample);
+  if (flip) flip_horizontal(out, height_, width_, 3, false);
+  timing.read_ns = t1 - t0;
+  timing.decode_ns = profiler::now_ns() - t1;
+  return timing;
+}
+
+void flip_horizontal(std::uint8_t* pixels, std::uint32_t height, std::uint32_t width,
+                     std::uint32_t channels, bool planar) {
+  if (planar) {
+    for (std::uint32_t row = 0; row < channels * height; ++row) {
+      std::uint8_t* r = pixels + std::size_t{row} * width;
+      std::reverse(r, r + width);
+    }
+    return;
+  }
+  for (std::uint32_t y = 0; y < height; ++y) {
+    std::uint8_t* r = pixels + std::size_t{y} * width * channels;
+    for (std::uint32_t a = 0, b = width - 1; a < b; ++a, --b) {
+      std::swap_ranges(r + a * channels, r + (a + 1) * channels, r + b * channels);
+    }
+  }
+}
+
+}  // namespace gpufeed::detail

@@ -1,0 +1,155 @@
+// The jpeg layout through the loader: decode into the slot, augmentation, bad samples.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpufeed/formats/image.hpp"
+#include "gpufeed/formats/jpeg_codec.hpp"
+#include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/resize.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/pipeline/loader.hpp"
+#include "temp_dir.hpp"
+
+namespace gpufeed {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::uint64_t kSamples = 40;
+
+/// A smooth, sample-specific picture of `w` x `h`.
+formats::Image picture(std::uint64_t i, std::uint32_t w, std::uint32_t h) {
+  formats::Image img(w, h, 3);
+  for (std::uint32_t y = 0; y < h; ++y) {
+    for (std::uint32_t x = 0; x < w; ++x) {
+      std::uint8_t* p = img.pixels.data() + (std::size_t{y} * w + x) * 3;
+      p[0] = static_cast<std::uint8_t>((x * 255) / w);
+      p[1] = static_cast<std::uint8_t>((y * 255) / h);
+      p[2] = static_cast<std::uint8_t>((i * 37) % 256);
+    }
+  }
+  return img;
+}
+
+/// Writes kSamples JPEGs of mixed sizes; sample `broken` (if any) is not a JPEG.
+void write_jpeg_file(const std::string& path, std::uint64_t broken = ~0ull) {
+  formats::JpegDatasetWriter writer(path);
+  formats::JpegEncoder encoder(95);
+  for (std::uint64_t i = 0; i < kSamples; ++i) {
+    const std::uint32_t w = 40 + static_cast<std::uint32_t>(i % 5) * 16;
+    const std::uint32_t h = 32 + static_cast<std::uint32_t>(i % 3) * 16;
+    std::vector<std::uint8_t> bytes = encoder.encode(picture(i, w, h).view());
+    if (i == broken) bytes.assign(bytes.size(), 0x42);
+    writer.append(bytes, {static_cast<std::uint16_t>(h), static_cast<std::uint16_t>(w), 3},
+                  static_cast<std::int64_t>(i % 4));
+  }
+  writer.commit();
+}
+
+LoaderOptions jpeg_options(const std::string& path) {
+  LoaderOptions o;
+  o.path = path;
+  o.batch_size = 8;
+  o.workers = 2;
+  o.order = Order::random;
+  o.seed = 3;
+  o.height = 16;
+  o.width = 24;
+  o.shard = Shard{};
+  return o;
+}
+
+class JpegLoader : public ::testing::Test {
+ protected:
+  testing::TempDir dir_;
+  std::string path_ = dir_.file("photos.h5");
+};
+
+TEST_F(JpegLoader, DecodesEverySampleIntoTheSlotAsDecodePlusResizeWould) {
+  write_jpeg_file(path_);
+  Loader loader(jpeg_options(path_));
+  ASSERT_NE(loader.jpeg_dataset(), nullptr);
+  EXPECT_EQ(loader.sample_shape(), (formats::SampleShape{16, 24, 3, formats::Layout::nhwc}));
+  formats::JpegDecoder decoder;
+  std::set<std::uint64_t> seen;
+  std::vector<std::uint8_t> bytes;
+  for (Batch& b : loader.epoch(0)) {
+    for (std::uint32_t s = 0; s < b.size(); ++s) {
+      const std::uint64_t i = b.sample_indices()[s];
+      seen.insert(i);
+      EXPECT_EQ(b.labels()[s], static_cast<std::int64_t>(i % 4));
+      loader.jpeg_dataset()->sample_bytes(i, bytes);
+      const formats::Image full = decoder.decode(bytes, i);
+      formats::Image want(24, 16, 3);
+      formats::resize(full.view(), want.view(), formats::ResizeFilter::bilinear);
+      const auto got = b.raw().subspan(s * want.pixels.size(), want.pixels.size());
+      // The loader may decode at a reduced DCT scale first: allow small differences.
+      double diff = 0;
+      for (std::size_t k = 0; k < want.pixels.size(); ++k)
+        diff += std::abs(got[k] - want.pixels[k]);
+      EXPECT_LT(diff / static_cast<double>(want.pixels.size()), 3.0) << "sample " << i;
+    }
+    EXPECT_EQ(b.images().size(), b.size() * 16u * 24u * 3u);
+  }
+  EXPECT_EQ(seen.size(), kSamples);
+  EXPECT_EQ(loader.stats()[Stage::decode].items, 5u);
+}
+
+TEST_F(JpegLoader, AugmentationIsReproducibleAcrossThreadCounts) {
+  write_jpeg_file(path_);
+  auto pixels = [&](unsigned workers, std::uint64_t epoch) {
+    LoaderOptions o = jpeg_options(path_);
+    o.augment = Augment::crop_flip;
+    o.workers = workers;
+    Loader loader(o);
+    std::vector<std::uint8_t> all;
+    for (Batch& b : loader.epoch(epoch)) all.insert(all.end(), b.raw().begin(), b.raw().end());
+    return all;
+  };
+  const auto one = pixels(1, 0);
+  EXPECT_EQ(pixels(3, 0), one);
+  EXPECT_NE(pixels(1, 1), one);  // a new epoch draws new crops
+}
+
+TEST_F(JpegLoader, BadSampleFailsWithItsIndexOrIsReplaced) {
+  write_jpeg_file(path_, 13);
+  {
+    LoaderOptions o = jpeg_options(path_);
+    o.order = Order::sequential;
+    Loader loader(o);
+    loader.start_epoch(0);
+    try {
+      while (loader.next()) {
+      }
+      FAIL() << "the broken sample was not reported";
+    } catch (const PipelineError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("sample 13"));
+      EXPECT_THAT(e.what(), HasSubstr("photos.h5"));
+    }
+  }
+  LoaderOptions o = jpeg_options(path_);
+  o.on_error = OnError::skip;
+  Loader loader(o);
+  std::uint64_t delivered = 0;
+  for (Batch& b : loader.epoch(0)) {
+    delivered += b.size();
+    for (auto i : b.sample_indices()) EXPECT_NE(i, 13u);
+  }
+  EXPECT_EQ(delivered, kSamples);  // batches stay full
+  EXPECT_EQ(loader.stats().skipped_samples, 1u);
+}
+
+TEST_F(JpegLoader, RawOnlyOptionsAreRefusedClearly) {
+  write_jpeg_file(path_);
+  LoaderOptions o = jpeg_options(path_);
+  o.height = 5000;
+  EXPECT_THROW(Loader{o}, UsageError);
+}
+
+}  // namespace
+}  // namespace gpufeed
