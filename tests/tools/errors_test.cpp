@@ -57,8 +57,15 @@ TEST_F(ToolErrors, PipebenchUsageErrors) {
   expect_one_line_error(pipebench({"--data", data_, "--batch", "0"}), 2, "pipebench", "--batch");
   expect_one_line_error(pipebench({"--data", data_, "--model", "resnet18"}), 2, "pipebench",
                         "--model is not supported yet");
-  expect_one_line_error(pipebench({"--data", data_, "--echo", "2"}), 2, "pipebench",
-                        "--echo is not supported yet");
+  expect_one_line_error(pipebench({"--data", data_, "--echo", "0"}), 2, "pipebench", "--echo 0");
+  expect_one_line_error(pipebench({"--data", data_, "--augment", "rotate"}), 2, "pipebench",
+                        "rotate");
+  expect_one_line_error(pipebench({"--data", data_, "--augment", "crop-flip"}), 2, "pipebench",
+                        "jpeg-layout");
+  expect_one_line_error(pipebench({"--data", data_, "--size", "12x"}), 2, "pipebench", "--size");
+  expect_one_line_error(pipebench({"--data", data_, "--inject-stall", "wait:5"}), 2, "pipebench",
+                        "--inject-stall");
+  expect_one_line_error(pipebench({"--data", data_, "--dtype", "int8"}), 2, "pipebench", "int8");
   expect_one_line_error(pipebench({"--data", data_, "--synthetic", "10:8x8x3"}), 2, "pipebench",
                         "--synthetic");
   expect_one_line_error(pipebench({"--data", data_, "--epochs", "2", "--steps", "3"}), 2,

@@ -18,12 +18,8 @@ namespace gpufeed::tools::pipebench {
 namespace {
 
 DeviceChoice choose_device(const std::string& requested) {
-  DeviceChoice device{requested, resolve_device(requested), "cpu"};
-  if (device.resolved != "cpu") {
-    print_note(kProgram,
-               "GPU staging is not built yet: running on the CPU instead of " + device.resolved);
-  }
-  return device;
+  const std::string resolved = resolve_device(requested);
+  return DeviceChoice{requested, resolved, resolved};
 }
 
 int run_bench(const BenchOptions& options) {

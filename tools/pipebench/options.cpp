@@ -45,19 +45,18 @@ void add_length_options(CLI::App& cmd, BenchOptions& o) {
 }
 
 void add_later_options(CLI::App& cmd, BenchOptions& o) {
-  cmd.add_option("--echo", o.echo, "1, N or auto (not supported yet)");
-  cmd.add_option("--size", o.size, "HxW (not supported yet)");
-  cmd.add_option("--augment", o.augment, "(not supported yet)")
-      ->check(CLI::IsMember({"none", "flip", "crop-flip"}));
-  cmd.add_option("--on-error", o.on_error, "(not supported yet)")
-      ->check(CLI::IsMember({"fail", "skip"}));
-  cmd.add_option("--dtype", o.dtype, "(not supported yet)")
-      ->check(CLI::IsMember({"float32", "float16", "bfloat16"}));
+  cmd.add_option("--echo", o.echo,
+                 "deliver each batch N times, or auto[:CAP]: only when input is late");
+  cmd.add_option("--size", o.size, "HxW: decode size of jpeg-layout files (default 224x224)");
+  cmd.add_option("--augment", o.augment, "none, flip, crop-flip or center");
+  cmd.add_option("--on-error", o.on_error, "fail or skip undecodable samples");
+  cmd.add_option("--dtype", o.dtype, "float32, float16 or bfloat16 (CUDA device)");
   cmd.add_option("--model", o.model, "(not supported yet)")
       ->check(CLI::IsMember({"none", "mlp", "cnn", "resnet18"}));
   cmd.add_option("--trace", o.trace, "OUT.json (not supported yet)");
   cmd.add_option("--report", o.report, "OUT.html (not supported yet)");
-  cmd.add_option("--inject-stall", o.inject_stall, "STAGE:MS@EVERY (not supported yet)");
+  cmd.add_option("--inject-stall", o.inject_stall,
+                 "STAGE:MS@EVERY: sleep MS ms in STAGE every EVERY batches");
 }
 
 void reject_if_set(const char* option, const std::string& value, const std::string& default_value) {
@@ -76,19 +75,9 @@ void add_run_options(CLI::App& command, BenchOptions& options) {
 }
 
 void reject_unsupported(const BenchOptions& o) {
-  static const std::regex echo_pattern(R"(^(auto|[1-9][0-9]*)$)");
-  if (!std::regex_match(o.echo, echo_pattern)) {
-    throw UsageError("--echo " + o.echo + " is not a repeat count; use 1, N >= 2 or auto");
-  }
-  reject_if_set("--echo", o.echo, "1");
-  reject_if_set("--size", o.size, "");
-  reject_if_set("--augment", o.augment, "none");
-  reject_if_set("--on-error", o.on_error, "fail");
-  reject_if_set("--dtype", o.dtype, "float32");
   reject_if_set("--model", o.model, "none");
   reject_if_set("--trace", o.trace, "");
   reject_if_set("--report", o.report, "");
-  reject_if_set("--inject-stall", o.inject_stall, "");
 }
 
 LoaderOptions loader_options(const BenchOptions& o) {
@@ -103,6 +92,20 @@ LoaderOptions loader_options(const BenchOptions& o) {
   lo.seed = o.seed;
   lo.cache_bytes = o.cache_mb << 20;
   lo.use_index = !o.no_index;
+  lo.echo = EchoOptions::parse(o.echo);
+  lo.augment = parse_augment(o.augment);
+  lo.on_error = parse_on_error(o.on_error);
+  lo.dtype = parse_dtype(o.dtype);
+  if (!o.inject_stall.empty()) lo.inject_stall = StallInjection::parse(o.inject_stall);
+  if (!o.size.empty()) {
+    static const std::regex size_pattern(R"(^([1-9][0-9]{0,3})x([1-9][0-9]{0,3})$)");
+    std::smatch m;
+    if (!std::regex_match(o.size, m, size_pattern)) {
+      throw UsageError("--size " + o.size + ": expected HxW, e.g. 224x224");
+    }
+    lo.height = static_cast<std::uint32_t>(std::stoul(m[1].str()));
+    lo.width = static_cast<std::uint32_t>(std::stoul(m[2].str()));
+  }
   return lo;
 }
 

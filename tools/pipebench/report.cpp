@@ -17,12 +17,29 @@ DatasetSummary summarize(const formats::DatasetReader& reader, const BenchDatase
   return d;
 }
 
+DatasetSummary summarize(const Loader& loader, const BenchDataset& data) {
+  const formats::JpegDatasetReader* jpeg = loader.jpeg_dataset();
+  if (jpeg == nullptr) return summarize(loader.dataset(), data);
+  DatasetSummary d;
+  d.path = data.path();
+  d.synthetic = data.synthetic();
+  d.samples = jpeg->num_samples();
+  d.shape = loader.sample_shape();
+  d.chunk = 1;
+  d.chunks = jpeg->num_samples();
+  d.compression = "jpeg";
+  d.read_path = "jpeg " + std::string(jpeg->read_path() == formats::JpegReadPath::contiguous
+                                          ? "contiguous (pread)"
+                                          : "hyperslab");
+  return d;
+}
+
 }  // namespace
 
 BenchReport make_report(const Loader& loader, const BenchDataset& data, const BenchOptions& options,
                         const DeviceChoice& device, const RunResult& run) {
   BenchReport r;
-  r.dataset = summarize(loader.dataset(), data);
+  r.dataset = summarize(loader, data);
   r.options = options;
   r.plan = run_plan(options);
   r.device = device;

@@ -57,7 +57,13 @@ json settings_json(const BenchReport& r) {
           {"cache_mb", o.cache_mb},
           {"use_index", !o.no_index},
           {"images", o.images},
-          {"labels", o.labels}};
+          {"labels", o.labels},
+          {"dtype", o.dtype},
+          {"echo", o.echo},
+          {"augment", o.augment},
+          {"on_error", o.on_error},
+          {"size", o.size.empty() ? json(nullptr) : json(o.size)},
+          {"inject_stall", o.inject_stall.empty() ? json(nullptr) : json(o.inject_stall)}};
 }
 
 json cache_json(const BenchReport& r) {
@@ -98,6 +104,16 @@ json report_json(const BenchReport& r) {
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   j["slot_bytes"] = s.slot_bytes;
   j["cache"] = cache_json(r);
+  j["skipped_samples"] = s.skipped_samples;
+  j["memory"] = {{"slot_bytes", s.slot_bytes},
+                 {"pinned", s.pinned},
+                 {"pinned_bytes", s.pinned_bytes},
+                 {"device_bytes", s.device_bytes},
+                 {"peak_rss_bytes", r.peak_rss_bytes}};
+  j["h2d"] = {{"pinned_bytes_per_s",
+               r.device.used == "cpu" ? json(nullptr) : json(s.pinned_h2d_bytes_per_s)},
+              {"pageable_bytes_per_s",
+               r.device.used == "cpu" ? json(nullptr) : json(s.pageable_h2d_bytes_per_s)}};
   return j;
 }
 

@@ -51,6 +51,29 @@ void print_settings(const BenchReport& r) {
   row("settings", format("device %s, batch %u, workers %u, prefetch %u, order %s, seed %llu, %s",
                          r.device.used.c_str(), o.batch, r.workers, o.prefetch, o.order.c_str(),
                          static_cast<unsigned long long>(o.seed), length.c_str()));
+  row("", format("dtype %s, echo %s, augment %s, on-error %s", o.dtype.c_str(), o.echo.c_str(),
+                 o.augment.c_str(), o.on_error.c_str()) +
+              (o.inject_stall.empty() ? "" : ", injected stall " + o.inject_stall));
+}
+
+void print_device(const BenchReport& r) {
+  const LoaderStats& s = r.run.stats;
+  const auto& o = r.options;
+  if (o.echo != "1") {
+    row("echo",
+        format("%llu fresh batches, %llu echoed", static_cast<unsigned long long>(s.fresh_batches),
+               static_cast<unsigned long long>(s.echoed_batches)));
+  }
+  if (s.skipped_samples > 0) {
+    row("skipped", format("%llu undecodable samples replaced (--on-error skip)",
+                          static_cast<unsigned long long>(s.skipped_samples)));
+  }
+  if (r.device.used == "cpu") return;
+  row("h2d", format("pinned %.2f GB/s, pageable %.2f GB/s (measured at start)%s",
+                    s.pinned_h2d_bytes_per_s / 1e9, s.pageable_h2d_bytes_per_s / 1e9,
+                    s.pinned ? "" : "; slots are PAGEABLE: pinning failed"));
+  row("device", "pinned host " + mb(static_cast<double>(s.pinned_bytes)) + ", device slots " +
+                    mb(static_cast<double>(s.device_bytes)));
 }
 
 void print_throughput(const BenchReport& r) {
@@ -109,6 +132,7 @@ void print_report(const BenchReport& r) {
   print_settings(r);
   print_throughput(r);
   print_stages(r);
+  print_device(r);
   print_memory(r);
   print_bottleneck(r);
   std::fflush(stdout);
