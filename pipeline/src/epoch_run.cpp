@@ -2,6 +2,7 @@
 
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/profiler/clock.hpp"
+#include "gpufeed/profiler/range.hpp"
 #include "loader_core.hpp"
 
 namespace gpufeed::detail {
@@ -97,6 +98,7 @@ void EpochRun::drop_echo_hold() {
 }
 
 Delivery EpochRun::next() {
+  GPUFEED_RANGE("wait");  // the consumer blocked on the loader: what input_wait gaps are made of
   std::unique_lock lock(mutex_);
   core_.note_ready_depth(ready_.size());
   const std::int64_t t0 = profiler::now_ns();
