@@ -46,11 +46,28 @@ std::optional<Recommendation> echo_rule(const GapReport& r, const PipelineFacts&
                         predicted_util_with_echo(r, e)};
 }
 
+/// How busy the bottleneck stage keeps each worker: from the caller's counters when given,
+/// else from the recorded ranges (threads in the stage while waiting / workers); negative when
+/// unknown.
+double stage_saturation(const GapReport& r, const PipelineFacts& f) {
+  if (const auto it = f.stage_busy.find(r.bottleneck_stage); it != f.stage_busy.end()) {
+    return it->second;
+  }
+  for (const StageShare& s : r.stages) {
+    if (s.name == r.bottleneck_stage && f.workers && *f.workers > 0 && s.share_during_wait > 0) {
+      return s.share_during_wait / *f.workers;
+    }
+  }
+  return -1;
+}
+
 std::optional<Recommendation> workers_rule(const GapReport& r, const PipelineFacts& f) {
   if (r.verdict == Verdict::not_input_bound || r.bottleneck_stage.empty()) return {};
   const unsigned n = f.workers.value_or(0);
   const unsigned cores = f.cpu_cores.value_or(0);
   if (n > 0 && cores > 0 && n >= cores) return {};  // no idle core to add
+  const double saturation = stage_saturation(r, f);
+  if (saturation >= 0 && saturation < 0.6) return {};  // workers idle: more would not help
   const unsigned target = n > 0 ? (cores > 0 ? std::min(cores, 2 * n) : 2 * n) : 0;
   const double scale = n > 0 ? static_cast<double>(n) / target : 0.5;
   // The loader delivers a batch every busy + wait; more workers shorten that period.
@@ -58,12 +75,13 @@ std::optional<Recommendation> workers_rule(const GapReport& r, const PipelineFac
   const double w = idle(r, GapCause::input_wait);
   const double new_wait = std::max(0.0, (b + w) * scale - b);
   const double util = util_without(r, w - new_wait);
+  std::string why = "\"" + r.bottleneck_stage + "\" is the busiest stage while the consumer waits";
+  if (saturation >= 0) why += ", busy " + percent(saturation) + " per worker";
+  if (n > 0) why += " (" + std::to_string(n) + " workers";
+  if (n > 0) why += cores > 0 ? ", " + std::to_string(cores) + " cores)" : ")";
   return Recommendation{
       "workers", n > 0 ? "--workers " + std::to_string(target) : "--workers 2x the current count",
-      "\"" + r.bottleneck_stage + "\" is the busiest stage while the consumer waits" +
-          (n > 0 ? " (" + std::to_string(n) + " workers" +
-                       (cores > 0 ? ", " + std::to_string(cores) + " cores" : "") + ")"
-                 : ""),
+      why,
       "input wait " + percent(w / window(r)) + " -> " + percent(new_wait / window(r)) +
           ", device utilization -> " + percent(util) + " if the stage scales with workers",
       util};

@@ -12,10 +12,10 @@ using detail::duration;
 using detail::percent;
 
 void write_causes(std::ostringstream& out, const GapReport& r) {
-  out << "idle by cause       ";
+  out << "idle by cause      ";
   for (GapCause c :
        {GapCause::input_wait, GapCause::host_sync, GapCause::launch, GapCause::other}) {
-    out << gap_cause_name(c) << ' ' << percent(r.idle_share(c)) << "  ";
+    out << ' ' << gap_cause_name(c) << ' ' << percent(r.idle_share(c));
   }
   out << '\n';
 }

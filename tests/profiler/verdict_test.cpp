@@ -72,6 +72,22 @@ TEST(Recommendation, WorkersOnlyWhenCoresAreLeft) {
   EXPECT_TRUE(recommend(r, facts).empty());
 }
 
+TEST(Recommendation, NoMoreWorkersWhenTheStageIsNotSaturated) {
+  GapReport r = report_with(50, 50, 0);
+  r.bottleneck_stage = "read";
+  PipelineFacts facts;
+  facts.workers = 4;
+  facts.cpu_cores = 16;
+  facts.echo = 2;
+  facts.stage_busy = {{"read", 0.3}};  // workers mostly idle: the stage waits on something else
+  for (const Recommendation& rec : recommend(r, facts)) EXPECT_NE(rec.kind, "workers");
+  facts.stage_busy = {{"read", 0.95}};
+  const auto recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs[0].kind, "workers");
+  EXPECT_NE(recs[0].reason.find("busy 95.0% per worker"), std::string::npos) << recs[0].reason;
+}
+
 TEST(Recommendation, PinnedMemoryAndTransferDtypeFromFacts) {
   GapReport r = report_with(90, 0, 10);
   r.pageable_h2d_ns = 4'000;
