@@ -9,9 +9,9 @@
 
 namespace gpufeed::formats {
 
-void throw_errno(const std::string& what) {
+void throw_errno(const std::string& what, const std::string& advice) {
   const int err = errno;
-  throw IoError(what + ": " + std::strerror(err));
+  throw IoError(what + ": " + std::strerror(err) + advice);
 }
 
 }  // namespace gpufeed::formats

@@ -12,7 +12,7 @@ namespace gpufeed::formats::detail {
 
 UniqueFd open_read_only(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) throw_errno("cannot open " + path);
+  if (!fd) throw_errno("cannot open " + path, "; check the path and its permissions");
   return fd;
 }
 

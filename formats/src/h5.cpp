@@ -175,7 +175,10 @@ void write_vector(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, 
 // a plain "No such file or directory" instead of HDF5's long internal description.
 Id create_file(const std::string& path) {
   UniqueFd probe(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!probe) throw_errno("cannot create " + path);
+  if (!probe) {
+    throw_errno("cannot create " + path,
+                "; check that the output directory exists and is writable");
+  }
   probe.reset();
   return check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                   "cannot create " + path);

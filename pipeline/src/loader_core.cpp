@@ -257,10 +257,12 @@ void LoaderCore::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end
 }
 
 void LoaderCore::assemble(Slot& slot) {
-  GPUFEED_RANGE("assemble");
   if (staging) staging->reclaim(slot, counters);
+  // Injected stalls sit outside the assemble range, in a range of their own stage.
   maybe_stall(Stage::read, slot);
+  maybe_stall(Stage::decode, slot);
   maybe_stall(Stage::assemble, slot);
+  GPUFEED_RANGE("assemble");
   const std::uint32_t grain =
       std::max(16u, slot.count / (2 * static_cast<std::uint32_t>(arena_.max_concurrency())));
   oneapi::tbb::parallel_for(
@@ -322,13 +324,35 @@ void LoaderCore::maybe_stall(Stage stage, const Slot& slot) {
   const auto& stall = options.inject_stall;
   if (!stall || stall->stage != stage || !stall->hits(slot.index)) return;
   const std::int64_t t0 = profiler::now_ns();
-  std::this_thread::sleep_for(std::chrono::milliseconds(stall->ms));
+  const auto sleep = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(stall->ms)); };
+  switch (stage) {
+    case Stage::read: {
+      GPUFEED_RANGE("read");
+      sleep();
+      break;
+    }
+    case Stage::decode: {
+      GPUFEED_RANGE("decode");
+      sleep();
+      break;
+    }
+    case Stage::normalize: {
+      GPUFEED_RANGE("normalize");
+      sleep();
+      break;
+    }
+    default: {
+      GPUFEED_RANGE("assemble");
+      sleep();
+      break;
+    }
+  }
   counters.add(stage, profiler::now_ns() - t0, 0);
 }
 
 void LoaderCore::normalize(Slot& slot) {
-  GPUFEED_RANGE("normalize");
   maybe_stall(Stage::normalize, slot);
+  GPUFEED_RANGE("normalize");
   if (staging) {
     staging->submit(slot);
     counters.add(Stage::h2d, 0, 1);

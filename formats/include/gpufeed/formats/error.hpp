@@ -19,7 +19,7 @@ class IoError : public FormatError {
   using FormatError::FormatError;
 };
 
-/// Throws IoError("<what>: <strerror(errno)>"). Out of line so call sites stay small.
-[[noreturn]] void throw_errno(const std::string& what);
+/// Throws IoError("<what>: <strerror(errno)><advice>"). Out of line so call sites stay small.
+[[noreturn]] void throw_errno(const std::string& what, const std::string& advice = {});
 
 }  // namespace gpufeed::formats
