@@ -17,9 +17,13 @@ struct ConvertOptions {
   std::string from = "auto";
   std::string labels;
   std::string compression = "none";
-  std::string store = "raw";
+  std::string store = "auto";
   std::string size;
+  std::string filter = "bilinear";
+  std::string split = "auto";
   bool skip_bad = false;
+  int quality = 0;
+  std::uint32_t max_side = 0;
   std::uint64_t chunk = 0;
   unsigned workers = 0;
   std::uint64_t seed = 0;
@@ -43,9 +47,14 @@ CLI::App* add_verify_command(CLI::App& app, InspectOptions& options);
 /// --images, --labels, --layout and --no-index, shared by info and verify.
 void add_reader_options(CLI::App& command, InspectOptions& options);
 formats::ReaderOptions reader_options(const InspectOptions& options);
+/// No --images and no --layout: the file may be of either schema v1 layout.
+bool default_dataset_options(const InspectOptions& options);
 
 int run_convert(const ConvertOptions& options);
 int run_info(const InspectOptions& options);
 int run_verify(const InspectOptions& options);
+/// info and verify of a jpeg-layout file.
+int run_info_jpeg(const InspectOptions& options);
+int run_verify_jpeg(const InspectOptions& options);
 
 }  // namespace gpufeed::tools::h5pack

@@ -10,28 +10,14 @@
 #include "common/cli.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "h5pack/commands.hpp"
+#include "h5pack/file_layout.hpp"
+#include "h5pack/info_text.hpp"
 
 namespace gpufeed::tools::h5pack {
 
-namespace {
-
 using nlohmann::json;
 
-constexpr std::size_t kNamesShown = 5;
-
-json label_summary(const std::vector<std::int64_t>& labels) {
-  const bool present = std::any_of(labels.begin(), labels.end(), [](auto l) { return l != -1; });
-  if (!present) return {{"present", false}, {"min", nullptr}, {"max", nullptr}, {"distinct", 0}};
-  const auto [lo, hi] = std::minmax_element(labels.begin(), labels.end());
-  const std::unordered_set<std::int64_t> distinct(labels.begin(), labels.end());
-  return {{"present", true}, {"min", *lo}, {"max", *hi}, {"distinct", distinct.size()}};
-}
-
-json channel_stats(const formats::DatasetReader& reader) {
-  const auto& stats = reader.channel_stats();
-  if (!stats) return {{"mean", nullptr}, {"std", nullptr}};
-  return {{"mean", stats->mean}, {"std", stats->std}};
-}
+namespace {
 
 json info_json(const formats::DatasetReader& r) {
   const formats::SampleShape shape = r.sample_shape();
@@ -39,6 +25,7 @@ json info_json(const formats::DatasetReader& r) {
   const std::uint64_t stored = r.stored_bytes();
   json j = {{"path", r.path()},
             {"schema_version", r.schema_version()},
+            {"storage", "raw"},
             {"layout", formats::to_string(shape.layout)},
             {"samples", r.num_samples()},
             {"shape", {shape.height, shape.width, shape.channels}},
@@ -57,36 +44,8 @@ json info_json(const formats::DatasetReader& r) {
   const auto& names = r.class_names();
   j["class_names"] = names;
   j["classes"] = names.empty() ? j["labels"]["distinct"] : json(names.size());
-  j.update(channel_stats(r));
+  j.update(channel_stats_json(r.channel_stats()));
   return j;
-}
-
-std::string numbers(const json& values) {
-  if (values.is_null()) return "-";
-  std::string text;
-  for (const auto& v : values) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%s%.2f", text.empty() ? "" : " ", v.get<double>());
-    text += buffer;
-  }
-  return text;
-}
-
-std::string names_text(const json& j) {
-  const auto& names = j["class_names"];
-  if (names.empty()) return j["classes"].dump() + " (no class names)";
-  std::string text = std::to_string(names.size()) + ":";
-  for (std::size_t i = 0; i < names.size() && i < kNamesShown; ++i) {
-    text += i == 0 ? " " : ", ";
-    text += names[i].get<std::string>();
-  }
-  return names.size() > kNamesShown ? text + ", ..." : text;
-}
-
-std::string labels_text(const json& labels) {
-  if (!labels["present"].get<bool>()) return "none";
-  return labels["min"].dump() + " .. " + labels["max"].dump() + ", " + labels["distinct"].dump() +
-         " distinct";
 }
 
 void print_text(const json& j) {
@@ -115,6 +74,52 @@ void print_text(const json& j) {
 
 }  // namespace
 
+json label_summary(const std::vector<std::int64_t>& labels) {
+  const bool present = std::any_of(labels.begin(), labels.end(), [](auto l) { return l != -1; });
+  if (!present) return {{"present", false}, {"min", nullptr}, {"max", nullptr}, {"distinct", 0}};
+  const auto [lo, hi] = std::minmax_element(labels.begin(), labels.end());
+  const std::unordered_set<std::int64_t> distinct(labels.begin(), labels.end());
+  return {{"present", true}, {"min", *lo}, {"max", *hi}, {"distinct", distinct.size()}};
+}
+
+json channel_stats_json(const std::optional<formats::ChannelStats>& stats) {
+  if (!stats) return {{"mean", nullptr}, {"std", nullptr}};
+  return {{"mean", stats->mean}, {"std", stats->std}};
+}
+
+std::string numbers(const json& values) {
+  if (values.is_null()) return "-";
+  std::string text;
+  for (const auto& v : values) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%s%.2f", text.empty() ? "" : " ", v.get<double>());
+    text += buffer;
+  }
+  return text;
+}
+
+std::string names_text(const json& j) {
+  constexpr std::size_t kNamesShown = 5;
+  const auto& names = j["class_names"];
+  if (names.empty()) return j["classes"].dump() + " (no class names)";
+  std::string text = std::to_string(names.size()) + ":";
+  for (std::size_t i = 0; i < names.size() && i < kNamesShown; ++i) {
+    text += i == 0 ? " " : ", ";
+    text += names[i].get<std::string>();
+  }
+  return names.size() > kNamesShown ? text + ", ..." : text;
+}
+
+std::string labels_text(const json& labels) {
+  if (!labels["present"].get<bool>()) return "none";
+  return labels["min"].dump() + " .. " + labels["max"].dump() + ", " + labels["distinct"].dump() +
+         " distinct";
+}
+
+bool default_dataset_options(const InspectOptions& o) {
+  return o.images == "/images" && o.layout.empty();
+}
+
 void add_reader_options(CLI::App& command, InspectOptions& o) {
   command.add_option("FILE", o.file, "an HDF5 dataset file")->required();
   command.add_option("--images", o.images, "the uint8 image dataset in the file");
@@ -141,6 +146,9 @@ CLI::App* add_info_command(CLI::App& app, InspectOptions& o) {
 }
 
 int run_info(const InspectOptions& o) {
+  if (default_dataset_options(o) && file_layout(o.file) == FileLayout::jpeg) {
+    return run_info_jpeg(o);
+  }
   const formats::DatasetReader reader(o.file, reader_options(o));
   const json j = info_json(reader);
   if (o.json) {

@@ -1,0 +1,37 @@
+#pragma once
+// What h5pack convert was asked to do, checked, and the conversions that do it.
+#include <cstdint>
+#include <string>
+
+#include "common/pack_file.hpp"
+#include "gpufeed/formats/dataset_writer.hpp"
+#include "h5pack/compression.hpp"
+#include "h5pack/image_folder.hpp"
+#include "h5pack/image_work.hpp"
+
+namespace gpufeed::tools::h5pack {
+
+struct ConvertSettings {
+  std::string output;
+  unsigned workers = 0;  ///< 0: all cores
+  bool skip_bad = false;
+  JpegSettings jpeg;        ///< --store jpeg
+  RawSettings raw;          ///< --store raw of an image folder
+  Compression compression;  ///< --store raw
+  std::uint64_t chunk = 0;  ///< --store raw: samples per chunk, 0: about 1 MiB
+};
+
+/// An image folder to the jpeg layout: every file decoded once (validation and statistics),
+/// its bytes kept or re-encoded. Prints the summary; returns the exit code.
+int convert_folder_to_jpeg(const ImageFolder& folder, const ConvertSettings& settings);
+/// An image folder to the raw layout at settings.raw's size.
+int convert_folder_to_raw(const ImageFolder& folder, const ConvertSettings& settings);
+/// An array source (npy, synthetic, cifar10, mnist) to the jpeg layout: every image encoded.
+int convert_array_to_jpeg(const PackInput& input, const ConvertSettings& settings);
+/// An array source to the raw layout.
+int convert_array_to_raw(const PackInput& input, const ConvertSettings& settings);
+
+/// pack_file() with the settings' chunking, compression and workers, and a progress bar.
+PackResult pack_raw(const PackInput& input, const ConvertSettings& settings);
+
+}  // namespace gpufeed::tools::h5pack

@@ -1,0 +1,136 @@
+// h5pack info of a jpeg-layout file: counts, sizes, image shapes, checksums, classes.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/cli.hpp"
+#include "gpufeed/formats/jpeg_dataset.hpp"
+#include "h5pack/commands.hpp"
+#include "h5pack/convert_report.hpp"
+#include "h5pack/info_text.hpp"
+
+namespace gpufeed::tools::h5pack {
+
+namespace {
+
+using nlohmann::json;
+
+/// min, max and mean of a quantity over the samples.
+class Range {
+ public:
+  void add(std::uint64_t value) {
+    min_ = count_ == 0 ? value : std::min(min_, value);
+    max_ = std::max(max_, value);
+    sum_ += static_cast<double>(value);
+    ++count_;
+  }
+  [[nodiscard]] json to_json() const {
+    return {{"min", min_}, {"max", max_}, {"mean", count_ == 0 ? 0.0 : sum_ / count_}};
+  }
+
+ private:
+  std::uint64_t min_ = 0;
+  std::uint64_t max_ = 0;
+  double sum_ = 0;
+  double count_ = 0;
+};
+
+json shape_stats(const formats::JpegDatasetReader& r) {
+  Range height;
+  Range width;
+  Range bytes;
+  std::map<std::string, std::uint64_t> channels;
+  for (std::uint64_t i = 0; i < r.num_samples(); ++i) {
+    const formats::JpegShape shape = r.shape(i);
+    height.add(shape.height);
+    width.add(shape.width);
+    bytes.add(r.sample_size(i));
+    ++channels[std::to_string(shape.channels)];
+  }
+  return {{"height", height.to_json()},
+          {"width", width.to_json()},
+          {"sample_bytes", bytes.to_json()},
+          {"channels", channels}};
+}
+
+json jpeg_info_json(const formats::JpegDatasetReader& r) {
+  json j = {{"path", r.path()},
+            {"schema_version", r.schema_version()},
+            {"storage", "jpeg"},
+            {"layout", "jpeg"},
+            {"samples", r.num_samples()},
+            {"stored_bytes", r.total_bytes()},
+            {"file_bytes", file_bytes(r.path())},
+            {"compression", "jpeg"},
+            {"read_path",
+             r.read_path() == formats::JpegReadPath::contiguous ? "contiguous" : "hyperslab"},
+            {"checksums", r.has_checksums() ? "crc32" : "none"}};
+  j.update(shape_stats(r));
+  j["labels"] = label_summary(r.labels());
+  const auto& names = r.class_names();
+  j["class_names"] = names;
+  j["classes"] = names.empty() ? j["labels"]["distinct"] : json(names.size());
+  j.update(channel_stats_json(r.channel_stats()));
+  return j;
+}
+
+std::string range_text(const json& range, const char* unit) {
+  char buffer[96];
+  std::snprintf(buffer, sizeof buffer, "%llu .. %llu %s (mean %.1f)",
+                range["min"].get<unsigned long long>(), range["max"].get<unsigned long long>(),
+                unit, range["mean"].get<double>());
+  return buffer;
+}
+
+std::string channels_text(const json& channels) {
+  std::string text;
+  for (const auto& [c, n] : channels.items()) {
+    const std::string kind = c == "1" ? "grayscale" : c == "3" ? "color" : c == "4" ? "CMYK" : c;
+    text += (text.empty() ? "" : ", ") + n.dump() + " " + kind;
+  }
+  return text;
+}
+
+void print_jpeg_text(const json& j) {
+  const auto row = [](const char* key, const std::string& value) {
+    std::printf("%-12s %s\n", key, value.c_str());
+  };
+  row("file", j["path"].get<std::string>());
+  row("schema", j["schema_version"].dump() + (j["schema_version"] == 0 ? " (not h5pack)" : ""));
+  row("layout", "jpeg (encoded images back to back in /jpeg/bytes)");
+  row("samples", j["samples"].dump() + " (" + channels_text(j["channels"]) + ")");
+  row("height", range_text(j["height"], "px"));
+  row("width", range_text(j["width"], "px"));
+  row("image size", range_text(j["sample_bytes"], "bytes"));
+  row("stored", megabytes(j["stored_bytes"].get<std::uint64_t>()) + " of JPEG data, file " +
+                    megabytes(j["file_bytes"].get<std::uint64_t>()));
+  row("compression", "jpeg (the bytes dataset is unfiltered)");
+  row("read path", j["read_path"].get<std::string>());
+  row("checksums",
+      j["checksums"].get<std::string>() == "crc32" ? "CRC-32 of every sample" : "none");
+  row("labels", labels_text(j["labels"]));
+  row("classes", names_text(j));
+  row("mean", numbers(j["mean"]));
+  row("std", numbers(j["std"]));
+}
+
+}  // namespace
+
+int run_info_jpeg(const InspectOptions& o) {
+  formats::JpegReaderOptions options;
+  options.labels = o.labels;
+  const formats::JpegDatasetReader reader(o.file, options);
+  const json j = jpeg_info_json(reader);
+  if (o.json) {
+    std::cout << j.dump(2) << '\n';
+  } else {
+    print_jpeg_text(j);
+  }
+  return kExitOk;
+}
+
+}  // namespace gpufeed::tools::h5pack

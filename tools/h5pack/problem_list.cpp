@@ -1,0 +1,37 @@
+#include "h5pack/problem_list.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace gpufeed::tools::h5pack {
+
+void ProblemList::add(const std::string& line) {
+  if (count_++ < kProblemsShown) std::printf("%s\n", line.c_str());
+}
+
+void ProblemList::close(const char* kind) const {
+  if (count_ > kProblemsShown) {
+    std::printf("... and %llu more %s\n", static_cast<unsigned long long>(count_ - kProblemsShown),
+                kind);
+  }
+}
+
+std::uint64_t check_label_range(const std::vector<std::int64_t>& labels, std::uint64_t classes) {
+  if (std::all_of(labels.begin(), labels.end(), [](auto l) { return l == -1; })) return 0;
+  const auto limit = static_cast<std::int64_t>(classes);
+  ProblemList problems;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const std::int64_t l = labels[i];
+    if (l < 0) {
+      problems.add("bad label of sample " + std::to_string(i) + ": " + std::to_string(l) +
+                   " is negative");
+    } else if (limit > 0 && l >= limit) {
+      problems.add("bad label of sample " + std::to_string(i) + ": " + std::to_string(l) +
+                   " is not below the " + std::to_string(limit) + " class names");
+    }
+  }
+  problems.close("bad labels");
+  return problems.count();
+}
+
+}  // namespace gpufeed::tools::h5pack

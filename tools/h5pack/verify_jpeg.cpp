@@ -1,0 +1,104 @@
+// h5pack verify of a jpeg-layout file: the reader validates the offsets when it opens the
+// file; then every sample is read, its CRC-32 compared and it is decoded, on every core.
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <oneapi/tbb/enumerable_thread_specific.h>
+
+#include "common/cli.hpp"
+#include "common/ordered_pipeline.hpp"
+#include "common/progress.hpp"
+#include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/jpeg_codec.hpp"
+#include "gpufeed/formats/jpeg_dataset.hpp"
+#include "h5pack/commands.hpp"
+#include "h5pack/problem_list.hpp"
+
+namespace gpufeed::tools::h5pack {
+
+namespace {
+
+struct VerifyThread {
+  formats::JpegDecoder decoder;
+  std::vector<std::uint8_t> bytes;
+  formats::Image image;
+};
+
+std::string shape_text(std::uint32_t h, std::uint32_t w, std::uint32_t c) {
+  return std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c);
+}
+
+/// What is wrong with sample `i`, if anything.
+std::optional<std::string> check_sample(const formats::JpegDatasetReader& reader, std::uint64_t i,
+                                        VerifyThread& t) {
+  try {
+    reader.sample_bytes(i, t.bytes);
+    if (reader.has_checksums() && !reader.verify_checksum(i, t.bytes)) {
+      return "its bytes do not match the stored CRC-32 (the file was changed or damaged)";
+    }
+    const formats::JpegInfo info = t.decoder.header(t.bytes, i);
+    const formats::JpegShape stored = reader.shape(i);
+    if (info.height != stored.height || info.width != stored.width ||
+        info.components != stored.channels) {
+      return "its header declares " + shape_text(info.height, info.width, info.components) +
+             " but /jpeg/shapes says " + shape_text(stored.height, stored.width, stored.channels);
+    }
+    t.image.width = info.width;
+    t.image.height = info.height;
+    t.image.channels = 3;
+    t.image.pixels.resize(std::size_t{info.width} * info.height * 3);
+    t.decoder.decode(t.bytes, info, {}, t.image.view(), i);
+  } catch (const formats::FormatError& e) {
+    return one_line(e.what());
+  }
+  return std::nullopt;
+}
+
+std::uint64_t check_samples(const formats::JpegDatasetReader& reader) {
+  oneapi::tbb::enumerable_thread_specific<VerifyThread> threads([&reader] {
+    return VerifyThread{formats::JpegDecoder(reader.path()), {}, {}};
+  });
+  ProgressBar bar("verifying", reader.num_samples(),
+                  reader.total_bytes() / std::max<std::uint64_t>(1, reader.num_samples()));
+  ProblemList problems;
+  ordered_parallel_map(
+      reader.num_samples(), 0,
+      [&](std::uint64_t i) { return check_sample(reader, i, threads.local()); },
+      [&](std::uint64_t i, std::optional<std::string> problem) {
+        if (problem) {
+          bar.finish();
+          problems.add("bad sample " + std::to_string(i) + ": " + *problem);
+        }
+        bar.update(i + 1);
+      });
+  bar.finish();
+  problems.close("bad samples");
+  return problems.count();
+}
+
+}  // namespace
+
+int run_verify_jpeg(const InspectOptions& o) {
+  formats::JpegReaderOptions options;
+  options.labels = o.labels;
+  const formats::JpegDatasetReader reader(o.file, options);
+  const std::uint64_t bad_samples = check_samples(reader);
+  const std::uint64_t bad_labels = check_label_range(reader.labels(), reader.class_names().size());
+  if (bad_samples + bad_labels > 0) {
+    print_error(kProgram, o.file + ": " + std::to_string(bad_samples) + " of " +
+                              std::to_string(reader.num_samples()) + " samples and " +
+                              std::to_string(bad_labels) +
+                              " labels failed verification; re-create the file with h5pack "
+                              "convert");
+    return kExitFailure;
+  }
+  std::printf("ok: %llu samples decoded, %s, offsets and labels consistent\n",
+              static_cast<unsigned long long>(reader.num_samples()),
+              reader.has_checksums() ? "checksums match" : "no checksums stored");
+  return kExitOk;
+}
+
+}  // namespace gpufeed::tools::h5pack
