@@ -74,7 +74,9 @@ TEST_F(ToolErrors, PipebenchUsageErrors) {
   expect_one_line_error(pipebench({"--data", data_, "--device", "tpu"}), 2, "pipebench", "tpu");
   expect_one_line_error(pipebench({"sweep", "--workers", "1,2"}), 2, "pipebench",
                         "not supported yet");
-  expect_one_line_error(pipebench({"analyze", "trace.json"}), 2, "pipebench", "not supported yet");
+  expect_one_line_error(pipebench({"analyze"}), 2, "pipebench", "trace");
+  expect_one_line_error(pipebench({"analyze", dir_->file("missing.json")}), 1, "pipebench",
+                        "missing.json");
 }
 
 TEST_F(ToolErrors, PipebenchBatchLargerThanTheDataset) {

@@ -1,4 +1,5 @@
 // pipebench: measures how fast a gpufeed Loader delivers batches, and which stage limits it.
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,7 +10,9 @@
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "pipebench/analyze_command.hpp"
 #include "pipebench/dataset.hpp"
+#include "pipebench/diagnosis.hpp"
 #include "pipebench/options.hpp"
 #include "pipebench/report.hpp"
 #include "pipebench/run.hpp"
@@ -30,10 +33,19 @@ int run_bench(const BenchOptions& options) {
   loader_opts.path = data.path();
   loader_opts.device = device.used;
   Loader loader(loader_opts);
+  ProfileSession profile(options, device.used);
   const RunResult run = run_benchmark(loader, run_plan(options));
   const BenchReport report = make_report(loader, data, options, device, run);
+  const Diagnosis diagnosis = profile.finish(report);
   print_report(report);
-  if (!options.json.empty()) write_json_file(options.json, report_json(report));
+  print_diagnosis(diagnosis, report);
+  std::fflush(stdout);
+  write_profile_outputs(options, diagnosis);
+  if (!options.json.empty()) {
+    nlohmann::json json = report_json(report);
+    add_diagnosis_json(json, diagnosis);
+    write_json_file(options.json, json);
+  }
   return kExitOk;
 }
 
@@ -65,7 +77,8 @@ int main(int argc, char** argv) {
   add_run_options(*run, options);
   const CLI::App* sweep =
       app.add_subcommand("sweep", "Try settings and recommend (not supported yet)")->allow_extras();
-  app.add_subcommand("analyze", "Analyze a trace (not supported yet)")->allow_extras();
+  AnalyzeOptions analyze_options;
+  const CLI::App* analyze = add_analyze_command(app, analyze_options);
   const std::vector<const char*> args = with_default_command(argc, argv);
   return run_cli(app, static_cast<int>(args.size()), args.data(), [&] {
     if (run->parsed()) return run_bench(options);
@@ -73,6 +86,7 @@ int main(int argc, char** argv) {
       throw gpufeed::UsageError(
           "pipebench sweep is not supported yet; run one setting at a time with pipebench run");
     }
-    throw gpufeed::UsageError("pipebench analyze is not supported yet");
+    if (analyze->parsed()) return run_analyze(analyze_options);
+    throw gpufeed::UsageError("no command given; run 'pipebench --help'");
   });
 }

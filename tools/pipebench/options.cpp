@@ -42,6 +42,8 @@ void add_length_options(CLI::App& cmd, BenchOptions& o) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40))
       ->excludes(epochs);
   cmd.add_option("--json", o.json, "write the results as JSON to this file");
+  cmd.add_flag("--no-profile", o.no_profile,
+               "run with the profiler's recorder off (no diagnosis; to measure its cost)");
 }
 
 void add_later_options(CLI::App& cmd, BenchOptions& o) {
@@ -53,8 +55,8 @@ void add_later_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--dtype", o.dtype, "float32, float16 or bfloat16 (CUDA device)");
   cmd.add_option("--model", o.model, "(not supported yet)")
       ->check(CLI::IsMember({"none", "mlp", "cnn", "resnet18"}));
-  cmd.add_option("--trace", o.trace, "OUT.json (not supported yet)");
-  cmd.add_option("--report", o.report, "OUT.html (not supported yet)");
+  cmd.add_option("--trace", o.trace, "write a Chrome trace (opens in Perfetto) to OUT.json");
+  cmd.add_option("--report", o.report, "write a self-contained HTML report to OUT.html");
   cmd.add_option("--inject-stall", o.inject_stall,
                  "STAGE:MS@EVERY: sleep MS ms in STAGE every EVERY batches");
 }
@@ -76,8 +78,9 @@ void add_run_options(CLI::App& command, BenchOptions& options) {
 
 void reject_unsupported(const BenchOptions& o) {
   reject_if_set("--model", o.model, "none");
-  reject_if_set("--trace", o.trace, "");
-  reject_if_set("--report", o.report, "");
+  if (o.no_profile && (!o.trace.empty() || !o.report.empty())) {
+    throw UsageError("--trace and --report need the profiler; leave out --no-profile");
+  }
 }
 
 LoaderOptions loader_options(const BenchOptions& o) {

@@ -32,6 +32,7 @@ struct BenchOptions {
   std::uint64_t cache_mb = 512;
   bool no_index = false;
   std::string json;
+  bool no_profile = false;  ///< recorder off, no diagnosis (to A/B the profiler's cost)
   // Accepted now, built later: anything but the default is a usage error.
   std::string echo = "1";
   std::string size;
@@ -51,7 +52,7 @@ struct RunPlan {
 };
 
 void add_run_options(CLI::App& command, BenchOptions& options);
-/// Throws UsageError "<option> is not supported yet" for a value this build cannot honour.
+/// Throws UsageError for options that cannot go together (--no-profile with --trace/--report).
 void reject_unsupported(const BenchOptions& options);
 /// LoaderOptions from the flags (path and device are set by the caller). Throws UsageError.
 LoaderOptions loader_options(const BenchOptions& options);

@@ -1,0 +1,146 @@
+#include "pipebench/analyze_command.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/cli.hpp"
+#include "gpufeed/profiler/gap_report.hpp"
+#include "gpufeed/profiler/html_report.hpp"
+#include "gpufeed/profiler/idle_breakdown.hpp"
+#include "gpufeed/profiler/report_json.hpp"
+#include "gpufeed/profiler/summary.hpp"
+#include "pipebench/diagnosis.hpp"
+#include "pipebench/trace_input.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+using nlohmann::json;
+
+bool has_range(const profiler::Timeline& t, const std::string& name) {
+  for (const profiler::HostRange& r : t.host) {
+    if (r.name == name) return true;
+  }
+  return false;
+}
+
+double ms(std::int64_t ns) {
+  return static_cast<double>(ns) * 1e-6;
+}
+
+void print_source(const TraceInput& in) {
+  std::printf("%-19s %s (%s trace, %zu events%s)\n", "trace", in.path.c_str(), in.format.c_str(),
+              in.events, in.truncated ? ", truncated" : "");
+  if (in.kineto) {
+    const profiler::KinetoCounts& c = *in.kineto;
+    std::printf(
+        "%-19s %zu kernels, %zu memcpys, %zu memsets, %zu syncs, %zu runtime calls, "
+        "%zu CPU ops, %zu annotations\n",
+        "", c.kernels, c.memcpys, c.memsets, c.syncs, c.runtime_calls, c.cpu_ops, c.annotations);
+  } else {
+    std::printf("%-19s %zu host ranges, %zu device activities\n", "", in.timeline.host.size(),
+                in.timeline.device.size());
+  }
+}
+
+void print_breakdown(const std::vector<profiler::StreamIdle>& streams) {
+  std::printf(
+      "idle time per stream (HolisticTraceAnalysis method: gaps between consecutive "
+      "device activities)\n");
+  if (streams.empty()) {
+    std::printf("  no device activity in the trace\n");
+    return;
+  }
+  std::printf("  %6s %8s %10s %12s %12s %12s %12s %12s\n", "device", "stream", "activities",
+              "busy ms", "idle ms", "host wait", "kernel wait", "other");
+  for (const profiler::StreamIdle& s : streams) {
+    std::printf("  %6u %8u %10zu %12.3f %12.3f %12.3f %12.3f %12.3f\n", s.device, s.stream,
+                s.activities, ms(s.busy_ns), ms(s.idle_ns()), ms(s.host_wait_ns),
+                ms(s.kernel_wait_ns), ms(s.other_ns));
+  }
+}
+
+json breakdown_json(const std::vector<profiler::StreamIdle>& streams) {
+  json out = json::array();
+  for (const profiler::StreamIdle& s : streams) {
+    out.push_back({{"device", s.device},
+                   {"stream", s.stream},
+                   {"activities", s.activities},
+                   {"busy_ns", s.busy_ns},
+                   {"idle_ns", s.idle_ns()},
+                   {"host_wait_ns", s.host_wait_ns},
+                   {"kernel_wait_ns", s.kernel_wait_ns},
+                   {"other_ns", s.other_ns},
+                   {"host_wait_gaps", s.host_wait_gaps},
+                   {"kernel_wait_gaps", s.kernel_wait_gaps},
+                   {"other_gaps", s.other_gaps}});
+  }
+  return out;
+}
+
+json source_json(const TraceInput& in) {
+  json j = {{"path", in.path},
+            {"format", in.format},
+            {"events", in.events},
+            {"malformed", in.malformed},
+            {"truncated", in.truncated},
+            {"host_ranges", in.timeline.host.size()},
+            {"device_activities", in.timeline.device.size()}};
+  if (in.kineto) {
+    const profiler::KinetoCounts& c = *in.kineto;
+    j["kinds"] = {{"kernels", c.kernels},
+                  {"memcpys", c.memcpys},
+                  {"memsets", c.memsets},
+                  {"syncs", c.syncs},
+                  {"runtime_calls", c.runtime_calls},
+                  {"cpu_ops", c.cpu_ops},
+                  {"annotations", c.annotations},
+                  {"flows", c.flows},
+                  {"unknown", c.unknown_kinds}};
+  }
+  return j;
+}
+
+}  // namespace
+
+CLI::App* add_analyze_command(CLI::App& app, AnalyzeOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "analyze", "Diagnose a PyTorch profiler (Kineto) trace or a pipebench --trace file");
+  cmd->add_option("trace", o.trace, "TRACE.json or TRACE.json.gz")->required();
+  cmd->add_option("--json", o.json, "write the report as JSON to this file");
+  cmd->add_option("--report", o.report, "write a self-contained HTML report to this file");
+  return cmd;
+}
+
+int run_analyze(const AnalyzeOptions& o) {
+  const TraceInput in = read_trace(o.trace);
+  // A pipebench run without a training stage: analyzed as pipebench itself did.
+  const bool consumer_only =
+      in.format == "gpufeed" && !has_range(in.timeline, "step") && has_range(in.timeline, "wait");
+  const profiler::Timeline analyzed =
+      consumer_only ? with_consumer_steps(in.timeline) : in.timeline;
+  profiler::GapReport report = profiler::analyze(analyzed);
+  if (consumer_only) mark_consumer_only(report);
+  const std::vector<profiler::StreamIdle> streams = profiler::idle_time_breakdown(in.timeline);
+  print_source(in);
+  std::fputs(profiler::format_summary(report).c_str(), stdout);
+  print_breakdown(streams);
+  std::fflush(stdout);
+  if (!o.json.empty()) {
+    json j = json::parse(profiler::report_json(report));
+    j["trace"] = source_json(in);
+    j["idle_breakdown"] = breakdown_json(streams);
+    write_text_atomically(o.json, j.dump(2) + "\n");
+  }
+  if (!o.report.empty()) {
+    profiler::HtmlReport::Options options;
+    options.title = "gpufeed analysis of " + in.path;
+    write_text_atomically(o.report, profiler::HtmlReport::render(analyzed, report, options));
+  }
+  return kExitOk;
+}
+
+}  // namespace gpufeed::tools::pipebench

@@ -1,0 +1,160 @@
+// Recording a pipebench run and analyzing it: recorder + CUPTI around the run, the pipeline
+// facts only pipebench knows, and the gap analysis.
+#include "pipebench/diagnosis.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "gpufeed/pipeline/echo.hpp"
+#include "gpufeed/profiler/recorder.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Fails before the run, not after it, when an output file cannot be created.
+void check_writable(const char* option, const std::string& path) {
+  if (path.empty()) return;
+  const fs::path parent = fs::absolute(fs::path(path)).parent_path();
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    throw std::runtime_error(std::string(option) + " " + path +
+                             " is a directory; give a file name");
+  }
+  if (!fs::is_directory(parent, ec)) {
+    throw std::runtime_error(std::string(option) + " " + path + ": directory " + parent.string() +
+                             " does not exist; create it or choose another path");
+  }
+  if (::access(parent.c_str(), W_OK) != 0) {
+    throw std::runtime_error(std::string(option) + " " + path + ": cannot write into " +
+                             parent.string() + " (" + std::strerror(errno) +
+                             "); choose a writable directory");
+  }
+}
+
+bool has_step_ranges(const profiler::Timeline& t) {
+  return std::any_of(t.host.begin(), t.host.end(), [](const profiler::HostRange& r) {
+    return r.name == profiler::range_names::step;
+  });
+}
+
+}  // namespace
+
+void mark_consumer_only(profiler::GapReport& r) {
+  r.device_timeline = "the consumer's own time between batches (no training stage)";
+  r.warnings.insert(r.warnings.begin(),
+                    "no training stage: the consumer's time between batches stands in for device "
+                    "steps, so utilization here is the consumer's; run with --model to measure "
+                    "the device");
+  std::erase_if(r.recommendations, [](const profiler::Recommendation& rec) {
+    return rec.kind == "echo" || rec.kind == "host_sync" || rec.kind == "launch";
+  });
+}
+
+namespace {
+
+constexpr Stage kPipelineStages[] = {Stage::read, Stage::decode,    Stage::assemble,
+                                     Stage::h2d,  Stage::normalize, Stage::echo};
+
+}  // namespace
+
+ProfileSession::ProfileSession(const BenchOptions& options, const std::string& device)
+    : enabled_(!options.no_profile) {
+  check_writable("--trace", options.trace);
+  check_writable("--report", options.report);
+  profiler::Recorder& recorder = profiler::Recorder::global();
+  recorder.set_enabled(enabled_);
+  recorder.clear();
+  if (enabled_ && device.rfind("cuda", 0) == 0) {
+    // Logs one line and stays off where CUPTI cannot run; the analysis then uses the steps.
+    cupti_ = profiler::CuptiCollector::instance().start();
+  }
+}
+
+ProfileSession::~ProfileSession() {
+  if (cupti_) profiler::CuptiCollector::instance().stop();
+}
+
+Diagnosis ProfileSession::finish(const BenchReport& report) {
+  Diagnosis d;
+  d.profiled = enabled_;
+  profiler::CuptiCollector& cupti = profiler::CuptiCollector::instance();
+  if (cupti_) cupti.stop();
+  if (!enabled_) return d;
+  const profiler::RecorderSnapshot snapshot = profiler::Recorder::global().snapshot();
+  d.recorder_events = snapshot.events.size();
+  d.recorder_dropped = snapshot.dropped;
+  d.timeline = profiler::timeline_from(snapshot);
+  if (cupti_) {
+    cupti.append_to(d.timeline);
+    d.cupti = cupti.stats();
+    cupti_ = false;
+  }
+  d.has_steps = has_step_ranges(d.timeline);
+  d.facts = pipeline_facts(report);
+  d.analyzed_timeline = d.has_steps ? d.timeline : with_consumer_steps(d.timeline);
+  d.report = profiler::analyze(d.analyzed_timeline, profiler::AnalysisOptions{}, d.facts);
+  if (!d.has_steps) mark_consumer_only(d.report);
+  return d;
+}
+
+profiler::Timeline with_consumer_steps(const profiler::Timeline& timeline) {
+  profiler::Timeline t = timeline;
+  std::map<std::uint64_t, std::vector<const profiler::HostRange*>> waits;
+  for (const profiler::HostRange& r : timeline.host) {
+    if (r.name == profiler::range_names::wait) waits[r.thread].push_back(&r);
+  }
+  for (auto& [thread, list] : waits) {
+    std::sort(list.begin(), list.end(),
+              [](const auto* a, const auto* b) { return a->begin_ns < b->begin_ns; });
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      if (list[i]->begin_ns <= list[i - 1]->end_ns) continue;
+      t.host.push_back({profiler::range_names::step, list[i - 1]->end_ns, list[i]->begin_ns, thread,
+                        static_cast<std::int64_t>(i - 1), 0, "consumer"});
+    }
+  }
+  t.normalize();
+  return t;
+}
+
+profiler::PipelineFacts pipeline_facts(const BenchReport& r) {
+  profiler::PipelineFacts f;
+  const LoaderStats& s = r.run.stats;
+  f.workers = r.workers;
+  if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0) f.cpu_cores = cores;
+  f.prefetch = r.options.prefetch;
+  const EchoOptions echo = EchoOptions::parse(r.options.echo);
+  f.echo = echo.adaptive ? echo.cap : echo.factor;
+  for (const Stage stage : kPipelineStages) {
+    if (s[stage].items > 0 || s[stage].busy_ns > 0) {
+      f.stage_busy[stage_name(stage)] = s.busy_fraction(stage);
+    }
+  }
+  const bool cuda = r.device.used != "cpu";
+  if (cuda) {
+    f.pinned_memory = s.pinned;
+    // Batches cross the bus as uint8 and are normalized on the device.
+    f.transfer_bytes_per_sample = r.dataset.shape.bytes();
+    f.uint8_bytes_per_sample = r.dataset.shape.bytes();
+  }
+  f.cache_hit_rate = cache_hit_rate(r);
+  if (s.chunk_reads > 0 && r.dataset.chunk > 1) {
+    // The least a run can read: every chunk once per epoch it started.
+    f.chunk_reads = s.chunk_reads;
+    f.chunks_read_once =
+        std::min(s.chunk_reads, r.dataset.chunks * std::max<std::uint64_t>(1, r.run.epochs));
+  }
+  return f;
+}
+
+}  // namespace gpufeed::tools::pipebench

@@ -1,0 +1,144 @@
+// The diagnosis on the terminal, in --json, and as --trace / --report files.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "gpufeed/profiler/chrome_trace.hpp"
+#include "gpufeed/profiler/html_report.hpp"
+#include "gpufeed/profiler/report_json.hpp"
+#include "gpufeed/profiler/summary.hpp"
+#include "pipebench/diagnosis.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+using nlohmann::json;
+
+void print_sources(const Diagnosis& d) {
+  std::printf("%-11s recorder %llu ranges, %llu dropped", "profile",
+              static_cast<unsigned long long>(d.recorder_events),
+              static_cast<unsigned long long>(d.recorder_dropped));
+  if (d.cupti) {
+    std::printf("; CUPTI %llu records, %llu dropped",
+                static_cast<unsigned long long>(d.cupti->records),
+                static_cast<unsigned long long>(d.cupti->dropped_records));
+  }
+  std::printf("\n");
+}
+
+json cupti_json(const Diagnosis& d) {
+  if (!d.cupti) return nullptr;
+  return {{"records", d.cupti->records},
+          {"dropped_records", d.cupti->dropped_records},
+          {"dropped_buffers", d.cupti->dropped_buffers},
+          {"clock_drift_ns", d.cupti->offset_stop_ns - d.cupti->offset_start_ns}};
+}
+
+/// Without a training stage: which stage the consumer waited on, and the input-side advice.
+void print_consumer_only(const profiler::GapReport& g) {
+  for (const profiler::StageShare& s : g.stages) {
+    if (s.name != g.bottleneck_stage || g.bottleneck_basis != "input_wait") continue;
+    std::printf(
+        "%-11s while it waited, the loader was mostly in \"%s\" (%.2f threads on "
+        "average)\n",
+        "", s.name.c_str(), s.share_during_wait);
+  }
+  for (const profiler::Recommendation& rec : g.recommendations) {
+    std::printf("%-11s try %s: %s\n", "", rec.action.c_str(), rec.reason.c_str());
+  }
+}
+
+[[noreturn]] void fail_write(const std::string& path, int error) {
+  throw std::runtime_error("cannot write " + path + ": " + std::strerror(error) +
+                           "; check that its directory exists and is writable");
+}
+
+}  // namespace
+
+void print_diagnosis(const Diagnosis& d, const BenchReport& r) {
+  if (!d.profiled) {
+    std::printf("%-11s off (--no-profile)\n", "profile");
+    return;
+  }
+  print_sources(d);
+  if (!d.analyzed()) {
+    if (d.has_steps) {
+      std::printf("%-11s too few training steps for a steady-state window; run longer\n", "");
+    } else {
+      std::printf(
+          "%-11s device utilization needs a training stage: run with --model "
+          "mlp|cnn|resnet18 (without one there are no steps to measure against)\n",
+          "");
+    }
+    std::printf("%-11s the consumer waited for input %.1f%% of the run\n", "",
+                100.0 * input_wait_share(r));
+    if (d.consumer_only()) print_consumer_only(d.report);
+    return;
+  }
+  std::printf("diagnosis (steady state, training steps against the input pipeline)\n%s",
+              profiler::format_summary(d.report).c_str());
+}
+
+void add_diagnosis_json(json& j, const Diagnosis& d) {
+  j["recorder"] = {
+      {"enabled", d.profiled}, {"events", d.recorder_events}, {"dropped", d.recorder_dropped}};
+  j["cupti"] = cupti_json(d);
+  j["profile"] = d.profiled ? json::parse(profiler::report_json(d.report)) : json(nullptr);
+  if (!d.analyzed()) return;  // keeps device_util null and input_wait as the consumer's share
+  const profiler::GapReport& g = d.report;
+  j["device_util"] = g.device_util;
+  json& idle = j["idle_by_cause"];
+  for (const profiler::GapCause c : {profiler::GapCause::input_wait, profiler::GapCause::host_sync,
+                                     profiler::GapCause::launch, profiler::GapCause::other}) {
+    idle[profiler::gap_cause_name(c)] = g.idle_share(c);
+  }
+  if (!g.bottleneck_stage.empty()) j["bottleneck_stage"] = g.bottleneck_stage;
+  j["verdict"] = profiler::verdict_text(g.verdict);
+  json& stages = j["stages"];
+  for (const profiler::StageShare& s : g.stages) {
+    if (stages.contains(s.name)) stages[s.name]["share_during_wait"] = s.share_during_wait;
+  }
+}
+
+void write_profile_outputs(const BenchOptions& o, const Diagnosis& d) {
+  if (!o.trace.empty()) {
+    std::ostringstream text;
+    profiler::ChromeTrace::write(text, d.timeline, &d.report);
+    write_text_atomically(o.trace, text.str());
+  }
+  if (!o.report.empty()) {
+    profiler::HtmlReport::Options options;
+    options.title = d.has_steps
+                        ? "pipebench: " + std::string(profiler::verdict_text(d.report.verdict))
+                        : "pipebench: input pipeline only (no training stage; run with --model)";
+    write_text_atomically(o.report,
+                          profiler::HtmlReport::render(d.analyzed_timeline, d.report, options));
+  }
+}
+
+void write_text_atomically(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.close();
+    if (!out) {
+      const int error = errno;
+      std::remove(temporary.c_str());
+      fail_write(path, error);
+    }
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    fail_write(path, error);
+  }
+}
+
+}  // namespace gpufeed::tools::pipebench
