@@ -16,3 +16,15 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/gpufeedConfigVersion.cmak
   COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/gpufeedConfig.cmake ${PROJECT_BINARY_DIR}/gpufeedConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpufeed)
+
+# The optional LibTorch adapter in an export set of its own: gpufeedConfig.cmake loads it for
+# the `torch` component (or when the consumer has found LibTorch already).
+if(TARGET gpufeed_torch)
+  install(TARGETS gpufeed_torch
+          EXPORT gpufeedTorchTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(EXPORT gpufeedTorchTargets NAMESPACE gpufeed::
+          DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpufeed)
+endif()

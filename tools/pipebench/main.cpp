@@ -1,5 +1,6 @@
 // pipebench: measures how fast a gpufeed Loader delivers batches, and which stage limits it.
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "pipebench/options.hpp"
 #include "pipebench/report.hpp"
 #include "pipebench/run.hpp"
+#include "pipebench/training.hpp"
+#include "pipebench/training/summary.hpp"
 
 namespace gpufeed::tools::pipebench {
 namespace {
@@ -25,24 +28,35 @@ DeviceChoice choose_device(const std::string& requested) {
   return DeviceChoice{requested, resolved, resolved};
 }
 
-int run_bench(const BenchOptions& options) {
-  reject_unsupported(options);
+int run_bench(const BenchOptions& given) {
+  reject_unsupported(given);
+  BenchOptions options = given;
+  options.model = model_name(given);
   const DeviceChoice device = choose_device(options.device);
   LoaderOptions loader_opts = loader_options(options);
   const BenchDataset data(options);
   loader_opts.path = data.path();
   loader_opts.device = device.used;
   Loader loader(loader_opts);
+  TrainingOptions training_opts = training_options(options);
+  training_opts.device = device.used;
+  if (training_opts.model != "none") {
+    training_opts.input = model_input(loader);
+    training_opts.num_classes = label_classes(loader, training_opts.model);
+  }
+  const std::unique_ptr<TrainingStage> training = TrainingStage::create(training_opts);
   ProfileSession profile(options, device.used);
-  const RunResult run = run_benchmark(loader, run_plan(options));
+  const RunResult run = run_benchmark(loader, run_plan(options), training.get());
   const BenchReport report = make_report(loader, data, options, device, run);
   const Diagnosis diagnosis = profile.finish(report);
   print_report(report);
+  if (training) std::printf("%-11s %s\n", "model", describe_training(training_opts, run).c_str());
   print_diagnosis(diagnosis, report);
   std::fflush(stdout);
   write_profile_outputs(options, diagnosis);
   if (!options.json.empty()) {
     nlohmann::json json = report_json(report);
+    json["training"] = training ? training_json(training_opts, run) : nlohmann::json(nullptr);
     add_diagnosis_json(json, diagnosis);
     write_json_file(options.json, json);
   }

@@ -53,18 +53,29 @@ void add_later_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--augment", o.augment, "none, flip, crop-flip or center");
   cmd.add_option("--on-error", o.on_error, "fail or skip undecodable samples");
   cmd.add_option("--dtype", o.dtype, "float32, float16 or bfloat16 (CUDA device)");
-  cmd.add_option("--model", o.model, "(not supported yet)")
-      ->check(CLI::IsMember({"none", "mlp", "cnn", "resnet18"}));
   cmd.add_option("--trace", o.trace, "write a Chrome trace (opens in Perfetto) to OUT.json");
   cmd.add_option("--report", o.report, "write a self-contained HTML report to OUT.html");
   cmd.add_option("--inject-stall", o.inject_stall,
                  "STAGE:MS@EVERY: sleep MS ms in STAGE every EVERY batches");
 }
 
-void reject_if_set(const char* option, const std::string& value, const std::string& default_value) {
-  if (value == default_value) return;
-  const std::string keep = default_value.empty() ? "leave it out" : "leave it at " + default_value;
-  throw UsageError(std::string(option) + " is not supported yet (got " + value + "); " + keep);
+void add_training_options(CLI::App& cmd, BenchOptions& o) {
+  cmd.add_option("--model", o.model,
+                 "training stage fed by the loader (default: cnn for the embedded dataset, "
+                 "else none)")
+      ->check(CLI::IsMember({"none", "mlp", "cnn", "resnet18"}));
+  cmd.add_option("--optimizer", o.optimizer, "sgd (momentum 0.9) or adamw")
+      ->check(CLI::IsMember({"sgd", "adamw"}));
+  cmd.add_option("--lr", o.lr, "learning rate (default 0.01 for sgd, 0.001 for adamw)")
+      ->check(CLI::PositiveNumber);
+  cmd.add_flag("--eval", o.eval, "forward passes only, without gradients (eval mode)");
+  cmd.add_option("--amp", o.amp, "autocast the forward pass: none, float16 (CUDA) or bfloat16")
+      ->check(CLI::IsMember({"none", "float16", "bfloat16"}));
+  cmd.add_flag("--channels-last", o.channels_last, "channels-last (NHWC) model weights");
+  cmd.add_flag("--cudnn-benchmark", o.cudnn_benchmark, "let cuDNN time and pick algorithms");
+  cmd.add_flag("--deterministic", o.deterministic, "deterministic algorithms only");
+  cmd.add_option("--sync-every", o.sync_every,
+                 "read the loss on the host every K steps (a device sync; 0: never)");
 }
 
 }  // namespace
@@ -74,10 +85,10 @@ void add_run_options(CLI::App& command, BenchOptions& options) {
   add_loader_options(command, options);
   add_length_options(command, options);
   add_later_options(command, options);
+  add_training_options(command, options);
 }
 
 void reject_unsupported(const BenchOptions& o) {
-  reject_if_set("--model", o.model, "none");
   if (o.no_profile && (!o.trace.empty() || !o.report.empty())) {
     throw UsageError("--trace and --report need the profiler; leave out --no-profile");
   }
@@ -117,6 +128,29 @@ RunPlan run_plan(const BenchOptions& o) {
   plan.steps = o.steps;
   plan.epochs = o.epochs != 0 ? o.epochs : kDefaultEpochs;
   return plan;
+}
+
+bool embedded_default(const BenchOptions& o) {
+  return o.data.empty() && o.synthetic.empty();
+}
+
+std::string model_name(const BenchOptions& o) {
+  if (!o.model.empty()) return o.model;
+  return embedded_default(o) ? "cnn" : "none";
+}
+
+TrainingOptions training_options(const BenchOptions& o) {
+  TrainingOptions t;
+  t.model = model_name(o);
+  t.optimizer = o.optimizer;
+  t.learning_rate = o.lr > 0 ? o.lr : (o.optimizer == "adamw" ? 0.001 : 0.01);
+  t.eval = o.eval;
+  t.amp = o.amp;
+  t.channels_last = o.channels_last;
+  t.cudnn_benchmark = o.cudnn_benchmark;
+  t.deterministic = o.deterministic;
+  t.sync_every = o.sync_every;
+  return t;
 }
 
 }  // namespace gpufeed::tools::pipebench

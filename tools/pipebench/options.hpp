@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "gpufeed/pipeline/loader.hpp"
+#include "pipebench/training.hpp"
 
 namespace gpufeed::tools::pipebench {
 
@@ -39,7 +40,16 @@ struct BenchOptions {
   std::string augment = "none";
   std::string on_error = "fail";
   std::string dtype = "float32";
-  std::string model = "none";
+  /// Training stage (--model); empty: cnn for the embedded default, none otherwise.
+  std::string model;
+  std::string optimizer = "sgd";
+  double lr = 0;  ///< 0: 0.01 for sgd, 0.001 for adamw
+  bool eval = false;
+  std::string amp = "none";
+  bool channels_last = false;
+  bool cudnn_benchmark = false;
+  bool deterministic = false;
+  std::uint32_t sync_every = 0;
   std::string trace;
   std::string report;
   std::string inject_stall;
@@ -57,5 +67,11 @@ void reject_unsupported(const BenchOptions& options);
 /// LoaderOptions from the flags (path and device are set by the caller). Throws UsageError.
 LoaderOptions loader_options(const BenchOptions& options);
 RunPlan run_plan(const BenchOptions& options);
+/// True without --data and --synthetic: the run uses the embedded default dataset.
+bool embedded_default(const BenchOptions& options);
+/// --model as given, or the default: cnn for the embedded default, none otherwise.
+std::string model_name(const BenchOptions& options);
+/// The training stage's options from the flags (the caller sets device, input, num_classes).
+TrainingOptions training_options(const BenchOptions& options);
 
 }  // namespace gpufeed::tools::pipebench

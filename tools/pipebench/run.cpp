@@ -17,12 +17,19 @@ double touch(const Batch& batch) {
 }
 
 /// Consumes one epoch, or until the plan's step budget is spent.
-void consume_epoch(Loader& loader, std::uint64_t epoch, const RunPlan& plan, RunResult& r) {
+void consume_epoch(Loader& loader, std::uint64_t epoch, const RunPlan& plan,
+                   TrainingStage* training, StageStats& steps, RunResult& r) {
   loader.start_epoch(epoch);
   while (plan.steps == 0 || r.batches < plan.steps) {
     Batch batch = loader.next();
     if (!batch) break;
     r.checksum += touch(batch);
+    if (training != nullptr) {
+      const std::int64_t t0 = profiler::now_ns();
+      training->step(batch);
+      steps.busy_ns += profiler::now_ns() - t0;
+      ++steps.items;
+    }
     r.samples += batch.size();
     ++r.batches;
     batch.release();
@@ -35,14 +42,15 @@ bool more_to_do(const RunResult& r, const RunPlan& plan, std::uint64_t epoch) {
 
 }  // namespace
 
-RunResult run_benchmark(Loader& loader, const RunPlan& plan) {
+RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* training) {
   RunResult r;
+  StageStats steps;
   const std::int64_t start = profiler::now_ns();
   std::int64_t first_epoch_end = 0;
   std::uint64_t first_epoch_samples = 0;
   for (std::uint64_t epoch = 0; more_to_do(r, plan, epoch); ++epoch) {
     const std::uint64_t before = r.batches;
-    consume_epoch(loader, epoch, plan, r);
+    consume_epoch(loader, epoch, plan, training, steps, r);
     ++r.epochs;
     if (epoch == 0) {
       first_epoch_end = profiler::now_ns();
@@ -52,6 +60,10 @@ RunResult run_benchmark(Loader& loader, const RunPlan& plan) {
   }
   const std::int64_t end = profiler::now_ns();
   r.stats = loader.stats();
+  if (training != nullptr) {
+    r.stats.stages[static_cast<std::size_t>(Stage::step)] = steps;
+    r.training = training->stats();
+  }
   r.wall_s = static_cast<double>(end - start) * 1e-9;
   r.steady_samples = r.samples - first_epoch_samples;
   if (r.steady_samples > 0) r.steady_s = static_cast<double>(end - first_epoch_end) * 1e-9;
