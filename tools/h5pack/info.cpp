@@ -9,8 +9,8 @@
 
 #include "common/cli.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/probe.hpp"
 #include "h5pack/commands.hpp"
-#include "h5pack/file_layout.hpp"
 #include "h5pack/info_text.hpp"
 
 namespace gpufeed::tools::h5pack {
@@ -146,7 +146,7 @@ CLI::App* add_info_command(CLI::App& app, InspectOptions& o) {
 }
 
 int run_info(const InspectOptions& o) {
-  if (default_dataset_options(o) && file_layout(o.file) == FileLayout::jpeg) {
+  if (default_dataset_options(o) && formats::probe_layout(o.file) == formats::FileLayout::jpeg) {
     return run_info_jpeg(o);
   }
   const formats::DatasetReader reader(o.file, reader_options(o));

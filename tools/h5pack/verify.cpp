@@ -8,8 +8,8 @@
 #include "common/cli.hpp"
 #include "common/progress.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/probe.hpp"
 #include "h5pack/commands.hpp"
-#include "h5pack/file_layout.hpp"
 #include "h5pack/problem_list.hpp"
 
 namespace gpufeed::tools::h5pack {
@@ -47,7 +47,7 @@ CLI::App* add_verify_command(CLI::App& app, InspectOptions& o) {
 }
 
 int run_verify(const InspectOptions& o) {
-  if (default_dataset_options(o) && file_layout(o.file) == FileLayout::jpeg) {
+  if (default_dataset_options(o) && formats::probe_layout(o.file) == formats::FileLayout::jpeg) {
     return run_verify_jpeg(o);
   }
   const formats::DatasetReader reader(o.file, reader_options(o));
