@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "../pipeline/dataset_fixture.hpp"
 #include "cuda/cuda_check.hpp"
+#include "dataset_fixture.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "half_bits.hpp"

@@ -1,0 +1,58 @@
+#pragma once
+// Writes small schema v1 files with known pixels and labels for the tests.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpufeed/formats/dataset_writer.hpp"
+#include "gpufeed/pipeline/pack.hpp"
+
+namespace gpufeed::testing {
+
+/// The byte at offset `b` of sample `i`: a hash, so every sample differs and none is zero.
+inline std::uint8_t pixel(std::uint64_t i, std::uint64_t b) {
+  std::uint64_t z = i * 0x9E3779B97F4A7C15ull + b * 0xBF58476D1CE4E5B9ull + 1;
+  z ^= z >> 29;
+  z *= 0x94D049BB133111EBull;
+  return static_cast<std::uint8_t>(z >> 56);
+}
+
+inline std::int64_t label_of(std::uint64_t i) {
+  return static_cast<std::int64_t>(i * 7 % 10);
+}
+
+using PixelFn = std::function<std::uint8_t(std::uint64_t sample, std::uint64_t byte)>;
+using LabelFn = std::function<std::int64_t(std::uint64_t sample)>;
+
+/// n samples of `shape` (NHWC) with the given pixels and labels, packed on `threads` threads.
+inline void write_dataset_with(const std::string& path, std::uint64_t n, formats::SampleShape shape,
+                               const formats::WriterOptions& options, const PixelFn& pixel_of,
+                               const LabelFn& label, unsigned threads) {
+  formats::DatasetWriter writer(path, n, shape, options);
+  const std::uint64_t bytes = shape.bytes();
+  pack_images(
+      writer,
+      [&](std::uint64_t first, std::uint64_t count, std::span<std::uint8_t> out) {
+        for (std::uint64_t s = 0; s < count; ++s) {
+          for (std::uint64_t b = 0; b < bytes; ++b) out[s * bytes + b] = pixel_of(first + s, b);
+        }
+      },
+      threads);
+  std::vector<std::int64_t> labels(n);
+  for (std::uint64_t i = 0; i < n; ++i) labels[i] = label(i);
+  writer.write_labels(labels);
+  writer.commit();
+}
+
+/// pixel() and label_of() in chunks of `per_chunk`, deflated at `gzip_level` (0: none).
+inline void write_dataset(const std::string& path, std::uint64_t n, formats::SampleShape shape,
+                          std::uint64_t per_chunk, int gzip_level = 0) {
+  formats::WriterOptions o;
+  o.samples_per_chunk = per_chunk;
+  o.gzip_level = gzip_level;
+  write_dataset_with(path, n, shape, o, pixel, label_of, 2);
+}
+
+}  // namespace gpufeed::testing
