@@ -391,6 +391,7 @@ LoaderStats LoaderCore::stats() const {
   s.mean_ready_batches =
       asks ? static_cast<double>(ready_sum_.load()) / static_cast<double>(asks) : 0.0;
   s.max_ready_batches = ready_max_.load();
+  s.ready_batches = ready_last_.load(std::memory_order_relaxed);
   s.chunk_reads = chunk_reads_.load();
   s.bytes_read = bytes_read_.load();
   const ChunkCacheStats c = cache.stats();
@@ -418,6 +419,7 @@ void LoaderCore::reset_stats() {
   ready_sum_ = 0;
   ready_count_ = 0;
   ready_max_ = 0;
+  ready_last_ = 0;
   chunk_reads_ = 0;
   bytes_read_ = 0;
   skipped_ = 0;
@@ -432,6 +434,7 @@ void LoaderCore::note_ready_depth(std::size_t depth) noexcept {
   const auto d = static_cast<std::uint64_t>(depth);
   ready_sum_.fetch_add(d, std::memory_order_relaxed);
   ready_count_.fetch_add(1, std::memory_order_relaxed);
+  ready_last_.store(d, std::memory_order_relaxed);
   std::uint64_t seen = ready_max_.load(std::memory_order_relaxed);
   while (d > seen && !ready_max_.compare_exchange_weak(seen, d)) {
   }

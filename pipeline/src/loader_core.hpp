@@ -157,7 +157,7 @@ class LoaderCore {
 
   std::atomic<std::int64_t> stats_start_ns_{0};
   std::atomic<std::uint64_t> batches_{0}, samples_{0}, fresh_{0}, echoed_{0};
-  std::atomic<std::uint64_t> ready_sum_{0}, ready_count_{0}, ready_max_{0};
+  std::atomic<std::uint64_t> ready_sum_{0}, ready_count_{0}, ready_max_{0}, ready_last_{0};
   std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0}, skipped_{0};
   friend class EpochRun;
 };

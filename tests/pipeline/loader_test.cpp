@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "dataset_fixture.hpp"
@@ -216,6 +218,25 @@ TEST_F(LoaderTest, CountsStageWorkAndNamesABottleneck) {
   EXPECT_TRUE(s.bottleneck().has_value());
   EXPECT_EQ(s.workers, 2u);
   EXPECT_GT(s.slot_bytes, 4u * 64 * kShape.bytes() * 5 - 1);
+}
+
+TEST_F(LoaderTest, ReportsTheQueueDepthTheConsumerFound) {
+  Loader loader(options(Order::sequential));
+  loader.start_epoch(0);
+  // Give the workers time to run ahead, so some request finds batches already waiting.
+  bool found_ready = false;
+  for (std::uint64_t i = 0; i < loader.batches_per_epoch() && !found_ready; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Batch batch = loader.next();
+    ASSERT_TRUE(batch);
+    const LoaderStats s = loader.stats();
+    EXPECT_LE(s.ready_batches, s.max_ready_batches);
+    found_ready = s.ready_batches >= 1;
+  }
+  EXPECT_TRUE(found_ready);
+  while (loader.next()) {
+  }
+  EXPECT_EQ(loader.stats().ready_batches, 0u);  // the request that ended the epoch found none
 }
 
 }  // namespace

@@ -72,8 +72,15 @@ TEST_F(ToolErrors, PipebenchUsageErrors) {
                         "pipebench", "--steps");
   expect_one_line_error(pipebench({"--synthetic", "10:8x8"}), 2, "pipebench", "10:8x8");
   expect_one_line_error(pipebench({"--data", data_, "--device", "tpu"}), 2, "pipebench", "tpu");
-  expect_one_line_error(pipebench({"sweep", "--workers", "1,2"}), 2, "pipebench",
-                        "not supported yet");
+  expect_one_line_error(pipebench({"sweep", "--data", data_, "--workers", "1,x"}), 2, "pipebench",
+                        "--workers 1,x");
+  expect_one_line_error(pipebench({"sweep", "--data", data_, "--echo", "1,auto:0"}), 2, "pipebench",
+                        "--echo");
+  expect_one_line_error(
+      pipebench({"sweep", "--data", data_, "--csv", dir_->file("no/such/dir/s.csv")}), 1,
+      "pipebench", "--csv");
+  expect_one_line_error(pipebench({"--data", data_, "--progress", "loud"}), 2, "pipebench",
+                        "--progress");
   expect_one_line_error(pipebench({"analyze"}), 2, "pipebench", "trace");
   expect_one_line_error(pipebench({"analyze", dir_->file("missing.json")}), 1, "pipebench",
                         "missing.json");

@@ -97,6 +97,78 @@ TEST_F(PipebenchTest, NoIndexUsesTheDirectChunkPath) {
   EXPECT_EQ(read_json(out)["dataset"]["read_path"], "direct_chunk");
 }
 
+TEST_F(PipebenchTest, JsonHasPracticeChecksAndMemory) {
+  const std::string out = dir_->file("practices.json");
+  const auto r =
+      pipebench({"--data", data_, "--batch", "64", "--epochs", "1", "--seed", "5", "--json", out});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto j = read_json(out);
+  ASSERT_EQ(j["practices"].size(), 6u);
+  std::vector<std::string> names;
+  for (const auto& c : j["practices"]) {
+    names.push_back(c["name"]);
+    EXPECT_TRUE(c["status"] == "ok" || c["status"] == "warn" || c["status"] == "info" ||
+                c["status"] == "n/a")
+        << c;
+    EXPECT_FALSE(c["finding"].get<std::string>().empty()) << c;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"pinned_memory", "host_sync", "device_tensors",
+                                             "transfer_dtype", "workers", "determinism"}));
+  EXPECT_EQ(j["practices"][0]["status"], "n/a") << "the cpu device copies nothing";
+  EXPECT_NE(j["practices"][5]["finding"].get<std::string>().find("--seed 5"), std::string::npos);
+  for (const char* key : {"slot_bytes", "pinned_bytes", "device_bytes", "cache_peak_bytes",
+                          "peak_rss_bytes", "allocator_peak_bytes"}) {
+    EXPECT_TRUE(j["memory"].contains(key)) << key;
+  }
+  EXPECT_GT(j["memory"]["peak_rss_bytes"].get<std::uint64_t>(), 0u);
+  EXPECT_NE(r.out.find("practices\n"), std::string::npos) << r.out;
+}
+
+TEST_F(PipebenchTest, PlainProgressLinesOffATerminal) {
+  auto r = pipebench({"--data", data_, "--batch", "64", "--epochs", "2", "--progress", "plain"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  // One line at the end of each epoch (the interval is longer than the run).
+  EXPECT_NE(r.out.find("progress    step 8/16  epoch 0  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("progress    step 16/16  epoch 1  "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("queue "), std::string::npos) << r.out;
+  r = pipebench({"--data", data_, "--batch", "64", "--epochs", "2", "--progress", "off"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  EXPECT_EQ(r.out.find("progress    "), std::string::npos) << r.out;
+}
+
+TEST_F(PipebenchTest, SweepRunsEverySettingAndWritesCsvAndJson) {
+  const std::string csv = dir_->file("sweep.csv");
+  const std::string json = dir_->file("sweep.json");
+  const auto r =
+      pipebench({"sweep", "--data", data_, "--batch", "64", "--epochs", "1", "--workers", "1,2",
+                 "--prefetch", "1,3", "--inject-stall", "read:20@1", "--csv", csv, "--json", json});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto j = read_json(json);
+  ASSERT_EQ(j["settings"].size(), 4u);
+  EXPECT_EQ(j["settings"][0]["workers"], 1);
+  EXPECT_EQ(j["settings"][0]["prefetch"], 1);
+  EXPECT_EQ(j["settings"][3]["workers"], 2);
+  EXPECT_EQ(j["settings"][3]["prefetch"], 3);
+  for (const auto& s : j["settings"]) {
+    EXPECT_GT(s["samples_per_s"].get<double>(), 0.0) << s;
+    EXPECT_GT(s["peak_rss_bytes"].get<std::uint64_t>(), 0u) << s;
+    EXPECT_TRUE(s["error"].is_null()) << s;
+    // Every read stalls 20 ms: the consumer waits on "read" in every setting.
+    EXPECT_EQ(s["bottleneck_stage"], "read") << s;
+  }
+  ASSERT_TRUE(j["best"].is_number());
+  EXPECT_GE(j["settings"][j["best"].get<std::size_t>()]["workers"], 2)
+      << "two workers overlap two stalled reads";
+  EXPECT_TRUE(j["recommendation"]["status"].is_string());
+  std::ifstream in(csv);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) ++lines;
+  EXPECT_EQ(lines, 5) << "a header and one line per setting";
+  EXPECT_NE(r.out.find("best        workers 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("advice      "), std::string::npos) << r.out;
+}
+
 TEST(Pipebench, NoArgumentsRunsTheEmbeddedDefaultAndCleansUp) {
   const TempDir tmp;
   const auto r = pipebench({}, {{"TMPDIR", tmp.path().string()}});

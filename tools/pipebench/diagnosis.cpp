@@ -23,24 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 /// Fails before the run, not after it, when an output file cannot be created.
-void check_writable(const char* option, const std::string& path) {
-  if (path.empty()) return;
-  const fs::path parent = fs::absolute(fs::path(path)).parent_path();
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    throw std::runtime_error(std::string(option) + " " + path +
-                             " is a directory; give a file name");
-  }
-  if (!fs::is_directory(parent, ec)) {
-    throw std::runtime_error(std::string(option) + " " + path + ": directory " + parent.string() +
-                             " does not exist; create it or choose another path");
-  }
-  if (::access(parent.c_str(), W_OK) != 0) {
-    throw std::runtime_error(std::string(option) + " " + path + ": cannot write into " +
-                             parent.string() + " (" + std::strerror(errno) +
-                             "); choose a writable directory");
-  }
-}
 
 bool has_step_ranges(const profiler::Timeline& t) {
   return std::any_of(t.host.begin(), t.host.end(), [](const profiler::HostRange& r) {
@@ -155,6 +137,25 @@ profiler::PipelineFacts pipeline_facts(const BenchReport& r) {
         std::min(s.chunk_reads, r.dataset.chunks * std::max<std::uint64_t>(1, r.run.epochs));
   }
   return f;
+}
+
+void check_writable(const char* option, const std::string& path) {
+  if (path.empty()) return;
+  const fs::path parent = fs::absolute(fs::path(path)).parent_path();
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    throw std::runtime_error(std::string(option) + " " + path +
+                             " is a directory; give a file name");
+  }
+  if (!fs::is_directory(parent, ec)) {
+    throw std::runtime_error(std::string(option) + " " + path + ": directory " + parent.string() +
+                             " does not exist; create it or choose another path");
+  }
+  if (::access(parent.c_str(), W_OK) != 0) {
+    throw std::runtime_error(std::string(option) + " " + path + ": cannot write into " +
+                             parent.string() + " (" + std::strerror(errno) +
+                             "); choose a writable directory");
+  }
 }
 
 }  // namespace gpufeed::tools::pipebench

@@ -78,6 +78,10 @@ void add_diagnosis_json(nlohmann::json& json, const Diagnosis& diagnosis);
 /// --trace (Chrome trace) and --report (HTML), each written atomically.
 void write_profile_outputs(const BenchOptions& options, const Diagnosis& diagnosis);
 
+/// Throws std::runtime_error (naming `option`) when `path` is set and cannot be written: a
+/// directory, or in a directory that does not exist or is not writable.
+void check_writable(const char* option, const std::string& path);
+
 /// Writes `text` to `path` through a temporary file beside it; std::runtime_error naming the
 /// path and what to check on failure.
 void write_text_atomically(const std::string& path, const std::string& text);

@@ -22,17 +22,28 @@ void add_data_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_flag("--no-index", o.no_index, "ignore the file's chunk index (H5Dread_chunk path)");
 }
 
-void add_loader_options(CLI::App& cmd, BenchOptions& o) {
+void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
   cmd.add_option("--device", o.device, "auto, cpu, cuda or cuda:N");
   cmd.add_option("--batch", o.batch, "samples per batch")->check(CLI::Range(1, 1 << 24));
+  cmd.add_option("--seed", o.seed, "seed of the sample order (and of synthetic data)");
+  if (axes != nullptr) {
+    cmd.add_option("--workers", axes->workers, "loader threads to try, e.g. 1,2,4 (0: all cores)");
+    cmd.add_option("--prefetch", axes->prefetch, "prefetch depths to try, e.g. 2,4");
+    cmd.add_option("--echo", axes->echo, "echo settings to try, e.g. 1,2,auto");
+    cmd.add_option("--order", axes->order, "sample orders to try, e.g. random,chunk");
+    cmd.add_option("--cache-mb", axes->cache_mb, "chunk cache budgets to try in MiB, e.g. 64,512");
+    cmd.add_option("--csv", axes->csv, "write the table as CSV (default pipebench-sweep.csv)");
+    return;
+  }
   cmd.add_option("--workers", o.workers, "loader threads (0: all cores)")
       ->check(CLI::Range(0, 4096));
   cmd.add_option("--prefetch", o.prefetch, "batches prepared ahead")->check(CLI::Range(1, 4096));
   cmd.add_option("--order", o.order, "sample order")
       ->check(CLI::IsMember({"sequential", "random", "chunk"}));
-  cmd.add_option("--seed", o.seed, "seed of the sample order (and of synthetic data)");
   cmd.add_option("--cache-mb", o.cache_mb, "chunk cache budget in MiB")
       ->check(CLI::Range(0, 1 << 20));
+  cmd.add_option("--echo", o.echo,
+                 "deliver each batch N times, or auto[:CAP]: only when input is late");
 }
 
 void add_length_options(CLI::App& cmd, BenchOptions& o) {
@@ -44,11 +55,15 @@ void add_length_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--json", o.json, "write the results as JSON to this file");
   cmd.add_flag("--no-profile", o.no_profile,
                "run with the profiler's recorder off (no diagnosis; to measure its cost)");
+  cmd.add_option("--progress", o.progress,
+                 "auto (a live line on a terminal, else plain lines), line, plain or off")
+      ->check(CLI::IsMember({"auto", "line", "plain", "off"}));
+  cmd.add_option("--progress-every", o.progress_every,
+                 "seconds between progress updates (default 0.5 on a terminal, 10 otherwise)")
+      ->check(CLI::Range(0.0, 3600.0));
 }
 
-void add_later_options(CLI::App& cmd, BenchOptions& o) {
-  cmd.add_option("--echo", o.echo,
-                 "deliver each batch N times, or auto[:CAP]: only when input is late");
+void add_sample_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--size", o.size, "HxW: decode size of jpeg-layout files (default 224x224)");
   cmd.add_option("--augment", o.augment, "none, flip, crop-flip or center");
   cmd.add_option("--on-error", o.on_error, "fail or skip undecodable samples");
@@ -80,11 +95,11 @@ void add_training_options(CLI::App& cmd, BenchOptions& o) {
 
 }  // namespace
 
-void add_run_options(CLI::App& command, BenchOptions& options) {
+void add_run_options(CLI::App& command, BenchOptions& options, SweepAxes* axes) {
   add_data_options(command, options);
-  add_loader_options(command, options);
+  add_loader_options(command, options, axes);
   add_length_options(command, options);
-  add_later_options(command, options);
+  add_sample_options(command, options);
   add_training_options(command, options);
 }
 

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "gpufeed/pipeline/loader.hpp"
+#include "pipebench/sweep.hpp"
 #include "pipebench/training.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -15,6 +16,7 @@ inline constexpr const char* kProgram = "pipebench";
 inline constexpr const char* kDefaultSynthetic = "8192:64x64x3";
 inline constexpr std::uint64_t kDefaultSyntheticChunk = 64;
 inline constexpr unsigned kDefaultEpochs = 3;
+inline constexpr unsigned kDefaultSweepEpochs = 2;  ///< per setting
 
 struct BenchOptions {
   std::string data;
@@ -33,8 +35,9 @@ struct BenchOptions {
   std::uint64_t cache_mb = 512;
   bool no_index = false;
   std::string json;
-  bool no_profile = false;  ///< recorder off, no diagnosis (to A/B the profiler's cost)
-  // Accepted now, built later: anything but the default is a usage error.
+  bool no_profile = false;        ///< recorder off, no diagnosis (to A/B the profiler's cost)
+  std::string progress = "auto";  ///< auto | line | plain | off
+  double progress_every = 0;      ///< seconds; 0: 0.5 for a live line, 10 for plain lines
   std::string echo = "1";
   std::string size;
   std::string augment = "none";
@@ -61,7 +64,9 @@ struct RunPlan {
   std::uint64_t steps = 0;
 };
 
-void add_run_options(CLI::App& command, BenchOptions& options);
+/// The options of `pipebench run`; with `axes`, those of `pipebench sweep`, where --workers,
+/// --prefetch, --echo, --order and --cache-mb take lists into `axes` (and --csv is added).
+void add_run_options(CLI::App& command, BenchOptions& options, SweepAxes* axes = nullptr);
 /// Throws UsageError for options that cannot go together (--no-profile with --trace/--report).
 void reject_unsupported(const BenchOptions& options);
 /// LoaderOptions from the flags (path and device are set by the caller). Throws UsageError.

@@ -109,7 +109,11 @@ json report_json(const BenchReport& r) {
                  {"pinned", s.pinned},
                  {"pinned_bytes", s.pinned_bytes},
                  {"device_bytes", s.device_bytes},
-                 {"peak_rss_bytes", r.peak_rss_bytes}};
+                 {"cache_peak_bytes", s.cache_peak_bytes},
+                 {"peak_rss_bytes", r.peak_rss_bytes},
+                 {"allocator_peak_bytes", r.run.training && r.device.used != "cpu"
+                                              ? json(r.run.training->allocator_peak_bytes)
+                                              : json(nullptr)}};
   j["h2d"] = {{"pinned_bytes_per_s",
                r.device.used == "cpu" ? json(nullptr) : json(s.pinned_h2d_bytes_per_s)},
               {"pageable_bytes_per_s",

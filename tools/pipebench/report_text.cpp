@@ -1,8 +1,8 @@
 // The terminal summary of a run: plain text, aligned columns.
-#include <cstdarg>
 #include <cstdio>
 #include <string>
 
+#include "common/text.hpp"
 #include "pipebench/report.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -10,15 +10,6 @@ namespace gpufeed::tools::pipebench {
 namespace {
 
 constexpr const char* kRowFormat = "%-11s %s\n";
-
-__attribute__((format(printf, 1, 2))) std::string format(const char* fmt, ...) {
-  char buffer[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buffer, sizeof buffer, fmt, args);
-  va_end(args);
-  return buffer;
-}
 
 std::string mb(double bytes) {
   return format("%.1f MB", bytes / 1e6);
@@ -72,8 +63,6 @@ void print_device(const BenchReport& r) {
   row("h2d", format("pinned %.2f GB/s, pageable %.2f GB/s (measured at start)%s",
                     s.pinned_h2d_bytes_per_s / 1e9, s.pageable_h2d_bytes_per_s / 1e9,
                     s.pinned ? "" : "; slots are PAGEABLE: pinning failed"));
-  row("device", "pinned host " + mb(static_cast<double>(s.pinned_bytes)) + ", device slots " +
-                    mb(static_cast<double>(s.device_bytes)));
 }
 
 void print_throughput(const BenchReport& r) {
@@ -111,8 +100,18 @@ void print_memory(const BenchReport& r) {
                  static_cast<unsigned long long>(s.cache_hits),
                  static_cast<unsigned long long>(s.cache_misses),
                  mb(static_cast<double>(s.cache_peak_bytes)).c_str()));
-  row("memory", "batch slots " + mb(static_cast<double>(s.slot_bytes)) + ", peak RSS " +
-                    mb(static_cast<double>(r.peak_rss_bytes)));
+  const bool cuda = r.device.used != "cpu";
+  std::string text = "batch slots " + mb(static_cast<double>(s.slot_bytes));
+  if (cuda) {
+    text += s.pinned ? " (pinned " + mb(static_cast<double>(s.pinned_bytes)) + ")" : " (pageable)";
+    text += ", device pool " + mb(static_cast<double>(s.device_bytes));
+  }
+  text += ", peak RSS " + mb(static_cast<double>(r.peak_rss_bytes));
+  if (r.run.training && cuda) {
+    text += ", LibTorch allocator peak " +
+            mb(static_cast<double>(r.run.training->allocator_peak_bytes));
+  }
+  row("memory", text);
 }
 
 void print_bottleneck(const BenchReport& r) {

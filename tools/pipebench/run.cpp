@@ -2,6 +2,9 @@
 
 #include <sys/resource.h>
 
+#include <fstream>
+#include <string>
+
 #include "gpufeed/profiler/clock.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -16,9 +19,16 @@ double touch(const Batch& batch) {
   return sum;
 }
 
+ProgressPoint progress_point(const Loader& loader, std::uint64_t epoch, const StageStats& steps,
+                             const RunResult& r, std::int64_t now_ns) {
+  const LoaderStats s = loader.stats();
+  return ProgressPoint{
+      now_ns, epoch, r.batches, r.samples, steps.busy_ns, s[Stage::wait].busy_ns, s.ready_batches};
+}
+
 /// Consumes one epoch, or until the plan's step budget is spent.
 void consume_epoch(Loader& loader, std::uint64_t epoch, const RunPlan& plan,
-                   TrainingStage* training, StageStats& steps, RunResult& r) {
+                   TrainingStage* training, Progress* progress, StageStats& steps, RunResult& r) {
   loader.start_epoch(epoch);
   while (plan.steps == 0 || r.batches < plan.steps) {
     Batch batch = loader.next();
@@ -33,6 +43,14 @@ void consume_epoch(Loader& loader, std::uint64_t epoch, const RunPlan& plan,
     r.samples += batch.size();
     ++r.batches;
     batch.release();
+    if (progress != nullptr) {
+      if (const std::int64_t now = profiler::now_ns(); progress->due(now)) {
+        progress->update(progress_point(loader, epoch, steps, r, now));
+      }
+    }
+  }
+  if (progress != nullptr) {
+    progress->epoch_end(progress_point(loader, epoch, steps, r, profiler::now_ns()));
   }
 }
 
@@ -42,7 +60,8 @@ bool more_to_do(const RunResult& r, const RunPlan& plan, std::uint64_t epoch) {
 
 }  // namespace
 
-RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* training) {
+RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* training,
+                        Progress* progress) {
   RunResult r;
   StageStats steps;
   const std::int64_t start = profiler::now_ns();
@@ -50,7 +69,7 @@ RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* trai
   std::uint64_t first_epoch_samples = 0;
   for (std::uint64_t epoch = 0; more_to_do(r, plan, epoch); ++epoch) {
     const std::uint64_t before = r.batches;
-    consume_epoch(loader, epoch, plan, training, steps, r);
+    consume_epoch(loader, epoch, plan, training, progress, steps, r);
     ++r.epochs;
     if (epoch == 0) {
       first_epoch_end = profiler::now_ns();
@@ -59,6 +78,7 @@ RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* trai
     if (r.batches == before) break;  // an empty epoch: nothing more will come
   }
   const std::int64_t end = profiler::now_ns();
+  if (progress != nullptr) progress->finish();
   r.stats = loader.stats();
   if (training != nullptr) {
     r.stats.stages[static_cast<std::size_t>(Stage::step)] = steps;
@@ -71,9 +91,21 @@ RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* trai
 }
 
 std::uint64_t peak_rss_bytes() {
+  // VmHWM follows reset_peak_rss(); getrusage's maximum never goes down.
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // "... kB"
+  }
   rusage usage{};
   if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
   return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+bool reset_peak_rss() {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  clear_refs << "5";
+  clear_refs.flush();
+  return static_cast<bool>(clear_refs);
 }
 
 }  // namespace gpufeed::tools::pipebench

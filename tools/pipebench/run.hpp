@@ -5,6 +5,7 @@
 
 #include "gpufeed/pipeline/loader.hpp"
 #include "pipebench/options.hpp"
+#include "pipebench/progress.hpp"
 #include "pipebench/training.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -24,10 +25,13 @@ struct RunResult {
 };
 
 /// Iterates the loader as a trainer would, touching every batch, running `training` (if any)
-/// on it, then releasing it.
-RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* training = nullptr);
+/// on it, then releasing it; reports to `progress` (if any) as it goes.
+RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* training = nullptr,
+                        Progress* progress = nullptr);
 
-/// The process's peak resident set size in bytes.
+/// The process's peak resident set size in bytes (since the last reset_peak_rss()).
 std::uint64_t peak_rss_bytes();
+/// Restarts the peak at the current resident size (Linux); false where that is not possible.
+bool reset_peak_rss();
 
 }  // namespace gpufeed::tools::pipebench

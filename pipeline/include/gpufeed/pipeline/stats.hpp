@@ -31,8 +31,9 @@ struct LoaderStats {
   std::uint64_t echoed_batches = 0;
   double mean_ready_batches = 0;  ///< batches ready when the consumer asked (queue occupancy)
   std::uint64_t max_ready_batches = 0;
-  std::uint64_t chunk_reads = 0;  ///< chunks fetched from the file
-  std::uint64_t bytes_read = 0;   ///< bytes of the chunks fetched, decoded
+  std::uint64_t ready_batches = 0;  ///< batches ready at the consumer's latest request
+  std::uint64_t chunk_reads = 0;    ///< chunks fetched from the file
+  std::uint64_t bytes_read = 0;     ///< bytes of the chunks fetched, decoded
   std::uint64_t cache_hits = 0;
   std::uint64_t cache_misses = 0;
   std::uint64_t cache_peak_bytes = 0;

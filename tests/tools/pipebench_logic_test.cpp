@@ -1,0 +1,320 @@
+// pipebench's pure parts: the progress line, the practice checks and the sweep grid.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gpufeed/pipeline/errors.hpp"
+#include "pipebench/practices.hpp"
+#include "pipebench/progress.hpp"
+#include "pipebench/sweep.hpp"
+
+namespace gpufeed::tools::pipebench {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// --- progress -------------------------------------------------------------------------------
+
+TEST(ProgressLine, ShowsStepRateUtilizationAndQueue) {
+  const ProgressPoint before{1'000'000'000, 0, 10, 2560, 900'000'000, 0, 0};
+  const ProgressPoint now{3'000'000'000, 1, 30, 7680, 2'800'000'000, 0, 3};
+  const std::string line = format_progress(before, now, ProgressShape{96, 4, true});
+  EXPECT_EQ(line, "step 30/96  epoch 1  2560 samples/s  util 95%  queue 3/4");
+}
+
+TEST(ProgressLine, WithoutTrainingShowsTheInputWaitShare) {
+  const ProgressPoint before{0, 0, 0, 0, 0, 0, 0};
+  const ProgressPoint now{2'000'000'000, 0, 8, 1000, 0, 500'000'000, 1};
+  const std::string line = format_progress(before, now, ProgressShape{0, 2, false});
+  EXPECT_EQ(line, "step 8  epoch 0  500 samples/s  input wait 25%  queue 1/2");
+}
+
+TEST(ProgressMode, AutoFollowsTheTerminalAndBadValuesAreUsageErrors) {
+  EXPECT_EQ(parse_progress_mode("auto", true), ProgressMode::line);
+  EXPECT_EQ(parse_progress_mode("auto", false), ProgressMode::plain);
+  EXPECT_EQ(parse_progress_mode("off", true), ProgressMode::off);
+  EXPECT_EQ(parse_progress_mode("plain", true), ProgressMode::plain);
+  EXPECT_THROW(parse_progress_mode("loud", true), UsageError);
+}
+
+TEST(ProgressMode, OffIsNeverDue) {
+  Progress progress(ProgressMode::off, 0.0, ProgressShape{});
+  EXPECT_FALSE(progress.due(std::int64_t{1} << 62));
+  Progress plain(ProgressMode::plain, 0.0, ProgressShape{});
+  EXPECT_TRUE(plain.due(std::int64_t{1} << 62));
+}
+
+// --- practice checks ------------------------------------------------------------------------
+
+PracticeInputs cuda_run() {
+  PracticeInputs in;
+  in.cuda = true;
+  in.profiled = true;
+  in.device_records = true;
+  in.training = true;
+  in.cores = 16;
+  in.workers = 8;
+  in.torch_threads = 8;
+  in.loader_busy_threads = 3.0;
+  in.steps = 100;
+  in.fresh_batches = 100;
+  in.fresh_samples = 25600;
+  in.uint8_bytes_per_sample = 12288;
+  in.pinned = true;
+  in.pinned_bytes = 20'000'000;
+  in.pinned_h2d_bytes_per_s = 50e9;
+  in.pageable_h2d_bytes_per_s = 10e9;
+  in.h2d_copies = 200;
+  in.h2d_bytes = 25600 * 12288 + 25600 * 8;
+  in.seed = 7;
+  in.order = "chunk";
+  in.augment = "none";
+  return in;
+}
+
+const PracticeCheck& check(const std::vector<PracticeCheck>& checks, const std::string& name) {
+  const auto it = std::find_if(checks.begin(), checks.end(),
+                               [&](const PracticeCheck& c) { return c.name == name; });
+  if (it == checks.end()) throw std::runtime_error("no check " + name);
+  return *it;
+}
+
+TEST(Practices, AWellBehavedCudaRunPassesEveryCheck) {
+  const auto checks = check_practices(cuda_run());
+  ASSERT_EQ(checks.size(), 6u);
+  for (const char* name :
+       {"pinned_memory", "host_sync", "device_tensors", "transfer_dtype", "workers"}) {
+    EXPECT_EQ(check(checks, name).status, "ok") << name << ": " << check(checks, name).finding;
+    EXPECT_TRUE(check(checks, name).advice.empty()) << name;
+  }
+  EXPECT_TRUE(contains(check(checks, "pinned_memory").finding, "50.0 GB/s vs 10.0 GB/s"));
+  EXPECT_EQ(check(checks, "determinism").status, "info");
+  EXPECT_TRUE(contains(check(checks, "determinism").finding, "--seed 7"));
+}
+
+TEST(Practices, PageableSlotsAndPageableCopiesAreWarnings) {
+  PracticeInputs in = cuda_run();
+  in.pinned = false;
+  EXPECT_EQ(check(check_practices(in), "pinned_memory").status, "warn");
+  EXPECT_TRUE(contains(check(check_practices(in), "pinned_memory").advice, "ulimit -l"));
+  in = cuda_run();
+  in.pageable_h2d_copies = 100;
+  in.pageable_h2d_bytes = 4'000'000;
+  const PracticeCheck c = check(check_practices(in), "pinned_memory");
+  EXPECT_EQ(c.status, "warn");
+  EXPECT_TRUE(contains(c.finding, "100 other copies (4.0 MB)")) << c.finding;
+}
+
+TEST(Practices, SyncsInsideTheStepAreCountedPerStep) {
+  PracticeInputs in = cuda_run();
+  in.step_syncs = 100;
+  in.step_sync_ns = 250'000'000;
+  in.host_sync_idle_share = 0.12;
+  const PracticeCheck c = check(check_practices(in), "host_sync");
+  EXPECT_EQ(c.status, "warn");
+  EXPECT_TRUE(contains(c.finding, "100 host syncs inside the steps (1.00 per step, 250.0 ms"))
+      << c.finding;
+  EXPECT_TRUE(contains(c.advice, "--sync-every"));
+  in.host_sync_idle_share = 0.001;  // cheap syncs: worth knowing, not a warning
+  EXPECT_EQ(check(check_practices(in), "host_sync").status, "info");
+}
+
+TEST(Practices, CopiesBeyondTheLoadersBatchesAreFlagged) {
+  PracticeInputs in = cuda_run();
+  in.h2d_copies = 200 + 300;  // three extra copies per step
+  const PracticeCheck c = check(check_practices(in), "device_tensors");
+  EXPECT_EQ(c.status, "warn");
+  EXPECT_TRUE(contains(c.finding, "300 host-to-device copies that are not batches (3.00 per step)"))
+      << c.finding;
+  in.device_records = false;
+  EXPECT_EQ(check(check_practices(in), "device_tensors").status, "n/a");
+}
+
+TEST(Practices, FloatTransfersAreFlagged) {
+  PracticeInputs in = cuda_run();
+  in.h2d_bytes = 25600ull * 12288 * 4;  // float32 samples crossed the bus
+  const PracticeCheck c = check(check_practices(in), "transfer_dtype");
+  EXPECT_EQ(c.status, "warn");
+  EXPECT_TRUE(contains(c.finding, "4.00x the uint8 sample")) << c.finding;
+}
+
+TEST(Practices, WorkerCountsAgainstCores) {
+  PracticeInputs in = cuda_run();
+  in.workers = 32;
+  EXPECT_EQ(check(check_practices(in), "workers").status, "warn");
+  EXPECT_TRUE(contains(check(check_practices(in), "workers").advice, "--workers 16"));
+
+  in = cuda_run();  // CPU training: LibTorch's threads compete with the loader's
+  in.cuda = false;
+  in.training_on_cpu = true;
+  in.cores = 2;
+  in.workers = 2;
+  in.torch_threads = 2;
+  in.loader_busy_threads = 1.5;
+  const PracticeCheck over = check(check_practices(in), "workers");
+  EXPECT_EQ(over.status, "warn");
+  EXPECT_TRUE(contains(over.advice, "oversubscribed: 3.50 busy threads on 2 cores")) << over.advice;
+
+  in = cuda_run();  // input-bound with the bottleneck saturated: more workers
+  in.input_bound = true;
+  in.bottleneck_stage = "decode";
+  in.bottleneck_busy = 0.97;
+  in.workers = 4;
+  in.loader_busy_threads = 3.9;
+  const PracticeCheck under = check(check_practices(in), "workers");
+  EXPECT_EQ(under.status, "warn");
+  EXPECT_TRUE(contains(under.advice, "decode saturated at 4 workers: use --workers 16"))
+      << under.advice;
+  in.workers = 16;
+  in.loader_busy_threads = 15.5;
+  EXPECT_TRUE(contains(check(check_practices(in), "workers").advice, "--echo"));
+}
+
+TEST(Practices, CpuRunsHaveNoBusChecksAndDeterministicRunsSayOk) {
+  PracticeInputs in = cuda_run();
+  in.cuda = false;
+  in.device_records = false;
+  in.deterministic = true;
+  const auto checks = check_practices(in);
+  for (const char* name : {"pinned_memory", "device_tensors", "transfer_dtype"}) {
+    EXPECT_EQ(check(checks, name).status, "n/a") << name;
+  }
+  EXPECT_EQ(check(checks, "determinism").status, "ok");
+  in.profiled = false;
+  EXPECT_EQ(check(check_practices(in), "host_sync").status, "n/a");
+}
+
+TEST(Practices, JsonHasOneObjectPerCheck) {
+  const auto json = practices_json(check_practices(cuda_run()));
+  ASSERT_EQ(json.size(), 6u);
+  EXPECT_EQ(json[0]["name"], "pinned_memory");
+  EXPECT_TRUE(json[0]["advice"].is_null());
+  EXPECT_EQ(json[5]["status"], "info");
+}
+
+// --- sweep ----------------------------------------------------------------------------------
+
+TEST(SweepGrid, ListsMultiplyInTheGivenOrder) {
+  SweepAxes axes;
+  axes.workers = "1,2,4";
+  axes.echo = "1,auto:3";
+  const SweepGrid g = parse_grid(axes, SweepPoint{}, 8);
+  const auto points = g.points();
+  ASSERT_EQ(points.size(), 6u);
+  EXPECT_EQ(points[0], (SweepPoint{1, 4, "1", "chunk", 512}));
+  EXPECT_EQ(points[1], (SweepPoint{1, 4, "auto:3", "chunk", 512}));
+  EXPECT_EQ(points[5], (SweepPoint{4, 4, "auto:3", "chunk", 512}));
+}
+
+TEST(SweepGrid, WithoutListsSweepsWorkersAndEcho) {
+  const auto points = parse_grid(SweepAxes{}, SweepPoint{0, 2, "1", "random", 64}, 8).points();
+  ASSERT_EQ(points.size(), 6u);  // workers 1, 4, 8 x echo 1, 2
+  EXPECT_EQ(points[0], (SweepPoint{1, 2, "1", "random", 64}));
+  EXPECT_EQ(points[3], (SweepPoint{4, 2, "2", "random", 64}));
+  EXPECT_EQ(points[5].workers, 8u);
+  EXPECT_EQ(parse_grid(SweepAxes{}, SweepPoint{}, 1).points().size(), 2u);  // one core
+}
+
+TEST(SweepGrid, BadListsAreUsageErrorsNamingTheFlag) {
+  const auto error_of = [](SweepAxes axes) {
+    try {
+      (void)parse_grid(axes, SweepPoint{}, 4);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  SweepAxes a;
+  a.workers = "1,,2";
+  EXPECT_TRUE(contains(error_of(a), "--workers 1,,2: empty value")) << error_of(a);
+  a = {};
+  a.prefetch = "2,x";
+  EXPECT_TRUE(contains(error_of(a), "--prefetch 2,x: x is not a whole number")) << error_of(a);
+  a = {};
+  a.prefetch = "0";
+  EXPECT_TRUE(contains(error_of(a), "--prefetch 0")) << error_of(a);
+  a = {};
+  a.order = "chunk,shuffled";
+  EXPECT_TRUE(contains(error_of(a), "shuffled is not sequential, random or chunk"));
+  a = {};
+  a.echo = "1,99";
+  EXPECT_TRUE(contains(error_of(a), "--echo 99")) << error_of(a);
+  a = {};
+  a.workers = "2,2";
+  EXPECT_TRUE(contains(error_of(a), "2 is listed twice")) << error_of(a);
+  a = {};
+  a.workers = "1,2,3,4,5,6,7,8";
+  a.prefetch = "1,2,3,4,5,6,7,8";
+  a.cache_mb = "1,2,3,4,5";
+  EXPECT_TRUE(contains(error_of(a), "320 settings")) << error_of(a);
+}
+
+SweepRow row(unsigned workers, double rate, std::uint64_t rss) {
+  SweepRow r;
+  r.point.workers = workers;
+  r.samples_per_s = rate;
+  r.peak_rss_bytes = rss;
+  return r;
+}
+
+TEST(SweepBest, FastestWinsAndNearTiesGoToLessMemory) {
+  std::vector<SweepRow> rows{row(1, 1000, 100), row(2, 2000, 300), row(4, 1960, 200)};
+  EXPECT_EQ(best_row(rows), 2u);  // within 3% of the fastest, with less memory
+  rows[2].samples_per_s = 1900;
+  EXPECT_EQ(best_row(rows), 1u);
+  rows[1].error = "out of memory";
+  EXPECT_EQ(best_row(rows), 2u);
+  for (SweepRow& r : rows) r.error = "failed";
+  EXPECT_EQ(best_row(rows), std::nullopt);
+}
+
+TEST(SweepConfirmation, ComparesTheRecommendedNeighbourWithTheFirstSetting) {
+  std::vector<SweepRow> rows{row(1, 1000, 100), row(2, 1900, 100), row(4, 1950, 100)};
+  rows[0].recommendation = "--workers 2";
+  rows[0].predicted_util = 0.9;
+  rows[1].device_util = 0.88;
+  Confirmation c = confirm_recommendation(rows);
+  EXPECT_EQ(c.status, "confirmed");
+  EXPECT_TRUE(contains(c.text, "--workers 2 (predicted util 90.0%)")) << c.text;
+  EXPECT_TRUE(contains(c.text, "+90% samples/s, util 88.0%")) << c.text;
+
+  rows[1].samples_per_s = 1010;
+  EXPECT_EQ(confirm_recommendation(rows).status, "not_confirmed");
+
+  rows[0].recommendation = "--workers 8";
+  c = confirm_recommendation(rows);
+  EXPECT_EQ(c.status, "not_in_grid");
+  EXPECT_TRUE(contains(c.text, "add --workers 8 to the sweep")) << c.text;
+
+  rows[0].recommendation = "keep the loss on the device";
+  EXPECT_EQ(confirm_recommendation(rows).status, "not_in_grid");
+  rows[0].recommendation.clear();
+  EXPECT_EQ(confirm_recommendation(rows).status, "no_recommendation");
+}
+
+TEST(SweepOutput, CsvHasAHeaderAndOneLinePerSettingWithQuotedText) {
+  std::vector<SweepRow> rows{row(1, 1234.5, 100), row(2, 0, 0)};
+  rows[0].verdict = "not input-bound";
+  rows[0].device_util = 0.5;
+  rows[1].error = "model \"cnn\" ran out of memory";
+  const std::string csv = sweep_csv(rows);
+  const auto lines = std::count(csv.begin(), csv.end(), '\n');
+  EXPECT_EQ(lines, 3);
+  EXPECT_TRUE(
+      contains(csv, "1,4,\"1\",chunk,512,1234.500,0.500000,0.000000,100,\"not input-bound\""))
+      << csv;
+  EXPECT_TRUE(contains(csv, "2,4,\"1\",chunk,512,,,,,\"\",\"\",\"\",\"model \"\"cnn\"\" ran out"))
+      << csv;
+  const auto json = sweep_json(rows, 0, Confirmation{"no_recommendation", "none"});
+  EXPECT_EQ(json["settings"].size(), 2u);
+  EXPECT_EQ(json["best"], 0);
+  EXPECT_TRUE(json["settings"][1]["samples_per_s"].is_null());
+  EXPECT_EQ(json["recommendation"]["status"], "no_recommendation");
+}
+
+}  // namespace
+}  // namespace gpufeed::tools::pipebench

@@ -1,0 +1,19 @@
+#pragma once
+// printf-style formatting into a std::string, for the tools' aligned terminal output.
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+namespace gpufeed::tools {
+
+/// Formats like printf; output longer than 511 characters is cut.
+[[gnu::format(printf, 1, 2)]] inline std::string format(const char* pattern, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, pattern);
+  std::vsnprintf(buffer, sizeof buffer, pattern, args);
+  va_end(args);
+  return buffer;
+}
+
+}  // namespace gpufeed::tools

@@ -1,0 +1,216 @@
+#include "pipebench/practices.hpp"
+#include "common/text.hpp"
+
+#include <cstdio>
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+/// A copy is "not a batch" beyond the loader's two per fresh batch (images and labels).
+constexpr std::uint64_t kLoaderCopiesPerBatch = 2;
+/// A host-sync idle share above this is worth a warning.
+constexpr double kSyncShareWarn = 0.01;
+/// A stage this busy per worker is saturated.
+constexpr double kSaturated = 0.85;
+
+double per(double x, std::uint64_t n) {
+  return n == 0 ? 0.0 : x / static_cast<double>(n);
+}
+
+PracticeCheck pinned_memory(const PracticeInputs& in) {
+  PracticeCheck c{"pinned_memory", "n/a", "", ""};
+  if (!in.cuda) {
+    c.finding = "cpu device: batches stay in host memory, nothing is copied to a device";
+    return c;
+  }
+  const double pinned = in.pinned_h2d_bytes_per_s * 1e-9;
+  const double pageable = in.pageable_h2d_bytes_per_s * 1e-9;
+  if (!in.pinned) {
+    c.status = "warn";
+    c.finding = format(
+        "batch slots are pageable (pinning failed): host-to-device %.1f GB/s instead of %.1f "
+        "GB/s pinned",
+        pageable, pinned);
+    c.advice =
+        "free host memory or raise the locked-memory limit (ulimit -l) so cudaHostAlloc succeeds";
+    return c;
+  }
+  c.status = "ok";
+  c.finding = format("batch slots pinned (%.1f MB): host-to-device %.1f GB/s vs %.1f GB/s pageable",
+                     static_cast<double>(in.pinned_bytes) * 1e-6, pinned, pageable);
+  if (in.device_records && in.pageable_h2d_copies > 0) {
+    c.status = "warn";
+    c.finding += format("; %llu other copies (%.1f MB) came from pageable memory",
+                        static_cast<unsigned long long>(in.pageable_h2d_copies),
+                        static_cast<double>(in.pageable_h2d_bytes) * 1e-6);
+    c.advice =
+        "pin the host tensors the step copies (pin_memory(), cudaHostAlloc) or create "
+        "them on the device";
+  }
+  return c;
+}
+
+PracticeCheck host_sync(const PracticeInputs& in) {
+  PracticeCheck c{"host_sync", "n/a", "", ""};
+  if (!in.profiled) {
+    c.finding = "not measured (--no-profile)";
+    return c;
+  }
+  if (!in.training) {
+    c.finding = "no training stage: no steps to look for syncs in";
+    return c;
+  }
+  if (in.step_syncs == 0) {
+    c.status = "ok";
+    c.finding = "no host syncs inside the steps (no .item(), .cpu() or synchronize)";
+    return c;
+  }
+  c.finding = format(
+      "%llu host syncs inside the steps (%.2f per step, %.1f ms in all); host_sync "
+      "idle %.1f%% of the window",
+      static_cast<unsigned long long>(in.step_syncs),
+      per(static_cast<double>(in.step_syncs), in.steps),
+      static_cast<double>(in.step_sync_ns) * 1e-6, 100.0 * in.host_sync_idle_share);
+  c.status = in.cuda && in.host_sync_idle_share >= kSyncShareWarn ? "warn" : "info";
+  c.advice = in.cuda ? "keep the loss on the device (.detach()) and read it every few hundred "
+                       "steps instead of every step (--sync-every)"
+                     : "on the CPU a sync costs little; on a GPU each one drains the queue";
+  return c;
+}
+
+PracticeCheck device_tensors(const PracticeInputs& in) {
+  PracticeCheck c{"device_tensors", "n/a", "", ""};
+  if (!in.cuda) {
+    c.finding = "cpu device: no host-to-device copies to look for";
+    return c;
+  }
+  if (!in.device_records) {
+    c.finding = "no CUPTI copy records: copies per step not measured";
+    return c;
+  }
+  const std::uint64_t loader = kLoaderCopiesPerBatch * in.fresh_batches;
+  const std::uint64_t extra = in.h2d_copies > loader ? in.h2d_copies - loader : 0;
+  if (extra == 0) {
+    c.status = "ok";
+    c.finding = format("host-to-device copies are the loader's batches only (%llu copies)",
+                       static_cast<unsigned long long>(in.h2d_copies));
+    return c;
+  }
+  c.status = "warn";
+  c.finding =
+      format("%llu host-to-device copies that are not batches (%.2f per step)",
+             static_cast<unsigned long long>(extra), per(static_cast<double>(extra), in.steps));
+  c.advice =
+      "create tensors on the device (torch::zeros(..., device)) instead of on the CPU "
+      "and copying them each step";
+  return c;
+}
+
+PracticeCheck transfer_dtype(const PracticeInputs& in) {
+  PracticeCheck c{"transfer_dtype", "n/a", "", ""};
+  const double uint8 = static_cast<double>(in.uint8_bytes_per_sample);
+  if (!in.cuda) {
+    c.finding = "cpu device: samples are normalized to float on the host; nothing crosses a bus";
+    return c;
+  }
+  c.status = "ok";
+  c.finding = format("batches cross the bus as uint8: %.0f B per sample (float32 would be %.0f B)",
+                     uint8, 4 * uint8);
+  if (in.device_records && in.fresh_samples > 0) {
+    const double moved = per(static_cast<double>(in.h2d_bytes), in.fresh_samples);
+    c.finding = format("host-to-device %.0f B per sample, %.2fx the uint8 sample (%.0f B)", moved,
+                       uint8 > 0 ? moved / uint8 : 0.0, uint8);
+    if (moved > 1.5 * uint8) {
+      c.status = "warn";
+      c.advice = "copy uint8 and convert on the device; float32 copies move 4x the bytes";
+    }
+  }
+  return c;
+}
+
+PracticeCheck workers(const PracticeInputs& in) {
+  PracticeCheck c{"workers", "ok", "", ""};
+  const double compute = in.training_on_cpu ? static_cast<double>(in.torch_threads) : 0.0;
+  const double demand = in.loader_busy_threads + compute;
+  c.finding = format("%u loader workers, %.2f busy on average", in.workers, in.loader_busy_threads);
+  if (in.training_on_cpu) {
+    c.finding +=
+        format(", plus %u LibTorch thread%s", in.torch_threads, in.torch_threads == 1 ? "" : "s");
+  }
+  c.finding += format(", on %u cores", in.cores);
+  if (in.cores == 0) {
+    c.status = "n/a";
+    return c;
+  }
+  if (in.workers > in.cores) {
+    c.status = "warn";
+    c.advice =
+        format("more workers than cores steal time from each other; use --workers %u", in.cores);
+  } else if (demand > static_cast<double>(in.cores) + 0.25) {
+    c.status = "warn";
+    c.advice = format(
+        "oversubscribed: %.2f busy threads on %u cores; the loader and the training stage "
+        "take turns; fewer --workers or fewer LibTorch threads",
+        demand, in.cores);
+  } else if (in.input_bound && !in.bottleneck_stage.empty() && in.bottleneck_busy >= kSaturated) {
+    c.status = "warn";
+    if (in.workers < in.cores) {
+      c.advice = format("input-bound with %s saturated at %u workers: use --workers %u",
+                        in.bottleneck_stage.c_str(), in.workers, in.cores);
+    } else {
+      c.advice = format(
+          "input-bound with %s saturated on every core: more workers will not help; use --echo, "
+          "smaller or uncompressed samples, or more cores",
+          in.bottleneck_stage.c_str());
+    }
+  }
+  return c;
+}
+
+PracticeCheck determinism(const PracticeInputs& in) {
+  PracticeCheck c{"determinism", "ok", "", ""};
+  c.finding = format("sample order (%s) is a function of --seed %llu, the epoch and the rank",
+                     in.order.c_str(), static_cast<unsigned long long>(in.seed));
+  if (in.augment != "none") c.finding += "; augmentation is seeded per sample";
+  if (!in.training) return c;
+  if (in.deterministic) {
+    c.finding += "; the training stage uses deterministic algorithms only";
+  } else {
+    c.status = "info";
+    c.finding += "; the training stage may use non-deterministic algorithms";
+    c.advice =
+        "--deterministic for repeatable training (may be slower; not with "
+        "--cudnn-benchmark)";
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<PracticeCheck> check_practices(const PracticeInputs& in) {
+  return {pinned_memory(in),  host_sync(in), device_tensors(in),
+          transfer_dtype(in), workers(in),   determinism(in)};
+}
+
+void print_practices(const std::vector<PracticeCheck>& checks) {
+  std::printf("practices\n");
+  for (const PracticeCheck& c : checks) {
+    std::printf("  %-5s %-15s %s\n", c.status.c_str(), c.name.c_str(), c.finding.c_str());
+    if (!c.advice.empty()) std::printf("  %-5s %-15s -> %s\n", "", "", c.advice.c_str());
+  }
+}
+
+nlohmann::json practices_json(const std::vector<PracticeCheck>& checks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PracticeCheck& c : checks) {
+    out.push_back(
+        {{"name", c.name},
+         {"status", c.status},
+         {"finding", c.finding},
+         {"advice", c.advice.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.advice)}});
+  }
+  return out;
+}
+
+}  // namespace gpufeed::tools::pipebench

@@ -1,0 +1,101 @@
+// pipebench run: one setting, then the report, the diagnosis and the practice checks.
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "common/cli.hpp"
+#include "gpufeed/pipeline/device.hpp"
+#include "gpufeed/pipeline/echo.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+#include "pipebench/commands.hpp"
+#include "pipebench/diagnosis.hpp"
+#include "pipebench/practice_inputs.hpp"
+#include "pipebench/practices.hpp"
+#include "pipebench/run.hpp"
+#include "pipebench/training/summary.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+constexpr double kLineInterval = 0.5;    ///< seconds between live-line updates
+constexpr double kPlainInterval = 10.0;  ///< seconds between plain progress lines
+
+std::uint64_t planned_steps(const BenchOptions& options, const Loader& loader) {
+  const RunPlan plan = run_plan(options);
+  if (plan.steps != 0) return plan.steps;
+  const EchoOptions echo = EchoOptions::parse(options.echo);
+  if (echo.adaptive) return 0;  // echoes depend on how late input is
+  return plan.epochs * loader.batches_per_epoch() * echo.factor;
+}
+
+}  // namespace
+
+DeviceChoice choose_device(const std::string& requested) {
+  const std::string resolved = resolve_device(requested);
+  return DeviceChoice{requested, resolved, resolved};
+}
+
+LoaderOptions loader_options_for(const BenchOptions& options, const BenchDataset& data,
+                                 const DeviceChoice& device) {
+  LoaderOptions o = loader_options(options);
+  o.path = data.path();
+  o.device = device.used;
+  return o;
+}
+
+std::unique_ptr<TrainingStage> make_training(const BenchOptions& options,
+                                             const DeviceChoice& device, const Loader& loader,
+                                             TrainingOptions& training_options) {
+  training_options = pipebench::training_options(options);
+  training_options.device = device.used;
+  if (training_options.model != "none") {
+    training_options.input = model_input(loader);
+    training_options.num_classes = label_classes(loader, training_options.model);
+  }
+  return TrainingStage::create(training_options);
+}
+
+std::unique_ptr<Progress> make_progress(const BenchOptions& options, const Loader& loader,
+                                        bool training) {
+  const ProgressMode mode = parse_progress_mode(options.progress, ::isatty(STDERR_FILENO) == 1);
+  const double interval = options.progress_every > 0   ? options.progress_every
+                          : mode == ProgressMode::line ? kLineInterval
+                                                       : kPlainInterval;
+  const ProgressShape shape{planned_steps(options, loader), options.prefetch, training};
+  return std::make_unique<Progress>(mode, interval, shape);
+}
+
+int run_bench(const BenchOptions& given) {
+  reject_unsupported(given);
+  BenchOptions options = given;
+  options.model = model_name(given);
+  const DeviceChoice device = choose_device(options.device);
+  const BenchDataset data(options);
+  Loader loader(loader_options_for(options, data, device));
+  TrainingOptions training_opts;
+  const std::unique_ptr<TrainingStage> training =
+      make_training(options, device, loader, training_opts);
+  const std::unique_ptr<Progress> progress = make_progress(options, loader, training != nullptr);
+  ProfileSession profile(options, device.used);
+  const RunResult run = run_benchmark(loader, run_plan(options), training.get(), progress.get());
+  const BenchReport report = make_report(loader, data, options, device, run);
+  const Diagnosis diagnosis = profile.finish(report);
+  const std::vector<PracticeCheck> practices = check_practices(practice_inputs(report, diagnosis));
+  print_report(report);
+  if (training) std::printf("%-11s %s\n", "model", describe_training(training_opts, run).c_str());
+  print_diagnosis(diagnosis, report);
+  print_practices(practices);
+  std::fflush(stdout);
+  write_profile_outputs(options, diagnosis);
+  if (!options.json.empty()) {
+    nlohmann::json json = report_json(report);
+    json["training"] = training ? training_json(training_opts, run) : nlohmann::json(nullptr);
+    add_diagnosis_json(json, diagnosis);
+    json["practices"] = practices_json(practices);
+    write_json_file(options.json, json);
+  }
+  return kExitOk;
+}
+
+}  // namespace gpufeed::tools::pipebench

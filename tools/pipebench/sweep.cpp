@@ -1,0 +1,281 @@
+#include "pipebench/sweep.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <regex>
+#include <set>
+
+#include "gpufeed/pipeline/echo.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+constexpr double kTieShare = 0.03;     ///< rows this close to the best count as tied
+constexpr double kConfirmGain = 0.05;  ///< a recommendation must gain this much samples/s
+
+std::vector<std::string> split(const std::string& flag, const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (item.empty()) {
+      throw UsageError("--" + flag + " " + text + ": empty value in the list; give e.g. 1,2,4");
+    }
+    if (std::find(out.begin(), out.end(), item) != out.end()) {
+      throw UsageError("--" + flag + " " + text + ": " + item + " is listed twice");
+    }
+    out.push_back(std::move(item));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+template <typename T>
+std::vector<T> numbers(const std::string& flag, const std::string& text, T low, T high) {
+  std::vector<T> out;
+  for (const std::string& item : split(flag, text)) {
+    T value{};
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (ec != std::errc{} || end != item.data() + item.size() || value < low || value > high) {
+      throw UsageError("--" + flag + " " + text + ": " + item + " is not a whole number in [" +
+                       std::to_string(low) + ", " + std::to_string(high) + "]");
+    }
+    out.push_back(value);
+  }
+  return out;
+}
+
+std::vector<std::string> echoes(const std::string& text) {
+  std::vector<std::string> out = split("echo", text);
+  for (const std::string& e : out) (void)EchoOptions::parse(e);  // UsageError names --echo
+  return out;
+}
+
+std::vector<std::string> orders(const std::string& text) {
+  std::vector<std::string> out = split("order", text);
+  for (const std::string& o : out) {
+    if (o != "sequential" && o != "random" && o != "chunk") {
+      throw UsageError("--order " + text + ": " + o + " is not sequential, random or chunk");
+    }
+  }
+  return out;
+}
+
+std::vector<unsigned> default_workers(unsigned cores) {
+  std::set<unsigned> values{1, std::max(1u, cores / 2), std::max(1u, cores)};
+  return {values.begin(), values.end()};
+}
+
+std::string percent(const std::optional<double>& share) {
+  if (!share) return "-";
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", 100.0 * *share);
+  return buffer;
+}
+
+/// "--echo 2" -> {"echo", "2"}; nullopt for actions that are not one swept flag.
+std::optional<std::pair<std::string, std::string>> parse_action(const std::string& action) {
+  static const std::regex pattern(R"(^--(workers|prefetch|echo|order|cache-mb) ([^ ,]+))");
+  std::smatch m;
+  if (!std::regex_search(action, m, pattern)) return std::nullopt;
+  return std::make_pair(m[1].str(), m[2].str());
+}
+
+/// `base` with one flag changed; false when the value does not parse.
+bool with_flag(SweepPoint& point, const std::string& flag, const std::string& value) {
+  try {
+    if (flag == "workers") point.workers = static_cast<unsigned>(std::stoul(value));
+    if (flag == "prefetch") point.prefetch = static_cast<unsigned>(std::stoul(value));
+    if (flag == "cache-mb") point.cache_mb = std::stoull(value);
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (flag == "echo") point.echo = value;
+  if (flag == "order") point.order = value;
+  return true;
+}
+
+}  // namespace
+
+std::string describe(const SweepPoint& p) {
+  return "workers " + std::to_string(p.workers) + ", prefetch " + std::to_string(p.prefetch) +
+         ", echo " + p.echo + ", order " + p.order + ", cache " + std::to_string(p.cache_mb) +
+         " MiB";
+}
+
+std::vector<SweepPoint> SweepGrid::points() const {
+  std::vector<SweepPoint> out;
+  for (const unsigned w : workers) {
+    for (const unsigned p : prefetch) {
+      for (const std::string& e : echo) {
+        for (const std::string& o : order) {
+          for (const std::uint64_t c : cache_mb) out.push_back(SweepPoint{w, p, e, o, c});
+        }
+      }
+    }
+  }
+  return out;
+}
+
+SweepGrid parse_grid(const SweepAxes& a, const SweepPoint& base, unsigned cores) {
+  SweepGrid g;
+  const bool any = !a.workers.empty() || !a.prefetch.empty() || !a.echo.empty() ||
+                   !a.order.empty() || !a.cache_mb.empty();
+  g.workers = !a.workers.empty() ? numbers<unsigned>("workers", a.workers, 0, 4096)
+              : any              ? std::vector<unsigned>{base.workers}
+                                 : default_workers(cores);
+  g.prefetch = !a.prefetch.empty() ? numbers<unsigned>("prefetch", a.prefetch, 1, 4096)
+                                   : std::vector<unsigned>{base.prefetch};
+  g.echo = !a.echo.empty() ? echoes(a.echo)
+           : any           ? std::vector<std::string>{base.echo}
+                           : std::vector<std::string>{"1", "2"};
+  g.order = !a.order.empty() ? orders(a.order) : std::vector<std::string>{base.order};
+  g.cache_mb = !a.cache_mb.empty()
+                   ? numbers<std::uint64_t>("cache-mb", a.cache_mb, 0, std::uint64_t{1} << 20)
+                   : std::vector<std::uint64_t>{base.cache_mb};
+  const std::size_t n =
+      g.workers.size() * g.prefetch.size() * g.echo.size() * g.order.size() * g.cache_mb.size();
+  if (n > kMaxSweepPoints) {
+    throw UsageError("the sweep has " + std::to_string(n) + " settings, more than " +
+                     std::to_string(kMaxSweepPoints) + "; give fewer values per flag");
+  }
+  return g;
+}
+
+std::optional<std::size_t> best_row(const std::vector<SweepRow>& rows) {
+  std::optional<std::size_t> fastest;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].error.empty()) continue;
+    if (!fastest || rows[i].samples_per_s > rows[*fastest].samples_per_s) fastest = i;
+  }
+  if (!fastest) return std::nullopt;
+  std::size_t best = *fastest;
+  const double floor = rows[*fastest].samples_per_s * (1.0 - kTieShare);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].error.empty() && rows[i].samples_per_s >= floor &&
+        rows[i].peak_rss_bytes < rows[best].peak_rss_bytes) {
+      best = i;
+    }
+  }
+  return best;
+}
+
+Confirmation confirm_recommendation(const std::vector<SweepRow>& rows) {
+  if (rows.empty() || !rows.front().error.empty()) {
+    return {"no_recommendation", "the first setting did not run, so there is nothing to confirm"};
+  }
+  const SweepRow& first = rows.front();
+  if (first.recommendation.empty()) {
+    return {"no_recommendation",
+            "the first setting's diagnosis recommended no change" +
+                std::string(first.verdict.empty() ? "" : " (" + first.verdict + ")")};
+  }
+  const auto action = parse_action(first.recommendation);
+  SweepPoint wanted = first.point;
+  if (!action || !with_flag(wanted, action->first, action->second)) {
+    return {"not_in_grid", "the first setting's diagnosis recommended " + first.recommendation +
+                               ", which is not a setting the sweep varies"};
+  }
+  const auto it =
+      std::find_if(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.point == wanted; });
+  if (it == rows.end() || !it->error.empty()) {
+    return {"not_in_grid", "the first setting's diagnosis recommended " + first.recommendation +
+                               "; the grid has no such setting next to the first one (add --" +
+                               action->first + " " + action->second + " to the sweep)"};
+  }
+  const double gain = first.samples_per_s > 0 ? it->samples_per_s / first.samples_per_s - 1.0 : 0.0;
+  char buffer[256];
+  std::snprintf(buffer, sizeof buffer, "%+.0f%% samples/s", 100.0 * gain);
+  std::string text = "the first setting's diagnosis recommended " + first.recommendation;
+  if (first.predicted_util >= 0) text += " (predicted util " + percent(first.predicted_util) + ")";
+  text += "; with it the sweep measured " + std::string(buffer);
+  if (it->device_util) text += ", util " + percent(it->device_util);
+  const bool confirmed = gain >= kConfirmGain;
+  text += confirmed ? ": confirmed" : ": not confirmed";
+  return {confirmed ? "confirmed" : "not_confirmed", text};
+}
+
+void print_sweep_table(const std::vector<SweepRow>& rows) {
+  std::printf("%7s %8s %6s %-10s %8s %11s %6s %10s %9s  %s\n", "workers", "prefetch", "echo",
+              "order", "cache_mb", "samples/s", "util", "input_wait", "peak_mb", "verdict");
+  for (const SweepRow& r : rows) {
+    std::printf("%7u %8u %6s %-10s %8llu ", r.point.workers, r.point.prefetch, r.point.echo.c_str(),
+                r.point.order.c_str(), static_cast<unsigned long long>(r.point.cache_mb));
+    if (!r.error.empty()) {
+      std::printf("failed: %s\n", r.error.c_str());
+      continue;
+    }
+    std::printf("%11.0f %6s %10s %9.1f  %s\n", r.samples_per_s, percent(r.device_util).c_str(),
+                percent(r.input_wait_share).c_str(), static_cast<double>(r.peak_rss_bytes) * 1e-6,
+                r.verdict.empty() ? "-" : r.verdict.c_str());
+  }
+}
+
+std::string sweep_csv(const std::vector<SweepRow>& rows) {
+  std::string out =
+      "workers,prefetch,echo,order,cache_mb,samples_per_s,device_util,input_wait_share,"
+      "peak_rss_bytes,verdict,bottleneck_stage,recommendation,error\n";
+  const auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (const char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  char buffer[64];
+  for (const SweepRow& r : rows) {
+    out += std::to_string(r.point.workers) + "," + std::to_string(r.point.prefetch) + "," +
+           quoted(r.point.echo) + "," + r.point.order + "," + std::to_string(r.point.cache_mb) +
+           ",";
+    if (r.error.empty()) {
+      std::snprintf(buffer, sizeof buffer, "%.3f", r.samples_per_s);
+      out += buffer;
+    }
+    out += ",";
+    if (r.error.empty() && r.device_util) {
+      std::snprintf(buffer, sizeof buffer, "%.6f", *r.device_util);
+      out += buffer;
+    }
+    out += ",";
+    if (r.error.empty()) {
+      std::snprintf(buffer, sizeof buffer, "%.6f", r.input_wait_share);
+      out += buffer;
+    }
+    out += "," + (r.error.empty() ? std::to_string(r.peak_rss_bytes) : std::string()) + "," +
+           quoted(r.verdict) + "," + quoted(r.bottleneck_stage) + "," + quoted(r.recommendation) +
+           "," + quoted(r.error) + "\n";
+  }
+  return out;
+}
+
+nlohmann::json sweep_json(const std::vector<SweepRow>& rows, const std::optional<std::size_t>& best,
+                          const Confirmation& confirmation) {
+  using nlohmann::json;
+  json settings = json::array();
+  for (const SweepRow& r : rows) {
+    const bool ok = r.error.empty();
+    settings.push_back(
+        {{"workers", r.point.workers},
+         {"prefetch", r.point.prefetch},
+         {"echo", r.point.echo},
+         {"order", r.point.order},
+         {"cache_mb", r.point.cache_mb},
+         {"samples_per_s", ok ? json(r.samples_per_s) : json(nullptr)},
+         {"device_util", ok && r.device_util ? json(*r.device_util) : json(nullptr)},
+         {"input_wait_share", ok ? json(r.input_wait_share) : json(nullptr)},
+         {"peak_rss_bytes", ok ? json(r.peak_rss_bytes) : json(nullptr)},
+         {"verdict", r.verdict.empty() ? json(nullptr) : json(r.verdict)},
+         {"bottleneck_stage",
+          r.bottleneck_stage.empty() ? json(nullptr) : json(r.bottleneck_stage)},
+         {"recommendation", r.recommendation.empty() ? json(nullptr) : json(r.recommendation)},
+         {"predicted_util", r.predicted_util >= 0 ? json(r.predicted_util) : json(nullptr)},
+         {"error", ok ? json(nullptr) : json(r.error)}});
+  }
+  return {{"settings", settings},
+          {"best", best ? json(*best) : json(nullptr)},
+          {"recommendation", {{"status", confirmation.status}, {"text", confirmation.text}}}};
+}
+
+}  // namespace gpufeed::tools::pipebench

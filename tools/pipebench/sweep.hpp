@@ -1,0 +1,92 @@
+#pragma once
+// pipebench sweep: a grid over loader settings, the table of what each achieved, the best
+// setting, and whether the plain run's recommendation held up.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpufeed::tools::pipebench {
+
+/// The swept flags as given: comma-separated lists ("1,2,4"); empty: not swept.
+struct SweepAxes {
+  std::string workers;
+  std::string prefetch;
+  std::string echo;
+  std::string order;
+  std::string cache_mb;
+  std::string csv;  ///< where the table goes as CSV
+};
+
+/// One setting of the grid.
+struct SweepPoint {
+  unsigned workers = 0;
+  unsigned prefetch = 4;
+  std::string echo = "1";
+  std::string order = "chunk";
+  std::uint64_t cache_mb = 512;
+
+  friend bool operator==(const SweepPoint&, const SweepPoint&) = default;
+};
+
+/// "workers 2, prefetch 4, echo 1, order chunk, cache 512 MiB"
+std::string describe(const SweepPoint& point);
+
+/// The values to try per flag, in the order given; the first point is every first value.
+struct SweepGrid {
+  std::vector<unsigned> workers;
+  std::vector<unsigned> prefetch;
+  std::vector<std::string> echo;
+  std::vector<std::string> order;
+  std::vector<std::uint64_t> cache_mb;
+
+  /// Every combination, the last flag varying fastest.
+  [[nodiscard]] std::vector<SweepPoint> points() const;
+};
+
+/// Parses the axes; a flag not given keeps `base`'s value. With no axis given at all, sweeps
+/// workers over 1, cores/2 and cores and echo over 1 and 2. Throws UsageError naming the flag
+/// for an empty, malformed, out-of-range or repeated value, or a grid over kMaxSweepPoints.
+inline constexpr std::size_t kMaxSweepPoints = 256;
+SweepGrid parse_grid(const SweepAxes& axes, const SweepPoint& base, unsigned cores);
+
+/// What one setting achieved.
+struct SweepRow {
+  SweepPoint point;
+  double samples_per_s = 0;
+  std::optional<double> device_util;  ///< with a training stage and a steady-state window
+  double input_wait_share = 0;        ///< consumer blocked on the loader / wall time
+  std::uint64_t peak_rss_bytes = 0;   ///< during this setting
+  std::string verdict;                ///< the diagnosis' verdict; empty without one
+  std::string bottleneck_stage;
+  /// The diagnosis' first recommendation ("--echo 2") and its predicted utilization (< 0: none).
+  std::string recommendation;
+  double predicted_util = -1;
+  std::string error;  ///< the one-line failure when this setting could not run
+};
+
+/// The row with the most samples/s; among rows within 3% of it, the one with the least peak
+/// memory. nullopt when every row failed.
+std::optional<std::size_t> best_row(const std::vector<SweepRow>& rows);
+
+/// Whether the sweep bore out the first setting's recommendation.
+struct Confirmation {
+  std::string status;  ///< confirmed, not_confirmed, not_in_grid, no_recommendation
+  std::string text;    ///< one sentence for the terminal and JSON
+};
+/// Looks for the first row's recommendation ("--FLAG VALUE" for a swept flag) in the grid:
+/// the point equal to the first one except for that flag. Confirmed when it ran at least 5%
+/// more samples/s than the first setting.
+Confirmation confirm_recommendation(const std::vector<SweepRow>& rows);
+
+/// The table on stdout.
+void print_sweep_table(const std::vector<SweepRow>& rows);
+/// CSV with a header row; numbers unformatted, empty fields for unknowns.
+std::string sweep_csv(const std::vector<SweepRow>& rows);
+/// {"settings": [...], "best": index|null, "recommendation": {...}}
+nlohmann::json sweep_json(const std::vector<SweepRow>& rows, const std::optional<std::size_t>& best,
+                          const Confirmation& confirmation);
+
+}  // namespace gpufeed::tools::pipebench

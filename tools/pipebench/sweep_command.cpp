@@ -1,0 +1,142 @@
+// pipebench sweep: every setting of a grid through the same dataset and training stage.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "common/cli.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+#include "pipebench/commands.hpp"
+#include "pipebench/diagnosis.hpp"
+#include "pipebench/run.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+constexpr const char* kDefaultCsv = "pipebench-sweep.csv";
+constexpr const char* kDefaultJson = "pipebench-sweep.json";
+
+BenchOptions with_point(BenchOptions o, const SweepPoint& p) {
+  o.workers = p.workers;
+  o.prefetch = p.prefetch;
+  o.echo = p.echo;
+  o.order = p.order;
+  o.cache_mb = p.cache_mb;
+  return o;
+}
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+/// The first recommendation that is a setting the sweep can vary, else the first one.
+const profiler::Recommendation* sweepable(const std::vector<profiler::Recommendation>& recs) {
+  for (const profiler::Recommendation& r : recs) {
+    if (r.action.rfind("--workers ", 0) == 0 || r.action.rfind("--prefetch ", 0) == 0 ||
+        r.action.rfind("--echo ", 0) == 0 || r.action.rfind("--order ", 0) == 0 ||
+        r.action.rfind("--cache-mb ", 0) == 0) {
+      return &r;
+    }
+  }
+  return recs.empty() ? nullptr : &recs.front();
+}
+
+void fill_row(SweepRow& row, const BenchReport& report, const Diagnosis& d) {
+  row.samples_per_s = samples_per_s(report);
+  row.input_wait_share = input_wait_share(report);
+  row.peak_rss_bytes = report.peak_rss_bytes;
+  if (d.analyzed()) row.device_util = d.report.device_util;
+  const bool device_side = d.analyzed();  // without steps there is no utilization to predict
+  if (d.analyzed() || d.consumer_only()) {
+    row.verdict = profiler::verdict_text(d.report.verdict);
+    row.bottleneck_stage = d.report.bottleneck_stage;
+    if (const profiler::Recommendation* rec = sweepable(d.report.recommendations)) {
+      row.recommendation = rec->action;
+      if (device_side) row.predicted_util = rec->predicted_device_util;
+    }
+  }
+}
+
+}  // namespace
+
+int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
+  reject_unsupported(given);
+  if (!given.trace.empty() || !given.report.empty()) {
+    throw UsageError("--trace and --report describe one run; use them with pipebench run");
+  }
+  BenchOptions options = given;
+  options.model = model_name(given);
+  if (options.epochs == 0 && options.steps == 0) options.epochs = kDefaultSweepEpochs;
+  // Off a terminal the per-setting lines are the log; progress lines would bury them.
+  if (options.progress == "auto" && ::isatty(STDERR_FILENO) != 1) options.progress = "off";
+  const SweepPoint base{options.workers, options.prefetch, options.echo, options.order,
+                        options.cache_mb};
+  const std::vector<SweepPoint> points =
+      parse_grid(axes, base, std::max(1u, std::thread::hardware_concurrency())).points();
+  for (const SweepPoint& p : points) (void)loader_options(with_point(options, p));  // usage first
+  const std::string csv_path = axes.csv.empty() ? kDefaultCsv : axes.csv;
+  const std::string json_path = options.json.empty() ? kDefaultJson : options.json;
+  check_writable("--csv", csv_path);  // fail now, not after the sweep
+  check_writable("--json", json_path);
+
+  const DeviceChoice device = choose_device(options.device);
+  const BenchDataset data(options);
+  TrainingOptions training_opts;
+  std::unique_ptr<TrainingStage> training;
+  std::vector<SweepRow> rows;
+  std::printf("sweep       %zu settings on %s, model %s, %s each\n", points.size(),
+              device.used.c_str(), options.model.c_str(),
+              options.steps != 0 ? (std::to_string(options.steps) + " steps").c_str()
+                                 : (std::to_string(options.epochs) + " epochs").c_str());
+  std::fflush(stdout);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const BenchOptions o = with_point(options, points[i]);
+    SweepRow row;
+    row.point = points[i];
+    try {
+      reset_peak_rss();
+      Loader loader(loader_options_for(o, data, device));
+      if (!training && o.model != "none")
+        training = make_training(o, device, loader, training_opts);
+      const std::unique_ptr<Progress> progress = make_progress(o, loader, training != nullptr);
+      ProfileSession profile(o, device.used);
+      const RunResult run = run_benchmark(loader, run_plan(o), training.get(), progress.get());
+      const BenchReport report = make_report(loader, data, o, device, run);
+      fill_row(row, report, profile.finish(report));
+      std::printf("%-11s %zu/%zu %s: %.0f samples/s\n", "setting", i + 1, points.size(),
+                  describe(row.point).c_str(), row.samples_per_s);
+    } catch (const UsageError&) {
+      throw;
+    } catch (const std::exception& e) {
+      row.error = first_line(e.what());
+      std::printf("%-11s %zu/%zu %s: failed: %s\n", "setting", i + 1, points.size(),
+                  describe(row.point).c_str(), row.error.c_str());
+    }
+    std::fflush(stdout);
+    rows.push_back(std::move(row));
+  }
+
+  print_sweep_table(rows);
+  const std::optional<std::size_t> best = best_row(rows);
+  if (best) {
+    const SweepRow& b = rows[*best];
+    std::printf("%-11s %s: %.0f samples/s", "best", describe(b.point).c_str(), b.samples_per_s);
+    if (rows.front().error.empty() && rows.front().samples_per_s > 0) {
+      std::printf(" (%.2fx the first setting)", b.samples_per_s / rows.front().samples_per_s);
+    }
+    std::printf("\n");
+  } else {
+    std::printf("%-11s none: every setting failed\n", "best");
+  }
+  const Confirmation confirmation = confirm_recommendation(rows);
+  std::printf("%-11s %s\n", "advice", confirmation.text.c_str());
+  write_text_atomically(csv_path, sweep_csv(rows));
+  write_json_file(json_path, sweep_json(rows, best, confirmation));
+  std::printf("%-11s %s, %s\n", "wrote", csv_path.c_str(), json_path.c_str());
+  std::fflush(stdout);
+  return best ? kExitOk : kExitFailure;
+}
+
+}  // namespace gpufeed::tools::pipebench
