@@ -156,8 +156,9 @@ PracticeCheck workers(const PracticeInputs& in) {
   } else if (in.input_bound && !in.bottleneck_stage.empty() && in.bottleneck_busy >= kSaturated) {
     c.status = "warn";
     if (in.workers < in.cores) {
-      c.advice = format("input-bound with %s saturated at %u workers: use --workers %u",
-                        in.bottleneck_stage.c_str(), in.workers, in.cores);
+      c.advice =
+          format("input-bound with %s saturated at %u worker%s: use --workers %u",
+                 in.bottleneck_stage.c_str(), in.workers, in.workers == 1 ? "" : "s", in.cores);
     } else {
       c.advice = format(
           "input-bound with %s saturated on every core: more workers will not help; use --echo, "
