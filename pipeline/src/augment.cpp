@@ -1,5 +1,6 @@
 #include "gpufeed/pipeline/augment.hpp"
 
+#include "gpufeed/formats/crop.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 
 namespace gpufeed {
@@ -16,6 +17,13 @@ std::string to_string(Augment augment) {
       return "center";
   }
   return "?";
+}
+
+bool echo_flip(std::uint64_t seed, std::uint64_t epoch, std::uint64_t sample,
+               std::uint32_t repeat) {
+  if (repeat == 0) return false;
+  // Each repeat draws from its own stream of the sample's generator (the fresh flip uses seed).
+  return formats::random_flip(seed ^ (0x9E3779B97F4A7C15ull * repeat), epoch, sample);
 }
 
 Augment parse_augment(const std::string& text) {

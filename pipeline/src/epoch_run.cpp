@@ -118,8 +118,12 @@ Delivery EpochRun::next() {
     }
     if (action == EchoStage::Action::echo) {
       echo_.delivered_echo();
-      current_->refs.fetch_add(1);
       Slot* slot = current_;
+      // Only the echo stage's hold left: no delivery of this batch is in the consumer's hands.
+      if (core_.reaugments_echoes() && slot->refs.load() == 1) {
+        core_.reaugment(*slot, echo_.echoes_of_current());
+      }
+      slot->refs.fetch_add(1);
       if (!echo_.holds_current()) drop_echo_hold();
       return {slot, true};
     }

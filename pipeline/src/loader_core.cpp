@@ -208,6 +208,7 @@ void LoaderCore::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
   slot.epoch = epoch;
   slot.index = index;
   slot.count = count;
+  slot.repeat = 0;
   const auto& labels = source.labels();
   for (std::uint32_t i = 0; i < count; ++i) {
     slot.indices[i] = order[first + i];
@@ -359,6 +360,11 @@ void LoaderCore::normalize(Slot& slot) {
     counters.add(Stage::normalize, 0, 1);
     return;
   }
+  normalize_on_host(slot);
+  counters.add(Stage::normalize, 0, 1);
+}
+
+void LoaderCore::normalize_on_host(Slot& slot) {
   const std::uint64_t bytes = shape.bytes();
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, 16),
@@ -370,7 +376,39 @@ void LoaderCore::normalize(Slot& slot) {
         counters.add(Stage::normalize, profiler::now_ns() - t0, 0);
       },
       oneapi::tbb::simple_partitioner());
-  counters.add(Stage::normalize, 0, 1);
+}
+
+bool LoaderCore::reaugments_echoes() const {
+  return options.reaugment_echoes && echo.enabled() &&
+         (options.augment == Augment::flip || options.augment == Augment::crop_flip);
+}
+
+void LoaderCore::reaugment(Slot& slot, std::uint32_t repeat) {
+  GPUFEED_RANGE("echo");
+  const std::int64_t t0 = profiler::now_ns();
+  if (staging) {
+    // The device keeps the fresh batch's pixels; the kernel applies this repeat's flips.
+    std::vector<std::uint8_t> flips(slot.count);
+    for (std::uint32_t i = 0; i < slot.count; ++i) {
+      flips[i] = echo_flip(options.seed, slot.epoch, slot.indices[i], repeat) ? 1 : 0;
+    }
+    staging->reaugment(slot, flips, repeat);
+  } else {
+    // The host pixels show repeat slot.repeat; mirror the samples whose flip changes.
+    for (std::uint32_t i = 0; i < slot.count; ++i) {
+      const std::uint64_t sample = slot.indices[i];
+      if (echo_flip(options.seed, slot.epoch, sample, slot.repeat) ==
+          echo_flip(options.seed, slot.epoch, sample, repeat)) {
+        continue;
+      }
+      flip_horizontal(slot.raw.get() + i * shape.bytes(), shape.height, shape.width, shape.channels,
+                      shape.layout == formats::Layout::nchw);
+    }
+    arena_.execute([&] { normalize_on_host(slot); });
+  }
+  slot.repeat = repeat;
+  reaugmented_.fetch_add(1, std::memory_order_relaxed);
+  counters.add(Stage::echo, profiler::now_ns() - t0, 0);
 }
 
 LoaderStats LoaderCore::stats() const {
@@ -387,6 +425,7 @@ LoaderStats LoaderCore::stats() const {
   s.samples = samples_.load();
   s.fresh_batches = fresh_.load();
   s.echoed_batches = echoed_.load();
+  s.reaugmented_batches = reaugmented_.load();
   const std::uint64_t asks = ready_count_.load();
   s.mean_ready_batches =
       asks ? static_cast<double>(ready_sum_.load()) / static_cast<double>(asks) : 0.0;
@@ -416,6 +455,7 @@ void LoaderCore::reset_stats() {
   samples_ = 0;
   fresh_ = 0;
   echoed_ = 0;
+  reaugmented_ = 0;
   ready_sum_ = 0;
   ready_count_ = 0;
   ready_max_ = 0;
@@ -440,13 +480,17 @@ void LoaderCore::note_ready_depth(std::size_t depth) noexcept {
   }
 }
 
-void LoaderCore::record_release(Slot&, void*) {}
-void LoaderCore::wait_ready(const Slot&, void*) const {}
-const void* LoaderCore::device_images(const Slot&) const {
-  return nullptr;
+void LoaderCore::record_release(Slot& slot, void* stream) {
+  if (staging) staging->record_release(slot, stream);
 }
-const std::int64_t* LoaderCore::device_labels(const Slot&) const {
-  return nullptr;
+void LoaderCore::wait_ready(const Slot& slot, void* stream) const {
+  if (staging) staging->wait_ready(slot, stream);
+}
+const void* LoaderCore::device_images(const Slot& slot) const {
+  return staging ? slot.device->out.get() : nullptr;
+}
+const std::int64_t* LoaderCore::device_labels(const Slot& slot) const {
+  return staging ? static_cast<const std::int64_t*>(slot.device->labels.get()) : nullptr;
 }
 formats::Layout LoaderCore::output_layout() const {
   return options.output_layout;

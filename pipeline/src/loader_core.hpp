@@ -125,6 +125,11 @@ class LoaderCore {
   // Work done by the graph's nodes.
   void assemble(Slot& slot);
   void normalize(Slot& slot);
+  /// Echoes get a new flip (LoaderOptions::reaugment_echoes with a flipping --augment).
+  [[nodiscard]] bool reaugments_echoes() const;
+  /// Shows `slot` (held by no consumer) as echo `repeat`: flips the samples whose flip differs
+  /// and normalizes again (CPU), or queues the normalize kernel with the new flips (CUDA).
+  void reaugment(Slot& slot, std::uint32_t repeat);
   /// Fills a fresh slot with batch `index` of `epoch` (labels, indices, count).
   void prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
                const std::vector<std::uint64_t>& order) const;
@@ -149,6 +154,7 @@ class LoaderCore {
   void decode_or_replace(Slot& slot, std::uint32_t position);
   void flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) const;
   void maybe_stall(Stage stage, const Slot& slot);
+  void normalize_on_host(Slot& slot);
 
   std::optional<oneapi::tbb::global_control> thread_limit_;
   oneapi::tbb::task_arena arena_;
@@ -156,7 +162,7 @@ class LoaderCore {
   std::shared_ptr<EpochRun> run_;
 
   std::atomic<std::int64_t> stats_start_ns_{0};
-  std::atomic<std::uint64_t> batches_{0}, samples_{0}, fresh_{0}, echoed_{0};
+  std::atomic<std::uint64_t> batches_{0}, samples_{0}, fresh_{0}, echoed_{0}, reaugmented_{0};
   std::atomic<std::uint64_t> ready_sum_{0}, ready_count_{0}, ready_max_{0}, ready_last_{0};
   std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0}, skipped_{0};
   friend class EpochRun;

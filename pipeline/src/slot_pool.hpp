@@ -42,7 +42,8 @@ struct Slot {
   // Filled per batch:
   std::uint32_t count = 0;
   std::uint64_t epoch = 0;
-  std::uint64_t index = 0;  // position in the epoch
+  std::uint64_t index = 0;   // position in the epoch
+  std::uint32_t repeat = 0;  // the echo repeat the pixels (CPU) or the output (CUDA) show
 };
 
 /// A bounded pool of slots. acquire() never allocates and never blocks: it returns nullptr

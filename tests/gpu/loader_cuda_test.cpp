@@ -94,6 +94,35 @@ TEST_F(CudaLoader, HeldBatchIsNotOverwrittenOnTheDevice) {
   EXPECT_EQ(download(held), before);
 }
 
+TEST_F(CudaLoader, ReaugmentedEchoesEqualTheCpuLoaders) {
+  // Both devices show echo r of a sample with echo_flip(seed, epoch, sample, r) applied to the
+  // fresh delivery: the CPU loader by mirroring its pixels, the CUDA one in the kernel.
+  LoaderOptions c_opt = options("cpu");
+  LoaderOptions g_opt = options("cuda:0");
+  for (LoaderOptions* o : {&c_opt, &g_opt}) {
+    o->augment = Augment::flip;
+    o->echo = EchoOptions::parse("3");
+  }
+  Loader cpu(c_opt);
+  Loader gpu(g_opt);
+  cpu.start_epoch(2);
+  gpu.start_epoch(2);
+  for (;;) {
+    Batch c = cpu.next();
+    Batch g = gpu.next();
+    ASSERT_EQ(bool(c), bool(g));
+    if (!c) break;
+    ASSERT_EQ(c.echoed(), g.echoed());
+    const std::vector<float> got = download(g);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], c.images()[i], 1e-6f * std::max(1.0f, std::fabs(c.images()[i])))
+          << "batch " << g.index() << (g.echoed() ? " (echo)" : "");
+    }
+  }
+  EXPECT_EQ(gpu.stats().reaugmented_batches, 2 * gpu.stats().fresh_batches);
+  EXPECT_EQ(cpu.stats().reaugmented_batches, gpu.stats().reaugmented_batches);
+}
+
 TEST_F(CudaLoader, HalfTypesAndEchoes) {
   for (DType dtype : {DType::float16, DType::bfloat16}) {
     LoaderOptions o = options("cuda:0");

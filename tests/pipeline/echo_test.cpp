@@ -6,10 +6,14 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "dataset_fixture.hpp"
+#include "gpufeed/formats/crop.hpp"
+#include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/normalize.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed {
@@ -161,6 +165,86 @@ TEST_F(EchoLoader, HeldBatchIsNotOverwritten) {
   }
   EXPECT_TRUE(std::equal(before.begin(), before.end(), held.raw().begin()));
   EXPECT_TRUE(std::equal(images.begin(), images.end(), held.images().begin()));
+}
+
+/// A sample's stored pixels (NHWC), mirrored left-right when `flip`.
+std::vector<std::uint8_t> expected_pixels(std::uint64_t sample, const formats::SampleShape& s,
+                                          bool flip) {
+  std::vector<std::uint8_t> out(s.bytes());
+  for (std::uint32_t y = 0; y < s.height; ++y) {
+    for (std::uint32_t x = 0; x < s.width; ++x) {
+      const std::uint32_t from = flip ? s.width - 1 - x : x;
+      for (std::uint32_t c = 0; c < s.channels; ++c) {
+        out[(y * s.width + x) * s.channels + c] =
+            testing::pixel(sample, (y * s.width + from) * s.channels + c);
+      }
+    }
+  }
+  return out;
+}
+
+TEST_F(EchoLoader, ReaugmentedEchoesDrawANewFlipPerRepeat) {
+  LoaderOptions o = options("3");
+  o.augment = Augment::flip;
+  o.seed = 5;
+  Loader loader(o);
+  const std::uint64_t bytes = shape_.bytes();
+  std::uint32_t repeat = 0;
+  std::uint64_t mirrored = 0, kept = 0;
+  std::vector<float> want;
+  for (Batch& b : loader.epoch(1)) {
+    repeat = b.echoed() ? repeat + 1 : 0;
+    for (std::uint32_t i = 0; i < b.size(); ++i) {
+      const std::uint64_t sample = b.sample_indices()[i];
+      // The fresh delivery's flip, then this repeat's mirror of it.
+      const bool fresh = formats::random_flip(5, 1, sample);
+      const bool echo = echo_flip(5, 1, sample, repeat);
+      (echo ? mirrored : kept) += repeat > 0 ? 1 : 0;
+      const auto pixels = expected_pixels(sample, shape_, fresh != echo);
+      ASSERT_TRUE(std::equal(pixels.begin(), pixels.end(), b.raw().begin() + i * bytes))
+          << "sample " << sample << " repeat " << repeat;
+    }
+    // The float output is the normalization of exactly these pixels.
+    want.resize(b.images().size());
+    const auto& stats = *loader.dataset().channel_stats();
+    normalize_reference(b.raw().data(), shape_, b.size(), stats.mean, stats.std, want.data());
+    for (std::size_t e = 0; e < want.size(); ++e) ASSERT_FLOAT_EQ(b.images()[e], want[e]);
+  }
+  const LoaderStats s = loader.stats();
+  EXPECT_EQ(s.echoed_batches, 40u);
+  EXPECT_EQ(s.reaugmented_batches, 40u);
+  // 1280 echoed samples, each mirrored with probability 1/2.
+  EXPECT_GT(mirrored, 500u);
+  EXPECT_GT(kept, 500u);
+}
+
+TEST_F(EchoLoader, EchoesRepeatTheBatchUnchangedWhileTheConsumerHoldsIt) {
+  LoaderOptions o = options("2");
+  o.augment = Augment::flip;
+  Loader loader(o);
+  loader.start_epoch(0);
+  Batch fresh = loader.next();
+  const std::vector<float> images(fresh.images().begin(), fresh.images().end());
+  Batch echo = loader.next();  // `fresh` is still held: its pixels must not change
+  ASSERT_TRUE(echo.echoed());
+  EXPECT_TRUE(std::equal(images.begin(), images.end(), fresh.images().begin()));
+  EXPECT_TRUE(std::equal(images.begin(), images.end(), echo.images().begin()));
+  EXPECT_EQ(loader.stats().reaugmented_batches, 0u);
+}
+
+TEST_F(EchoLoader, ReaugmentingCanBeTurnedOff) {
+  LoaderOptions o = options("2");
+  o.augment = Augment::flip;
+  o.reaugment_echoes = false;
+  Loader loader(o);
+  std::vector<std::uint8_t> last;
+  for (Batch& b : loader.epoch(0)) {
+    if (b.echoed()) {
+      EXPECT_TRUE(std::equal(last.begin(), last.end(), b.raw().begin()));
+    }
+    last.assign(b.raw().begin(), b.raw().end());
+  }
+  EXPECT_EQ(loader.stats().reaugmented_batches, 0u);
 }
 
 }  // namespace

@@ -91,7 +91,10 @@ json report_json(const BenchReport& r) {
               {"other", nullptr}}},
             {"bottleneck_stage", bottleneck ? json(stage_name(*bottleneck)) : json(nullptr)},
             {"stages", stages_json(s, input_wait)},
-            {"echo", {{"fresh_batches", s.fresh_batches}, {"echoed_batches", s.echoed_batches}}},
+            {"echo",
+             {{"fresh_batches", s.fresh_batches},
+              {"echoed_batches", s.echoed_batches},
+              {"reaugmented_batches", s.reaugmented_batches}}},
             {"device", r.device.used}};
   j["dataset"] = dataset_json(r.dataset);
   j["settings"] = settings_json(r);

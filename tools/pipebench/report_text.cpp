@@ -51,9 +51,10 @@ void print_device(const BenchReport& r) {
   const LoaderStats& s = r.run.stats;
   const auto& o = r.options;
   if (o.echo != "1") {
-    row("echo",
-        format("%llu fresh batches, %llu echoed", static_cast<unsigned long long>(s.fresh_batches),
-               static_cast<unsigned long long>(s.echoed_batches)));
+    row("echo", format("%llu fresh batches, %llu echoed (%llu with a new flip)",
+                       static_cast<unsigned long long>(s.fresh_batches),
+                       static_cast<unsigned long long>(s.echoed_batches),
+                       static_cast<unsigned long long>(s.reaugmented_batches)));
   }
   if (s.skipped_samples > 0) {
     row("skipped", format("%llu undecodable samples replaced (--on-error skip)",

@@ -75,8 +75,15 @@ void CudaStaging::attach(Slot& slot) {
   d->normalize_start = make_event();
   d->ready = make_event();
   d->released = make_event();
+  d->augments = device_alloc(std::uint64_t{batch_size_} * sizeof(SampleAugment));
+  void* host_augments = nullptr;
+  GPUFEED_CUDA_CHECK(cudaHostAlloc(&host_augments, 2 * batch_size_ * sizeof(SampleAugment), 0));
+  d->host_augments = PinnedMemory(host_augments);
+  d->augments_copied[0] = make_event();
+  d->augments_copied[1] = make_event();
   std::lock_guard lock(mutex_);
-  stats_.device_bytes += std::uint64_t{batch_size_} * (sample_bytes_ + out_sample_bytes_ + 8);
+  stats_.device_bytes +=
+      std::uint64_t{batch_size_} * (sample_bytes_ + out_sample_bytes_ + 8 + sizeof(SampleAugment));
   slot.device = std::move(d);
 }
 
@@ -111,6 +118,30 @@ void CudaStaging::submit(Slot& slot) {
   GPUFEED_CUDA_CHECK(cudaEventRecord(d.normalize_start.get(), compute));
   launch_normalize(args_, static_cast<const std::uint8_t*>(d.raw.get()), slot.count, nullptr,
                    d.out.get(), compute);
+  GPUFEED_CUDA_CHECK(cudaEventRecord(d.ready.get(), compute));
+  d.used = true;
+  d.released_recorded = false;
+}
+
+void CudaStaging::reaugment(Slot& slot, const std::vector<std::uint8_t>& flips,
+                            std::uint32_t repeat) {
+  DeviceSlot& d = *slot.device;
+  GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
+  cudaStream_t compute = compute_stream_.get();
+  const std::uint32_t half = repeat % 2;
+  if (d.augments_used[half])
+    GPUFEED_CUDA_CHECK(cudaEventSynchronize(d.augments_copied[half].get()));
+  auto* host = static_cast<SampleAugment*>(d.host_augments.get()) + half * batch_size_;
+  for (std::uint32_t i = 0; i < slot.count; ++i) host[i] = SampleAugment{0, 0, flips[i]};
+  // The output is rewritten only after the consumer's work on the previous delivery.
+  if (d.released_recorded) GPUFEED_CUDA_CHECK(cudaStreamWaitEvent(compute, d.released.get(), 0));
+  GPUFEED_CUDA_CHECK(cudaMemcpyAsync(d.augments.get(), host, slot.count * sizeof(SampleAugment),
+                                     cudaMemcpyHostToDevice, compute));
+  GPUFEED_CUDA_CHECK(cudaEventRecord(d.augments_copied[half].get(), compute));
+  d.augments_used[half] = true;
+  GPUFEED_CUDA_CHECK(cudaEventRecord(d.normalize_start.get(), compute));
+  launch_normalize(args_, static_cast<const std::uint8_t*>(d.raw.get()), slot.count,
+                   static_cast<const SampleAugment*>(d.augments.get()), d.out.get(), compute);
   GPUFEED_CUDA_CHECK(cudaEventRecord(d.ready.get(), compute));
   d.used = true;
   d.released_recorded = false;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/normalize_kernel.hpp"
@@ -22,6 +23,11 @@ struct DeviceSlot {
   DeviceMemory labels;  // int64 [batch]
   PinnedMemory host_labels;
   CudaEvent copy_start, copied, normalize_start, ready, released;
+  // Re-augmented echoes: per-sample flips, staged through two pinned host halves in turn.
+  DeviceMemory augments;       // SampleAugment [batch]
+  PinnedMemory host_augments;  // SampleAugment [2 * batch]
+  CudaEvent augments_copied[2];
+  bool augments_used[2] = {false, false};
   bool used = false;               // events have been recorded at least once
   bool released_recorded = false;  // `released` belongs to the current batch
 };
@@ -56,6 +62,10 @@ class CudaStaging {
   void reclaim(Slot& slot, StageCounters& counters);
   /// Queues the copy and the normalize kernel of an assembled slot; returns at once.
   void submit(Slot& slot);
+  /// Queues the normalize kernel again on the slot's device pixels with per-sample `flips`
+  /// (1: mirrored) into its output, after the consumer's release of the previous delivery.
+  /// The host waits only for the flips copied two echoes earlier.
+  void reaugment(Slot& slot, const std::vector<std::uint8_t>& flips, std::uint32_t repeat);
   void record_release(Slot& slot, void* stream);
   void wait_ready(const Slot& slot, void* stream) const;
   [[nodiscard]] StagingStats stats() const;

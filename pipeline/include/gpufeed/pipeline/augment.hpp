@@ -23,6 +23,11 @@ std::string to_string(Augment augment);
 /// Parses none | flip | crop-flip | center; throws UsageError otherwise.
 Augment parse_augment(const std::string& text);
 
+/// Whether echo `repeat` (1, 2, ...) of `sample` is mirrored relative to the sample's fresh
+/// delivery in `epoch`: a fair coin per (seed, epoch, sample, repeat); false for repeat 0.
+/// Re-augmented echoes (LoaderOptions::reaugment_echoes) show each repeat with this flip.
+bool echo_flip(std::uint64_t seed, std::uint64_t epoch, std::uint64_t sample, std::uint32_t repeat);
+
 /// --on-error: what a sample that cannot be decoded does to the run.
 enum class OnError {
   fail,  ///< stop with an error naming the file and sample

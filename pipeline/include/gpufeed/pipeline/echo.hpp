@@ -41,6 +41,8 @@ class EchoStage {
 
   /// Whether the current batch may still be echoed (the caller keeps it alive until then).
   [[nodiscard]] bool holds_current() const;
+  /// Echoes delivered of the current fresh batch so far (the repeat number of the last one).
+  [[nodiscard]] std::uint32_t echoes_of_current() const { return echoes_of_current_; }
   [[nodiscard]] std::uint64_t fresh_batches() const { return fresh_; }
   [[nodiscard]] std::uint64_t echoed_batches() const { return echoed_; }
   [[nodiscard]] const EchoOptions& options() const { return options_; }

@@ -53,7 +53,12 @@ struct LoaderOptions {
   DType dtype = DType::float32;                           ///< CUDA: float32, float16 or bfloat16
   formats::Layout output_layout = formats::Layout::nchw;  ///< CUDA: NCHW or NHWC output
   EchoOptions echo;                                       ///< batch echoing (off by default)
-  std::optional<StallInjection> inject_stall;             ///< for validating the profiler
+  /// With echo and --augment flip or crop-flip: each echo shows a new flip of the batch
+  /// (echo_flip(), relative to the fresh delivery), applied to the slot's pixels on the CPU
+  /// device and by the normalize kernel on a CUDA device. An echo the consumer asks for while
+  /// it still holds the previous delivery of that batch repeats it unchanged.
+  bool reaugment_echoes = true;
+  std::optional<StallInjection> inject_stall;  ///< for validating the profiler
   /// jpeg layout: every sample is decoded and resized to height x width (0: 224).
   std::uint32_t height = 0;
   std::uint32_t width = 0;

@@ -29,6 +29,7 @@ struct LoaderStats {
   std::uint64_t samples = 0;
   std::uint64_t fresh_batches = 0;
   std::uint64_t echoed_batches = 0;
+  std::uint64_t reaugmented_batches = 0;  ///< echoes delivered with a new flip
   double mean_ready_batches = 0;  ///< batches ready when the consumer asked (queue occupancy)
   std::uint64_t max_ready_batches = 0;
   std::uint64_t ready_batches = 0;  ///< batches ready at the consumer's latest request
