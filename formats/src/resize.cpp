@@ -10,12 +10,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "resample_kernels.hpp"
+
 namespace gpufeed::formats {
 
 namespace {
-
-constexpr int kPrecisionBits = 32 - 8 - 2;
-constexpr std::int32_t kHalf = 1 << (kPrecisionBits - 1);
 
 double box_weight(double x) {
   return x > -0.5 && x <= 0.5 ? 1.0 : 0.0;
@@ -26,45 +25,9 @@ double triangle_weight(double x) {
   return x < 1.0 ? 1.0 - x : 0.0;
 }
 
-inline std::uint8_t clip8(std::int32_t sum) {
-  return static_cast<std::uint8_t>(std::clamp(sum >> kPrecisionBits, 0, 255));
-}
-
 inline std::int32_t fixed_point(double weight) {
-  const double scaled = weight * (1 << kPrecisionBits);
+  const double scaled = weight * (1 << detail::kPrecisionBits);
   return static_cast<std::int32_t>(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
-}
-
-// One output row from one input row; C channels known at compile time.
-template <int C>
-void resample_row(const std::uint8_t* in, std::uint8_t* out, int out_width, const int* first,
-                  const int* count, const std::int32_t* weights, int taps) {
-  for (int x = 0; x < out_width; ++x) {
-    const std::uint8_t* pixel = in + first[x] * C;
-    const std::int32_t* k = weights + x * taps;
-    std::int32_t sum[C];
-    for (int c = 0; c < C; ++c) sum[c] = kHalf;
-    for (int t = 0; t < count[x]; ++t) {
-      for (int c = 0; c < C; ++c) sum[c] += pixel[t * C + c] * k[t];
-    }
-    for (int c = 0; c < C; ++c) out[x * C + c] = clip8(sum[c]);
-  }
-}
-
-using RowResampler = void (*)(const std::uint8_t*, std::uint8_t*, int, const int*, const int*,
-                              const std::int32_t*, int);
-
-RowResampler row_resampler(std::uint32_t channels) {
-  switch (channels) {
-    case 1:
-      return resample_row<1>;
-    case 2:
-      return resample_row<2>;
-    case 3:
-      return resample_row<3>;
-    default:
-      return resample_row<4>;
-  }
 }
 
 void check_arguments(const ConstImageView& source, const SourceBox& box,
@@ -98,7 +61,9 @@ void Resizer::compute_taps(int in_size, double in0, double in1, int out_size, Re
   const double scale = (in1 - in0) / out_size;
   const double filter_scale = std::max(scale, 1.0);
   const double support = support_unit * filter_scale;
-  taps.size = static_cast<int>(std::ceil(support)) * 2 + 1;
+  // Pillow's kernel size is ceil(support) * 2 + 1; one zero more makes it even, so the SIMD
+  // kernels can read the taps in pairs.
+  taps.size = static_cast<int>(std::ceil(support)) * 2 + 2;
   taps.first.resize(static_cast<std::size_t>(out_size));
   taps.count.resize(static_cast<std::size_t>(out_size));
   taps.weights.assign(static_cast<std::size_t>(out_size) * taps.size, 0);
@@ -138,33 +103,32 @@ void Resizer::resize(const ConstImageView& source, const SourceBox& box,
 
 // Resamples source rows [first_row, first_row + rows) horizontally into `out`.
 void Resizer::horizontal_pass(const ConstImageView& source, int first_row, int rows,
-                              const ImageView& out) const {
-  const RowResampler resample_row_of = row_resampler(source.channels);
-  for (int y = 0; y < rows; ++y) {
-    resample_row_of(source.row(static_cast<std::uint32_t>(first_row + y)),
-                    out.row(static_cast<std::uint32_t>(y)), static_cast<int>(out.width),
-                    horizontal_.first.data(), horizontal_.count.data(), horizontal_.weights.data(),
-                    horizontal_.size);
-  }
+                              const ImageView& out) {
+  detail::HorizontalJob job;
+  job.in = source.row(static_cast<std::uint32_t>(first_row));
+  job.in_stride = source.stride;
+  job.in_width = static_cast<int>(source.width);
+  job.out = out.data;
+  job.out_stride = out.stride;
+  job.out_width = static_cast<int>(out.width);
+  job.rows = rows;
+  job.taps = {horizontal_.first.data(), horizontal_.count.data(), horizontal_.weights.data(),
+              horizontal_.size};
+  job.scratch = &kernel_scratch_;
+  detail::resample_kernels().horizontal[source.channels - 1](job);
 }
 
-// Combines rows of `rows` (whose row 0 is source row `row_offset`) into the destination. The
-// inner loop runs along a whole row, so it vectorizes whatever the channel count.
+// Combines rows of `rows` (whose row 0 is source row `row_offset`) into the destination, a
+// whole row at a time.
 void Resizer::vertical_pass(const ConstImageView& rows, int row_offset,
-                            const ImageView& destination) {
+                            const ImageView& destination) const {
+  const detail::VerticalRowKernel kernel = detail::resample_kernels().vertical;
   const std::size_t row_bytes = std::size_t{destination.width} * destination.channels;
-  sums_.resize(row_bytes);
   for (std::uint32_t y = 0; y < destination.height; ++y) {
-    const std::int32_t* k = vertical_.weights.data() + std::size_t{y} * vertical_.size;
     const int first = vertical_.first[y] - row_offset;
-    std::fill(sums_.begin(), sums_.end(), kHalf);
-    for (int t = 0; t < vertical_.count[y]; ++t) {
-      const std::uint8_t* in = rows.row(static_cast<std::uint32_t>(first + t));
-      const std::int32_t weight = k[t];
-      for (std::size_t i = 0; i < row_bytes; ++i) sums_[i] += in[i] * weight;
-    }
-    std::uint8_t* out = destination.row(y);
-    for (std::size_t i = 0; i < row_bytes; ++i) out[i] = clip8(sums_[i]);
+    kernel(rows.row(static_cast<std::uint32_t>(first)), rows.stride,
+           vertical_.weights.data() + std::size_t{y} * vertical_.size, vertical_.count[y],
+           destination.row(y), row_bytes);
   }
 }
 

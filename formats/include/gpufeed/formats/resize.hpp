@@ -40,7 +40,7 @@ class Resizer {
 
  private:
   /// The taps of one dimension: output i reads `count[i]` inputs from `first[i]`, weighted by
-  /// weights[i * size ...] (fixed point, 22 fraction bits).
+  /// weights[i * size ...] (fixed point, 22 fraction bits; zero past count[i], size even).
   struct Taps {
     int size = 0;
     std::vector<int> first;
@@ -50,14 +50,14 @@ class Resizer {
   static void compute_taps(int in_size, double in0, double in1, int out_size, ResizeFilter filter,
                            Taps& taps);
   void resample(const ConstImageView& source, const SourceBox& box, const ImageView& destination);
-  void horizontal_pass(const ConstImageView& source, int first_row, int rows,
-                       const ImageView& out) const;
-  void vertical_pass(const ConstImageView& rows, int row_offset, const ImageView& destination);
+  void horizontal_pass(const ConstImageView& source, int first_row, int rows, const ImageView& out);
+  void vertical_pass(const ConstImageView& rows, int row_offset,
+                     const ImageView& destination) const;
 
   Taps horizontal_;
   Taps vertical_;
   std::vector<std::uint8_t> intermediate_;
-  std::vector<std::int32_t> sums_;
+  std::vector<std::int32_t> kernel_scratch_;
 };
 
 /// Resizer::resize with a temporary Resizer.
