@@ -156,6 +156,18 @@ ScalingFactor best_scale(std::uint32_t width, std::uint32_t height, std::uint32_
   return best;
 }
 
+ScalingFactor fastest_scale(std::uint32_t width, std::uint32_t height, std::uint32_t target_width,
+                            std::uint32_t target_height) {
+  ScalingFactor fastest{1, 1};
+  for (const ScalingFactor factor : reducing_scaling_factors()) {
+    if (factor.scale(width) < target_width || factor.scale(height) < target_height) break;
+    const bool simd_idct =
+        factor.num == 1 && (factor.denom == 2 || factor.denom == 4 || factor.denom == 8);
+    if (simd_idct) fastest = factor;
+  }
+  return fastest;
+}
+
 JpegInfo JpegDecoder::header(std::span<const std::uint8_t> bytes, std::uint64_t sample) {
   check_start_of_image(bytes, source_, sample);
   int width = 0;

@@ -1,6 +1,7 @@
 #include "jpeg_samples.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "gpufeed/formats/crop.hpp"
@@ -13,12 +14,23 @@ namespace gpufeed::detail {
 
 namespace {
 
-/// One per worker thread: TurboJPEG handle, resizer taps, the encoded bytes, the decoded image.
+/// One per worker thread: TurboJPEG handle, resizer taps, the encoded bytes, the decoded image
+/// (its buffer grows to the largest image seen and is never cleared: decode overwrites it).
 struct DecodeScratch {
   formats::JpegDecoder decoder;
   formats::Resizer resizer;
   std::vector<std::uint8_t> bytes;
-  formats::Image image;
+  std::unique_ptr<std::uint8_t[]> decoded;
+  std::size_t decoded_capacity = 0;
+
+  formats::ImageView decoded_view(std::uint32_t width, std::uint32_t height) {
+    const std::size_t size = std::size_t{width} * height * 3;
+    if (size > decoded_capacity) {
+      decoded_capacity = std::max(size, decoded_capacity + decoded_capacity / 2);
+      decoded = std::make_unique_for_overwrite<std::uint8_t[]>(decoded_capacity);
+    }
+    return {decoded.get(), width, height, 3, std::size_t{width} * 3};
+  }
 };
 
 DecodeScratch& scratch() {
@@ -58,18 +70,13 @@ DecodeTiming JpegSamples::decode(std::uint64_t sample, std::uint64_t epoch,
     crop = formats::center_crop(info.width, info.height, width_, height_, 0.875);
   }
   const formats::ScalingFactor scale =
-      formats::best_scale(crop.width, crop.height, width_, height_);
+      formats::fastest_scale(crop.width, crop.height, width_, height_);
   // Decode at the reduced size, keeping the scaled crop inside the whole decoded image.
   const std::uint32_t sw = scale.scale(info.width), sh = scale.scale(info.height);
-  if (s.image.width != sw || s.image.height != sh || s.image.channels != 3) {
-    s.image.width = sw;
-    s.image.height = sh;
-    s.image.channels = 3;
-    s.image.pixels.resize(std::size_t{sw} * sh * 3);
-  }
-  s.decoder.decode(s.bytes, info, scale, s.image.view(), sample);
+  const formats::ImageView decoded = s.decoded_view(sw, sh);
+  s.decoder.decode(s.bytes, info, scale, decoded, sample);
   const formats::ImageView dst{out, width_, height_, 3, std::size_t{width_} * 3};
-  s.resizer.resize(s.image.view(), crop.box_scaled(info.width, info.height, sw, sh), dst, filter_);
+  s.resizer.resize(decoded, crop.box_scaled(info.width, info.height, sw, sh), dst, filter_);
   const bool flip = (augment_ == Augment::flip || augment_ == Augment::crop_flip) &&
                     formats::random_flip(seed_, epoch, sample);
   if (flip) flip_horizontal(out, height_, width_, 3, false);

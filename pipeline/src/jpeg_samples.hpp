@@ -14,8 +14,9 @@ struct DecodeTiming {
   std::int64_t decode_ns = 0;
 };
 
-/// Reads a sample's bytes (pread, no HDF5 call), decodes it with libjpeg-turbo at the smallest
-/// DCT scale that still covers the output, crops (augment), resizes into the slot and flips.
+/// Reads a sample's bytes (pread, no HDF5 call), decodes it with libjpeg-turbo at the fastest
+/// DCT scale that still covers the output (formats::fastest_scale), crops (augment), resizes
+/// into the slot and flips.
 /// Each worker thread has its own TurboJPEG handle, resizer and scratch (thread_local), so
 /// decode() is thread-safe and allocates nothing in steady state. Throws FormatError naming the
 /// file and sample when the sample cannot be decoded.

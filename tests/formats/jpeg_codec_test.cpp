@@ -117,6 +117,22 @@ TEST(JpegCodec, BestScaleIsTheSmallestStillAtLeastTheTarget) {
   EXPECT_EQ((ScalingFactor{3, 8}).scale(375), 141u);                 // rounds up, as TJSCALED
 }
 
+TEST(JpegCodec, FastestScaleSkipsTheFactorsWithScalarIdcts) {
+  using formats::best_scale;
+  using formats::fastest_scale;
+  EXPECT_EQ(fastest_scale(500, 375, 128, 128), (ScalingFactor{1, 2}));  // best_scale: 3/8
+  EXPECT_EQ(fastest_scale(1000, 750, 128, 128), (ScalingFactor{1, 4}));
+  EXPECT_EQ(fastest_scale(1000, 1000, 125, 125), (ScalingFactor{1, 8}));
+  EXPECT_EQ(fastest_scale(300, 300, 224, 224), (ScalingFactor{1, 1}));  // best_scale: 3/4
+  EXPECT_EQ(fastest_scale(100, 100, 200, 200), (ScalingFactor{1, 1}));
+  // Never smaller than best_scale: the decoded image still covers the target.
+  for (std::uint32_t size = 16; size < 2000; size += 37) {
+    const ScalingFactor fastest = fastest_scale(size, size / 2 + 1, 128, 64);
+    const ScalingFactor best = best_scale(size, size / 2 + 1, 128, 64);
+    EXPECT_GE(fastest.num * best.denom, best.num * fastest.denom) << size;
+  }
+}
+
 TEST(JpegCodec, DecodesAtReducedDctScale) {
   const Image source = photo_like(500, 375, 3, 6);
   const std::vector<std::uint8_t> jpeg = encode_jpeg(source, 90, JpegSubsampling::s420);

@@ -161,6 +161,21 @@ TEST(ResizeVsPillowDecode, DctScaledDecodeStaysCloseToPillow) {
   EXPECT_GT(psnr(ours, pillow_decode(jpeg, 128, 128, true)), 30.0);
 }
 
+TEST(ResizeVsPillowDecode, FastestScaleDecodeStaysCloseToPillow) {
+  if (const std::string why = pillow_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::vector<std::uint8_t> jpeg =
+      encode_jpeg(photo_like(500, 375, 3, 25), 90, formats::JpegSubsampling::s420);
+  formats::JpegDecoder decoder;
+  const formats::ScalingFactor scale = formats::fastest_scale(500, 375, 128, 128);
+  EXPECT_EQ(scale, (formats::ScalingFactor{1, 2}));
+  const Image ours = resized(decoder.decode(jpeg, 0, scale), 128, 128, ResizeFilter::bilinear);
+  const Image theirs = pillow_decode(jpeg, 128, 128, true);
+  const PixelDifference d = difference(ours, theirs);
+  RecordProperty("max_diff", d.max);
+  EXPECT_LT(d.mean, 1.0);
+  EXPECT_GT(psnr(ours, theirs), 30.0);
+}
+
 TEST(ResizeVsPillowDecode, CmykMatchesPillowConvert) {
   if (const std::string why = pillow_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
   Image cmyk = photo_like(64, 48, 4, 24);

@@ -51,6 +51,14 @@ const std::vector<ScalingFactor>& reducing_scaling_factors();
 ScalingFactor best_scale(std::uint32_t width, std::uint32_t height, std::uint32_t target_width,
                          std::uint32_t target_height);
 
+/// The reducing factor libjpeg-turbo decodes a `width` x `height` image fastest at while it is
+/// still at least `target_width` x `target_height`: the smallest of 1/8, 1/4, 1/2 and 1/1 that
+/// covers the target. Only those scales have SIMD inverse DCTs; the others (3/8, 5/8, 3/4,
+/// 7/8) run scalar ones, which makes 3/8 slower than 1/2 and 5/8-7/8 slower than full size
+/// (bench/jpeg/README.md). Never smaller than best_scale(), so quality is never lost.
+ScalingFactor fastest_scale(std::uint32_t width, std::uint32_t height, std::uint32_t target_width,
+                            std::uint32_t target_height);
+
 /// Owns a TurboJPEG instance (tjhandle).
 struct TjHandleTraits {
   using handle_type = void*;
