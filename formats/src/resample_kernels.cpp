@@ -34,8 +34,8 @@ void horizontal_span(const HorizontalJob& job, int begin, int end) {
     const std::uint8_t* in = job.in + y * job.in_stride;
     std::uint8_t* out = job.out + y * job.out_stride;
     for (int x = begin; x < end; ++x) {
-      horizontal_pixel<C>(in + taps.first[x] * C, taps.weights + x * taps.stride, taps.count[x],
-                          out + x * C);
+      horizontal_pixel<C>(in + (taps.first[x] - job.in_x) * C, taps.weights + x * taps.stride,
+                          taps.count[x], out + x * C);
     }
   }
 }
@@ -102,6 +102,7 @@ template <int C, int P>
                                          const __m256i* weights) {
   if constexpr (P > 0) pairs = P;
   const int* first = job.taps.first;
+  const int in_x = job.in_x;
   const int rows = job.rows;
   // C = 3: a 4-byte store spills onto the next pixel, written next; never past a row.
   const int last = C == 3 && end == job.out_width ? end - 1 : end;
@@ -111,11 +112,11 @@ template <int C, int P>
     const __m256i* k = weights;
     int x = 0;
     for (; x < last; ++x, k += pairs) {
-      const std::uint32_t bytes = pixel_avx2<C, P>(in + first[x] * C, k, pairs);
+      const std::uint32_t bytes = pixel_avx2<C, P>(in + (first[x] - in_x) * C, k, pairs);
       std::memcpy(out + x * C, &bytes, 4);
     }
     if (x < end) {
-      const std::uint32_t bytes = pixel_avx2<C, P>(in + first[x] * C, k, pairs);
+      const std::uint32_t bytes = pixel_avx2<C, P>(in + (first[x] - in_x) * C, k, pairs);
       std::memcpy(out + x * C, &bytes, 3);
     }
   }
@@ -130,7 +131,8 @@ template <int C>
   // The leading pixels whose 8-byte reads of all `pairs` pairs stay inside the row; the rest
   // (the last one or two) run portable.
   int end = 0;
-  while (end < job.out_width && C * (taps.first[end] + 2 * pairs - 2) + 8 <= C * job.in_width) {
+  while (end < job.out_width && taps.first[end] >= job.in_x &&
+         C * (taps.first[end] - job.in_x + 2 * pairs - 2) + 8 <= C * job.in_width) {
     ++end;
   }
   constexpr std::size_t kLanes = sizeof(__m256i) / sizeof(std::int32_t);

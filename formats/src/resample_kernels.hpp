@@ -22,13 +22,15 @@ struct TapsView {
 };
 
 /// `rows` rows of `in_width` pixels of C channels resampled horizontally into rows of
-/// `out_width` pixels. Reads nothing outside the input rows' pixels. `scratch` (may be null)
-/// holds the kernel's own layout of the weights, so a caller that keeps it allocates nothing
-/// in steady state.
+/// `out_width` pixels. The input rows start at source column `in_x`: output x reads input
+/// pixels from taps.first[x] - in_x. Reads nothing outside the input rows' pixels. `scratch`
+/// (may be null) holds the kernel's own layout of the weights, so a caller that keeps it
+/// allocates nothing in steady state.
 struct HorizontalJob {
   const std::uint8_t* in = nullptr;
   std::size_t in_stride = 0;
   int in_width = 0;
+  int in_x = 0;
   std::uint8_t* out = nullptr;
   std::size_t out_stride = 0;
   int out_width = 0;

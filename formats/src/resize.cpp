@@ -9,6 +9,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "resample_kernels.hpp"
 
@@ -30,8 +32,19 @@ inline std::int32_t fixed_point(double weight) {
   return static_cast<std::int32_t>(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
 }
 
-void check_arguments(const ConstImageView& source, const SourceBox& box,
-                     const ImageView& destination) {
+void check_box(const SourceBox& box, std::uint32_t width, std::uint32_t height) {
+  const bool inside = box.left >= 0 && box.top >= 0 && box.right <= width && box.bottom <= height &&
+                      box.left < box.right && box.top < box.bottom;
+  if (!inside) {
+    throw std::invalid_argument("resize box (" + std::to_string(box.left) + ", " +
+                                std::to_string(box.top) + ", " + std::to_string(box.right) + ", " +
+                                std::to_string(box.bottom) + ") is empty or leaves the " +
+                                std::to_string(width) + "x" + std::to_string(height) + " source");
+  }
+}
+
+void check_arguments(const SourcePart& part, const SourceBox& box, const ImageView& destination) {
+  const ConstImageView& source = part.pixels;
   if (source.channels < 1 || source.channels > 4 || source.channels != destination.channels) {
     throw std::invalid_argument("resize needs 1-4 channels on both sides, got " +
                                 std::to_string(source.channels) + " and " +
@@ -41,21 +54,23 @@ void check_arguments(const ConstImageView& source, const SourceBox& box,
       destination.height == 0 || destination.data == nullptr || source.data == nullptr) {
     throw std::invalid_argument("resize needs non-empty images");
   }
-  const bool inside = box.left >= 0 && box.top >= 0 && box.right <= source.width &&
-                      box.bottom <= source.height && box.left < box.right && box.top < box.bottom;
-  if (!inside) {
-    throw std::invalid_argument("resize box (" + std::to_string(box.left) + ", " +
-                                std::to_string(box.top) + ", " + std::to_string(box.right) + ", " +
-                                std::to_string(box.bottom) + ") is empty or leaves the " +
-                                std::to_string(source.width) + "x" + std::to_string(source.height) +
-                                " source");
-  }
+  check_box(box, part.source_width, part.source_height);
+}
+
+bool covers(const SourcePart& part, const PixelRect& rect) {
+  return rect.x >= part.x && rect.y >= part.y &&
+         rect.x + rect.width <= part.x + part.pixels.width &&
+         rect.y + rect.height <= part.y + part.pixels.height;
 }
 
 }  // namespace
 
 void Resizer::compute_taps(int in_size, double in0, double in1, int out_size, ResizeFilter filter,
                            Taps& taps) {
+  if (taps.in_size == in_size && taps.in0 == in0 && taps.in1 == in1 && taps.out_size == out_size &&
+      taps.filter == filter) {
+    return;
+  }
   const double support_unit = filter == ResizeFilter::area ? 0.5 : 1.0;
   double (*const weight_of)(double) = filter == ResizeFilter::area ? box_weight : triangle_weight;
   const double scale = (in1 - in0) / out_size;
@@ -82,6 +97,11 @@ void Resizer::compute_taps(int in_size, double in0, double in1, int out_size, Re
     taps.first[i] = first;
     taps.count[i] = std::max(count, 0);
   }
+  taps.in_size = in_size;
+  taps.in0 = in0;
+  taps.in1 = in1;
+  taps.out_size = out_size;
+  taps.filter = filter;
 }
 
 void Resizer::resize(const ConstImageView& source, const ImageView& destination,
@@ -93,21 +113,78 @@ void Resizer::resize(const ConstImageView& source, const ImageView& destination,
 
 void Resizer::resize(const ConstImageView& source, const SourceBox& box,
                      const ImageView& destination, ResizeFilter filter) {
-  check_arguments(source, box, destination);
-  compute_taps(static_cast<int>(source.width), box.left, box.right,
-               static_cast<int>(destination.width), filter, horizontal_);
-  compute_taps(static_cast<int>(source.height), box.top, box.bottom,
-               static_cast<int>(destination.height), filter, vertical_);
-  resample(source, box, destination);
+  resize(SourcePart{source, 0, 0, source.width, source.height}, box, destination, filter);
+}
+
+PixelRect Resizer::footprint(std::uint32_t source_width, std::uint32_t source_height,
+                             const SourceBox& box, std::uint32_t out_width,
+                             std::uint32_t out_height, ResizeFilter filter) {
+  if (source_width == 0 || source_height == 0 || out_width == 0 || out_height == 0) {
+    throw std::invalid_argument("resize needs non-empty images");
+  }
+  check_box(box, source_width, source_height);
+  plan(source_width, source_height, box, out_width, out_height, filter);
+  return planned_footprint(box, source_width, source_height, out_width, out_height);
+}
+
+void Resizer::resize(const SourcePart& part, const SourceBox& box, const ImageView& destination,
+                     ResizeFilter filter) {
+  check_arguments(part, box, destination);
+  plan(part.source_width, part.source_height, box, destination.width, destination.height, filter);
+  const PixelRect needed = planned_footprint(box, part.source_width, part.source_height,
+                                             destination.width, destination.height);
+  if (!covers(part, needed)) {
+    throw std::invalid_argument("resize: the source part at (" + std::to_string(part.x) + ", " +
+                                std::to_string(part.y) + ") " + std::to_string(part.pixels.width) +
+                                "x" + std::to_string(part.pixels.height) +
+                                " does not hold the pixels the filter reads, (" +
+                                std::to_string(needed.x) + ", " + std::to_string(needed.y) + ") " +
+                                std::to_string(needed.width) + "x" + std::to_string(needed.height));
+  }
+  resample(part, box, destination);
+}
+
+void Resizer::plan(std::uint32_t source_width, std::uint32_t source_height, const SourceBox& box,
+                   std::uint32_t out_width, std::uint32_t out_height, ResizeFilter filter) {
+  compute_taps(static_cast<int>(source_width), box.left, box.right, static_cast<int>(out_width),
+               filter, horizontal_);
+  compute_taps(static_cast<int>(source_height), box.top, box.bottom, static_cast<int>(out_height),
+               filter, vertical_);
+}
+
+// A dimension the box covers whole at the same size is copied, not resampled: all of it is read.
+PixelRect Resizer::planned_footprint(const SourceBox& box, std::uint32_t source_width,
+                                     std::uint32_t source_height, std::uint32_t out_width,
+                                     std::uint32_t out_height) const {
+  const auto span = [](int begin, int end) {
+    return std::pair{static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end - begin)};
+  };
+  PixelRect rect{0, 0, source_width, source_height};
+  if (out_width != source_width || box.left != 0 || box.right != source_width) {
+    int x0 = static_cast<int>(source_width), x1 = 0;
+    for (std::size_t i = 0; i < horizontal_.first.size(); ++i) {
+      if (horizontal_.count[i] == 0) continue;
+      x0 = std::min(x0, horizontal_.first[i]);
+      x1 = std::max(x1, horizontal_.first[i] + horizontal_.count[i]);
+    }
+    if (x1 > x0) std::tie(rect.x, rect.width) = span(x0, x1);
+  }
+  if (out_height != source_height || box.top != 0 || box.bottom != source_height) {
+    const int y0 = vertical_.first.front();
+    const int y1 = vertical_.first.back() + vertical_.count.back();
+    if (y1 > y0) std::tie(rect.y, rect.height) = span(y0, y1);
+  }
+  return rect;
 }
 
 // Resamples source rows [first_row, first_row + rows) horizontally into `out`.
-void Resizer::horizontal_pass(const ConstImageView& source, int first_row, int rows,
+void Resizer::horizontal_pass(const SourcePart& part, int first_row, int rows,
                               const ImageView& out) {
   detail::HorizontalJob job;
-  job.in = source.row(static_cast<std::uint32_t>(first_row));
-  job.in_stride = source.stride;
-  job.in_width = static_cast<int>(source.width);
+  job.in = part.pixels.row(static_cast<std::uint32_t>(first_row) - part.y);
+  job.in_stride = part.pixels.stride;
+  job.in_width = static_cast<int>(part.pixels.width);
+  job.in_x = static_cast<int>(part.x);
   job.out = out.data;
   job.out_stride = out.stride;
   job.out_width = static_cast<int>(out.width);
@@ -115,7 +192,7 @@ void Resizer::horizontal_pass(const ConstImageView& source, int first_row, int r
   job.taps = {horizontal_.first.data(), horizontal_.count.data(), horizontal_.weights.data(),
               horizontal_.size};
   job.scratch = &kernel_scratch_;
-  detail::resample_kernels().horizontal[source.channels - 1](job);
+  detail::resample_kernels().horizontal[part.pixels.channels - 1](job);
 }
 
 // Combines rows of `rows` (whose row 0 is source row `row_offset`) into the destination, a
@@ -132,21 +209,20 @@ void Resizer::vertical_pass(const ConstImageView& rows, int row_offset,
   }
 }
 
-void Resizer::resample(const ConstImageView& source, const SourceBox& box,
-                       const ImageView& destination) {
-  const bool horizontal =
-      destination.width != source.width || box.left != 0 || box.right != source.width;
-  const bool vertical =
-      destination.height != source.height || box.top != 0 || box.bottom != source.height;
+// The part covers the footprint: whole rows and columns where a dimension is copied.
+void Resizer::resample(const SourcePart& part, const SourceBox& box, const ImageView& destination) {
+  const std::uint32_t width = part.source_width, height = part.source_height;
+  const bool horizontal = destination.width != width || box.left != 0 || box.right != width;
+  const bool vertical = destination.height != height || box.top != 0 || box.bottom != height;
   if (!vertical) {  // the horizontal pass (if any) writes straight into the destination
-    if (horizontal) return horizontal_pass(source, 0, static_cast<int>(source.height), destination);
+    if (horizontal) return horizontal_pass(part, 0, static_cast<int>(height), destination);
     const std::size_t row_bytes = std::size_t{destination.width} * destination.channels;
     for (std::uint32_t y = 0; y < destination.height; ++y) {
-      std::memcpy(destination.row(y), source.row(y), row_bytes);
+      std::memcpy(destination.row(y), part.pixels.row(y), row_bytes);
     }
     return;
   }
-  if (!horizontal) return vertical_pass(source, 0, destination);
+  if (!horizontal) return vertical_pass(part.pixels, static_cast<int>(part.y), destination);
   // Only the rows the vertical pass reads are resampled horizontally.
   const int first_row = vertical_.first.front();
   const int rows = vertical_.first.back() + vertical_.count.back() - first_row;
@@ -154,7 +230,7 @@ void Resizer::resample(const ConstImageView& source, const SourceBox& box,
   intermediate_.resize(row_bytes * static_cast<std::size_t>(rows));
   const ImageView between{intermediate_.data(), destination.width, static_cast<std::uint32_t>(rows),
                           destination.channels, row_bytes};
-  horizontal_pass(source, first_row, rows, between);
+  horizontal_pass(part, first_row, rows, between);
   vertical_pass(between, first_row, destination);
 }
 

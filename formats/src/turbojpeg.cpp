@@ -54,8 +54,11 @@ std::string describe_sample(const std::string& source, std::uint64_t sample) {
 }
 
 void on_tj_failure(tjhandle handle, const TjCall& call) {
-  const std::string_view reason = tjGetErrorStr2(handle);
-  if (tjGetErrorCode(handle) == TJERR_WARNING && loses_no_data(reason, call.bytes)) return;
+  on_decode_failure(tjGetErrorStr2(handle), tjGetErrorCode(handle) == TJERR_WARNING, call);
+}
+
+void on_decode_failure(std::string_view reason, bool warning, const TjCall& call) {
+  if (warning && loses_no_data(reason, call.bytes)) return;
   std::string message = "cannot ";
   message += call.action;
   message += ' ';

@@ -32,9 +32,12 @@ struct TjCall {
   std::span<const std::uint8_t> bytes = {};  ///< the JPEG being decoded, when there is one
 };
 
-/// Throws FormatError for the failure TurboJPEG reported on `handle`, or returns when it was
-/// only a warning that loses no image data (extraneous bytes between markers, in a file whose
-/// last scan is followed by its end marker).
+/// Throws FormatError for a failure libjpeg reported (`reason`, its message), or returns when
+/// it was only a `warning` that loses no image data (extraneous bytes between markers, in a
+/// file whose last scan is followed by its end marker).
+void on_decode_failure(std::string_view reason, bool warning, const TjCall& call);
+
+/// on_decode_failure for the failure TurboJPEG reported on `handle`.
 void on_tj_failure(tjhandle handle, const TjCall& call);
 
 /// The checked call: `status` is what a tj* function returned.

@@ -1,7 +1,6 @@
 #include "jpeg_samples.hpp"
 
 #include <algorithm>
-#include <memory>
 #include <string>
 
 #include "gpufeed/formats/crop.hpp"
@@ -14,23 +13,12 @@ namespace gpufeed::detail {
 
 namespace {
 
-/// One per worker thread: TurboJPEG handle, resizer taps, the encoded bytes, the decoded image
-/// (its buffer grows to the largest image seen and is never cleared: decode overwrites it).
+/// One per worker thread: the decoder (TurboJPEG and libjpeg state, the decoded region), the
+/// resizer's taps and the encoded bytes.
 struct DecodeScratch {
   formats::JpegDecoder decoder;
   formats::Resizer resizer;
   std::vector<std::uint8_t> bytes;
-  std::unique_ptr<std::uint8_t[]> decoded;
-  std::size_t decoded_capacity = 0;
-
-  formats::ImageView decoded_view(std::uint32_t width, std::uint32_t height) {
-    const std::size_t size = std::size_t{width} * height * 3;
-    if (size > decoded_capacity) {
-      decoded_capacity = std::max(size, decoded_capacity + decoded_capacity / 2);
-      decoded = std::make_unique_for_overwrite<std::uint8_t[]>(decoded_capacity);
-    }
-    return {decoded.get(), width, height, 3, std::size_t{width} * 3};
-  }
 };
 
 DecodeScratch& scratch() {
@@ -71,12 +59,15 @@ DecodeTiming JpegSamples::decode(std::uint64_t sample, std::uint64_t epoch,
   }
   const formats::ScalingFactor scale =
       formats::fastest_scale(crop.width, crop.height, width_, height_);
-  // Decode at the reduced size, keeping the scaled crop inside the whole decoded image.
+  // At the reduced size, the crop becomes a box in the scaled image; only the pixels the
+  // resize filter reads around it are decoded (all of them without a crop).
   const std::uint32_t sw = scale.scale(info.width), sh = scale.scale(info.height);
-  const formats::ImageView decoded = s.decoded_view(sw, sh);
-  s.decoder.decode(s.bytes, info, scale, decoded, sample);
+  const formats::SourceBox box = crop.box_scaled(info.width, info.height, sw, sh);
+  const formats::PixelRect needed = s.resizer.footprint(sw, sh, box, width_, height_, filter_);
+  const formats::DecodedRegion region =
+      s.decoder.decode_region(s.bytes, info, scale, needed, sample);
   const formats::ImageView dst{out, width_, height_, 3, std::size_t{width_} * 3};
-  s.resizer.resize(decoded, crop.box_scaled(info.width, info.height, sw, sh), dst, filter_);
+  s.resizer.resize({region.pixels, region.x, region.y, sw, sh}, box, dst, filter_);
   const bool flip = (augment_ == Augment::flip || augment_ == Augment::crop_flip) &&
                     formats::random_flip(seed_, epoch, sample);
   if (flip) flip_horizontal(out, height_, width_, 3, false);

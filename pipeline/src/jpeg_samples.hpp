@@ -15,8 +15,8 @@ struct DecodeTiming {
 };
 
 /// Reads a sample's bytes (pread, no HDF5 call), decodes it with libjpeg-turbo at the fastest
-/// DCT scale that still covers the output (formats::fastest_scale), crops (augment), resizes
-/// into the slot and flips.
+/// DCT scale that still covers the output (formats::fastest_scale), only the part the crop
+/// (augment) and the resize filter need, resizes into the slot and flips.
 /// Each worker thread has its own TurboJPEG handle, resizer and scratch (thread_local), so
 /// decode() is thread-safe and allocates nothing in steady state. Throws FormatError naming the
 /// file and sample when the sample cannot be decoded.

@@ -2,6 +2,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/resize.hpp"
 #include "jpeg_test_images.hpp"
@@ -90,6 +93,58 @@ TEST(Resize, RefusesBadArguments) {
                std::invalid_argument);
   EXPECT_THROW(resizer.resize(source.view(), {4, 0, 4, 5}, out.view(), ResizeFilter::area),
                std::invalid_argument);
+}
+
+/// `rect` of `source` copied into an image of its own (so a read outside it is caught by the
+/// sanitizers).
+Image cut(const Image& source, const formats::PixelRect& rect) {
+  Image part(rect.width, rect.height, source.channels);
+  for (std::uint32_t y = 0; y < rect.height; ++y) {
+    std::copy_n(source.view().row(rect.y + y) + std::size_t{rect.x} * source.channels,
+                part.stride(), part.view().row(y));
+  }
+  return part;
+}
+
+TEST(Resize, APartHoldingTheFootprintGivesTheSameImage) {
+  const Image source = photo_like(300, 200, 3, 26);
+  std::mt19937 random(9);
+  const auto uniform = [&](double low, double high) {
+    return std::uniform_real_distribution<double>(low, high)(random);
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    const double left = uniform(0, 250), top = uniform(0, 150);
+    const SourceBox box{left, top, uniform(left + 1, 300), uniform(top + 1, 200)};
+    const auto out_width = static_cast<std::uint32_t>(uniform(8, 120));
+    const auto out_height = static_cast<std::uint32_t>(uniform(8, 120));
+    const ResizeFilter filter = trial % 2 ? ResizeFilter::area : ResizeFilter::bilinear;
+    const Image want = resized(source, out_width, out_height, filter, box);
+    formats::Resizer resizer;
+    const formats::PixelRect needed =
+        resizer.footprint(300, 200, box, out_width, out_height, filter);
+    const Image part = cut(source, needed);
+    Image got(out_width, out_height, 3);
+    resizer.resize({part.view(), needed.x, needed.y, 300, 200}, box, got.view(), filter);
+    ASSERT_EQ(got.pixels, want.pixels) << "trial " << trial;
+  }
+}
+
+TEST(Resize, APartMissingPixelsOfTheFootprintIsRefused) {
+  const Image source = photo_like(300, 200, 3, 27);
+  const SourceBox box{100, 50, 200, 150};
+  formats::Resizer resizer;
+  const formats::PixelRect needed =
+      resizer.footprint(300, 200, box, 40, 40, ResizeFilter::bilinear);
+  EXPECT_LT(needed.x, 100u);  // the filter reaches past the box
+  EXPECT_GT(needed.x + needed.width, 200u);
+  const Image part = cut(source, {needed.x + 1, needed.y, needed.width - 1, needed.height});
+  Image out(40, 40, 3);
+  EXPECT_THROW(resizer.resize({part.view(), needed.x + 1, needed.y, 300, 200}, box, out.view(),
+                              ResizeFilter::bilinear),
+               std::invalid_argument);
+  // Without resampling in a dimension, all of it is read.
+  EXPECT_EQ(resizer.footprint(300, 200, {0, 50, 300, 150}, 300, 40, ResizeFilter::bilinear).width,
+            300u);
 }
 
 struct PillowCase {

@@ -2,11 +2,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "gpufeed/formats/crop.hpp"
 #include "gpufeed/formats/image.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
@@ -98,6 +100,48 @@ TEST_F(JpegLoader, DecodesEverySampleIntoTheSlotAsDecodePlusResizeWould) {
   }
   EXPECT_EQ(seen.size(), kSamples);
   EXPECT_EQ(loader.stats()[Stage::decode].items, 5u);
+}
+
+TEST_F(JpegLoader, CropsDecodedAsRegionsEqualTheCropOfTheWholeImage) {
+  // The loader decodes only the part of the image the crop and the filter need; its pixels
+  // must be those of decoding the whole image at the same scale and resizing the crop box.
+  write_jpeg_file(path_);
+  for (const Augment augment : {Augment::crop_flip, Augment::center}) {
+    LoaderOptions o = jpeg_options(path_);
+    o.augment = augment;
+    Loader loader(o);
+    formats::JpegDecoder decoder;
+    formats::Resizer resizer;
+    std::vector<std::uint8_t> bytes;
+    for (Batch& b : loader.epoch(2)) {
+      for (std::uint32_t s = 0; s < b.size(); ++s) {
+        const std::uint64_t i = b.sample_indices()[s];
+        loader.jpeg_dataset()->sample_bytes(i, bytes);
+        const formats::JpegInfo info = decoder.header(bytes, i);
+        const formats::CropBox crop =
+            augment == Augment::center
+                ? formats::center_crop(info.width, info.height, 24, 16, 0.875)
+                : formats::random_resized_crop(info.width, info.height, o.seed, 2, i);
+        const formats::Image whole =
+            decoder.decode(bytes, i, formats::fastest_scale(crop.width, crop.height, 24, 16));
+        formats::Image want(24, 16, 3);
+        resizer.resize(whole.view(),
+                       crop.box_scaled(info.width, info.height, whole.width, whole.height),
+                       want.view(), formats::ResizeFilter::bilinear);
+        if (augment == Augment::crop_flip && formats::random_flip(o.seed, 2, i)) {
+          for (std::uint32_t y = 0; y < 16; ++y) {
+            for (std::uint32_t x = 0; x < 12; ++x) {
+              std::swap_ranges(want.view().row(y) + x * 3, want.view().row(y) + x * 3 + 3,
+                               want.view().row(y) + (23 - x) * 3);
+            }
+          }
+        }
+        const auto got = b.raw().subspan(s * want.pixels.size(), want.pixels.size());
+        EXPECT_TRUE(std::equal(got.begin(), got.end(), want.pixels.begin()))
+            << to_string(augment) << ", sample " << i;
+      }
+    }
+  }
 }
 
 TEST_F(JpegLoader, AugmentationIsReproducibleAcrossThreadCounts) {

@@ -40,6 +40,16 @@ struct ConstImageView {
   [[nodiscard]] const std::uint8_t* row(std::uint32_t y) const { return data + y * stride; }
 };
 
+/// A rectangle of whole pixels: columns [x, x + width), rows [y, y + height).
+struct PixelRect {
+  std::uint32_t x = 0;
+  std::uint32_t y = 0;
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+
+  friend bool operator==(const PixelRect&, const PixelRect&) = default;
+};
+
 /// An HWC image that owns its pixels, rows packed (stride = width * channels).
 struct Image {
   std::uint32_t width = 0;

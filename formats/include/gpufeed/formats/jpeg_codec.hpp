@@ -1,7 +1,9 @@
 #pragma once
-// JPEG decoding and encoding with libjpeg-turbo's TurboJPEG API: RGB out of grayscale, YCbCr,
-// RGB, CMYK and YCCK files, baseline or progressive, optionally at a reduced DCT scale.
+// JPEG decoding and encoding with libjpeg-turbo (its TurboJPEG API, and its libjpeg API to
+// decode part of an image): RGB out of grayscale, YCbCr, RGB, CMYK and YCCK files, baseline or
+// progressive, optionally at a reduced DCT scale.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -59,6 +61,17 @@ ScalingFactor best_scale(std::uint32_t width, std::uint32_t height, std::uint32_
 ScalingFactor fastest_scale(std::uint32_t width, std::uint32_t height, std::uint32_t target_width,
                             std::uint32_t target_height);
 
+/// Part of an image decoded at some scale: `pixels` are its columns from x and rows from y on.
+struct DecodedRegion {
+  ConstImageView pixels;
+  std::uint32_t x = 0;
+  std::uint32_t y = 0;
+};
+
+namespace detail {
+class LibjpegDecompressor;
+}
+
 /// Owns a TurboJPEG instance (tjhandle).
 struct TjHandleTraits {
   using handle_type = void*;
@@ -67,8 +80,9 @@ struct TjHandleTraits {
 };
 using TjHandle = UniqueHandle<TjHandleTraits>;
 
-/// Decodes JPEG images to RGB (3 bytes a pixel). Owns one TurboJPEG decompressor and a scratch
-/// buffer for CMYK files: make one per worker thread; an instance is not thread-safe.
+/// Decodes JPEG images to RGB (3 bytes a pixel). Owns one TurboJPEG decompressor, a libjpeg one
+/// for regions (made by the first decode_region) and scratch buffers: make one per worker
+/// thread; an instance is not thread-safe.
 ///
 /// Every failure throws FormatError naming the sample ("sample 17 of train.h5"): empty bytes,
 /// bytes that are not a JPEG, a damaged or truncated file, a header declaring more than
@@ -78,6 +92,9 @@ class JpegDecoder {
  public:
   /// `source` names where the samples come from in messages, e.g. the file.
   explicit JpegDecoder(std::string source = {});
+  ~JpegDecoder();
+  JpegDecoder(JpegDecoder&&) noexcept;
+  JpegDecoder& operator=(JpegDecoder&&) noexcept;
 
   void set_source(std::string source) { source_ = std::move(source); }
   [[nodiscard]] const std::string& source() const { return source_; }
@@ -94,12 +111,24 @@ class JpegDecoder {
   /// header(), then decode() into a new image.
   Image decode(std::span<const std::uint8_t> bytes, std::uint64_t sample, ScalingFactor scale = {});
 
+  /// Decodes only `region` of the image at `scale` (in pixels of the scaled image, inside it,
+  /// not empty): its pixels equal those decode() gives there. The result may extend past the
+  /// region (libjpeg decodes whole iMCU columns) and points into this decoder's buffer, valid
+  /// until its next decode. The whole file is still entropy-decoded, so damage outside the
+  /// region is refused as decode() refuses it; what is saved is the inverse DCT, upsampling
+  /// and color conversion of the rest (libjpeg-turbo's jpeg_crop_scanline and
+  /// jpeg_skip_scanlines; TurboJPEG 2.x has no region decode).
+  DecodedRegion decode_region(std::span<const std::uint8_t> bytes, const JpegInfo& info,
+                              ScalingFactor scale, const PixelRect& region, std::uint64_t sample);
+
  private:
   void decode_cmyk(std::span<const std::uint8_t> bytes, const ImageView& out, std::uint64_t sample);
 
   TjHandle handle_;
   std::string source_;
   std::vector<std::uint8_t> cmyk_;
+  std::unique_ptr<detail::LibjpegDecompressor> libjpeg_;  // made by the first decode_region
+  std::vector<std::uint8_t> region_;
 };
 
 /// Encodes images as JPEG: 1 channel as grayscale, 3 as RGB (stored as YCbCr), 4 as CMYK

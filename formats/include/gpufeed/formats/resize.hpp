@@ -26,6 +26,16 @@ struct SourceBox {
   [[nodiscard]] double height() const { return bottom - top; }
 };
 
+/// Part of a source image held in memory: `pixels` are the source's columns from x and rows
+/// from y on, of a `source_width` x `source_height` source.
+struct SourcePart {
+  ConstImageView pixels;
+  std::uint32_t x = 0;
+  std::uint32_t y = 0;
+  std::uint32_t source_width = 0;
+  std::uint32_t source_height = 0;
+};
+
 /// Resizes images into destinations someone else owns (a batch slot) and keeps its scratch
 /// buffers between calls, so in steady state it allocates nothing. One per thread; not
 /// thread-safe. Results equal Pillow's resize(size, filter, box) for the same filter (both
@@ -38,19 +48,39 @@ class Resizer {
   void resize(const ConstImageView& source, const SourceBox& box, const ImageView& destination,
               ResizeFilter filter);
 
+  /// The source pixels resize() reads for `box` of a `source_width` x `source_height` source
+  /// resized to `out_width` x `out_height`: the box and the filter's reach around it. A decoder
+  /// that produces only these saves the rest (JpegDecoder::decode_region).
+  PixelRect footprint(std::uint32_t source_width, std::uint32_t source_height, const SourceBox& box,
+                      std::uint32_t out_width, std::uint32_t out_height, ResizeFilter filter);
+  /// Resizes `box` of a source of which only `part` is in memory; `part` must hold the
+  /// footprint(). The result equals resizing the whole source.
+  void resize(const SourcePart& part, const SourceBox& box, const ImageView& destination,
+              ResizeFilter filter);
+
  private:
   /// The taps of one dimension: output i reads `count[i]` inputs from `first[i]`, weighted by
   /// weights[i * size ...] (fixed point, 22 fraction bits; zero past count[i], size even).
+  /// The arguments they were computed for are kept: the same resize again reuses them.
   struct Taps {
     int size = 0;
     std::vector<int> first;
     std::vector<int> count;
     std::vector<std::int32_t> weights;
+    int in_size = -1;
+    double in0 = 0, in1 = 0;
+    int out_size = -1;
+    ResizeFilter filter = ResizeFilter::bilinear;
   };
   static void compute_taps(int in_size, double in0, double in1, int out_size, ResizeFilter filter,
                            Taps& taps);
-  void resample(const ConstImageView& source, const SourceBox& box, const ImageView& destination);
-  void horizontal_pass(const ConstImageView& source, int first_row, int rows, const ImageView& out);
+  void plan(std::uint32_t source_width, std::uint32_t source_height, const SourceBox& box,
+            std::uint32_t out_width, std::uint32_t out_height, ResizeFilter filter);
+  [[nodiscard]] PixelRect planned_footprint(const SourceBox& box, std::uint32_t source_width,
+                                            std::uint32_t source_height, std::uint32_t out_width,
+                                            std::uint32_t out_height) const;
+  void resample(const SourcePart& part, const SourceBox& box, const ImageView& destination);
+  void horizontal_pass(const SourcePart& part, int first_row, int rows, const ImageView& out);
   void vertical_pass(const ConstImageView& rows, int row_offset,
                      const ImageView& destination) const;
 
