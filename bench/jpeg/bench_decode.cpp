@@ -1,8 +1,12 @@
 // The jpeg target of the pipeline: samples/s of the Loader decoding a jpeg-layout file into
 // normalized float batches, against plain libjpeg-turbo decoding (full size, no resize) of the
-// same files on the same number of threads, measured in one run. One JSON line.
+// same files on the same number of threads, measured in one run. The two alternate, one pass
+// over the file each per round after a warm-up round, so a change in the machine's load hits
+// both; the ratio is the median of the rounds' ratios. One JSON line.
 //
-//   bench_jpeg_decode --data photos.h5 [--size 128x128] [--workers N] [--epochs 3]
+//   bench_jpeg_decode --data photos.h5 [--size 128x128] [--workers N] [--rounds 5]
+//                     [--augment none|flip|crop-flip|center]
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -20,7 +24,8 @@ struct Args {
   std::string data;
   std::uint32_t height = 128, width = 128;
   unsigned workers = std::max(1u, std::thread::hardware_concurrency());
-  unsigned epochs = 3;
+  unsigned rounds = 5;
+  gpufeed::Augment augment = gpufeed::Augment::none;
 };
 
 Args parse(int argc, char** argv) {
@@ -29,49 +34,66 @@ Args parse(int argc, char** argv) {
     const std::string key = argv[i], value = argv[i + 1];
     if (key == "--data") a.data = value;
     if (key == "--workers") a.workers = static_cast<unsigned>(std::stoul(value));
-    if (key == "--epochs") a.epochs = static_cast<unsigned>(std::stoul(value));
+    if (key == "--rounds" || key == "--epochs") a.rounds = static_cast<unsigned>(std::stoul(value));
+    if (key == "--augment") a.augment = gpufeed::parse_augment(value);
     if (key == "--size") {
       a.height = static_cast<std::uint32_t>(std::stoul(value.substr(0, value.find('x'))));
       a.width = static_cast<std::uint32_t>(std::stoul(value.substr(value.find('x') + 1)));
     }
   }
+  a.rounds = std::max(1u, a.rounds);
   return a;
 }
 
-struct Plain {
-  double images_per_s = 0;
-  double megapixels_per_s = 0;
+/// tjDecompress2 at full size on `workers` threads, each with its own handle and a reused
+/// output buffer, each sample once per pass; the bytes are read into memory first so only
+/// decoding is timed.
+class PlainDecode {
+ public:
+  PlainDecode(const gpufeed::formats::JpegDatasetReader& reader, unsigned workers)
+      : reader_(reader), workers_(workers), bytes_(reader.num_samples()) {
+    for (std::uint64_t i = 0; i < bytes_.size(); ++i) reader.sample_bytes(i, bytes_[i]);
+  }
+
+  /// One pass; returns images/s and adds the decoded pixels to `megapixels`.
+  double pass(double& megapixels) const {
+    const std::uint64_t n = bytes_.size();
+    std::vector<double> pixels(workers_, 0.0);
+    const std::int64_t t0 = gpufeed::profiler::now_ns();
+    std::vector<std::thread> threads;
+    for (unsigned w = 0; w < workers_; ++w) {
+      threads.emplace_back([&, w] {
+        gpufeed::formats::JpegDecoder decoder(reader_.path());
+        std::vector<std::uint8_t> out;
+        for (std::uint64_t i = w; i < n; i += workers_) {
+          const gpufeed::formats::JpegInfo info = decoder.header(bytes_[i], i);
+          if (out.size() < std::size_t{info.width} * info.height * 3) {
+            out.resize(std::size_t{info.width} * info.height * 3);
+          }
+          const gpufeed::formats::ImageView view{out.data(), info.width, info.height, 3,
+                                                 std::size_t{info.width} * 3};
+          decoder.decode(bytes_[i], info, {1, 1}, view, i);
+          pixels[w] += static_cast<double>(info.width) * info.height;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    const double s = static_cast<double>(gpufeed::profiler::now_ns() - t0) * 1e-9;
+    for (double p : pixels) megapixels += p * 1e-6;
+    return static_cast<double>(n) / s;
+  }
+
+  [[nodiscard]] double seconds_of(double images_per_s) const {
+    return static_cast<double>(bytes_.size()) / images_per_s;
+  }
+
+ private:
+  const gpufeed::formats::JpegDatasetReader& reader_;
+  unsigned workers_;
+  std::vector<std::vector<std::uint8_t>> bytes_;
 };
 
-/// tjDecompress2 at full size on `workers` threads, each with its own handle, each sample once
-/// per pass; the bytes are read into memory first so only decoding is timed.
-Plain plain_decode(const gpufeed::formats::JpegDatasetReader& reader, unsigned workers,
-                   unsigned passes) {
-  const std::uint64_t n = reader.num_samples();
-  std::vector<std::vector<std::uint8_t>> bytes(n);
-  for (std::uint64_t i = 0; i < n; ++i) reader.sample_bytes(i, bytes[i]);
-  std::vector<double> pixels(workers, 0.0);
-  const std::int64_t t0 = gpufeed::profiler::now_ns();
-  std::vector<std::thread> threads;
-  for (unsigned w = 0; w < workers; ++w) {
-    threads.emplace_back([&, w] {
-      gpufeed::formats::JpegDecoder decoder(reader.path());
-      for (unsigned p = 0; p < passes; ++p) {
-        for (std::uint64_t i = w; i < n; i += workers) {
-          const gpufeed::formats::Image image = decoder.decode(bytes[i], i);
-          pixels[w] += static_cast<double>(image.width) * image.height;
-        }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  const double s = static_cast<double>(gpufeed::profiler::now_ns() - t0) * 1e-9;
-  double total = 0;
-  for (double p : pixels) total += p;
-  return {static_cast<double>(n * passes) / s, total / s / 1e6};
-}
-
-double loader_rate(const Args& a) {
+gpufeed::LoaderOptions loader_options(const Args& a) {
   gpufeed::LoaderOptions o;
   o.path = a.data;
   o.batch_size = 64;
@@ -79,20 +101,28 @@ double loader_rate(const Args& a) {
   o.order = gpufeed::Order::random;
   o.height = a.height;
   o.width = a.width;
-  o.augment = gpufeed::Augment::none;
-  gpufeed::Loader loader(o);
+  o.augment = a.augment;
+  return o;
+}
+
+/// One epoch of the Loader; returns images/s.
+double loader_epoch(gpufeed::Loader& loader, unsigned epoch) {
   std::uint64_t samples = 0;
   double sink = 0;
   const std::int64_t t0 = gpufeed::profiler::now_ns();
-  for (unsigned e = 0; e < a.epochs; ++e) {
-    for (gpufeed::Batch& b : loader.epoch(e)) {
-      samples += b.size();
-      sink += b.images()[0];
-    }
+  for (gpufeed::Batch& b : loader.epoch(epoch)) {
+    samples += b.size();
+    sink += b.images()[0];
   }
   const double s = static_cast<double>(gpufeed::profiler::now_ns() - t0) * 1e-9;
   if (sink == 12345.678) std::puts("");  // keep the reads
   return static_cast<double>(samples) / s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 }  // namespace
@@ -100,19 +130,39 @@ double loader_rate(const Args& a) {
 int main(int argc, char** argv) {
   const Args a = parse(argc, argv);
   if (a.data.empty()) {
-    std::fprintf(stderr, "usage: bench_jpeg_decode --data photos.h5 [--size HxW] [--workers N]\n");
+    std::fprintf(stderr,
+                 "usage: bench_jpeg_decode --data photos.h5 [--size HxW] [--workers N] "
+                 "[--rounds R] [--augment MODE]\n");
     return 2;
   }
   try {
     const gpufeed::formats::JpegDatasetReader reader(a.data);
-    const Plain plain = plain_decode(reader, a.workers, a.epochs);
-    const double loader = loader_rate(a);
+    const PlainDecode plain(reader, a.workers);
+    gpufeed::Loader loader(loader_options(a));
+    double megapixels = 0;
+    plain.pass(megapixels);  // warm-up: threads, page faults, caches
+    loader_epoch(loader, 0);
+    megapixels = 0;
+    std::vector<double> plain_rate, loader_rate, ratio;
+    for (unsigned r = 0; r < a.rounds; ++r) {
+      plain_rate.push_back(plain.pass(megapixels));
+      loader_rate.push_back(loader_epoch(loader, r + 1));
+      ratio.push_back(loader_rate.back() / plain_rate.back());
+    }
+    std::string each;
+    for (double r : ratio) each += (each.empty() ? "" : ", ") + std::to_string(r).substr(0, 5);
+    double plain_seconds = 0;
+    for (double rate : plain_rate) plain_seconds += plain.seconds_of(rate);
     std::printf(
-        "{\"workers\": %u, \"size\": \"%ux%u\", \"plain_decode_images_per_s\": %.1f, "
-        "\"plain_decode_megapixels_per_s\": %.1f, \"loader_images_per_s\": %.1f, "
-        "\"loader_over_plain\": %.3f}\n",
-        a.workers, a.height, a.width, plain.images_per_s, plain.megapixels_per_s, loader,
-        loader / plain.images_per_s);
+        "{\"workers\": %u, \"size\": \"%ux%u\", \"augment\": \"%s\", \"rounds\": %u, "
+        "\"plain_decode_images_per_s\": %.1f, \"plain_decode_megapixels_per_s\": %.1f, "
+        "\"loader_images_per_s\": %.1f, \"loader_over_plain\": %.3f, "
+        "\"loader_over_plain_min\": %.3f, \"loader_over_plain_max\": %.3f, "
+        "\"loader_over_plain_rounds\": [%s]}\n",
+        a.workers, a.height, a.width, gpufeed::to_string(a.augment).c_str(), a.rounds,
+        median(plain_rate), megapixels / plain_seconds, median(loader_rate), median(ratio),
+        *std::min_element(ratio.begin(), ratio.end()),
+        *std::max_element(ratio.begin(), ratio.end()), each.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_jpeg_decode: error: %s\n", e.what());
     return 1;
