@@ -16,4 +16,9 @@ namespace gpufeed::tools {
   return buffer;
 }
 
+/// The text up to its first line break: what a one-line error message keeps of a longer one.
+inline std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
 }  // namespace gpufeed::tools

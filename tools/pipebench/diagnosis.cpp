@@ -43,13 +43,6 @@ void mark_consumer_only(profiler::GapReport& r) {
   });
 }
 
-namespace {
-
-constexpr Stage kPipelineStages[] = {Stage::read, Stage::decode,    Stage::assemble,
-                                     Stage::h2d,  Stage::normalize, Stage::echo};
-
-}  // namespace
-
 ProfileSession::ProfileSession(const BenchOptions& options, const std::string& device)
     : enabled_(!options.no_profile) {
   check_writable("--trace", options.trace);

@@ -17,6 +17,11 @@
 
 namespace gpufeed::tools::pipebench {
 
+/// The stages the loader's workers (and its echo stage) run: what a run's facts and practice
+/// checks sum over.
+inline constexpr Stage kPipelineStages[] = {Stage::read, Stage::decode,    Stage::assemble,
+                                            Stage::h2d,  Stage::normalize, Stage::echo};
+
 struct Diagnosis {
   bool profiled = false;        ///< the recorder ran (no --no-profile)
   bool has_steps = false;       ///< a training stage marked "step" ranges

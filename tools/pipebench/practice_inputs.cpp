@@ -11,9 +11,6 @@ namespace gpufeed::tools::pipebench {
 
 namespace {
 
-constexpr Stage kLoaderStages[] = {Stage::read, Stage::decode,    Stage::assemble,
-                                   Stage::h2d,  Stage::normalize, Stage::echo};
-
 /// Syncs ("sync" host ranges: the training stage's own, CUPTI's runtime calls) that lie inside
 /// a "step" range of the same thread.
 void count_step_syncs(const profiler::Timeline& t, PracticeInputs& in) {
@@ -60,7 +57,7 @@ PracticeInputs practice_inputs(const BenchReport& r, const Diagnosis& d) {
   in.workers = r.workers;
   in.torch_threads = in.training ? r.run.training->threads : 0;
   if (s.wall_ns > 0) {
-    for (const Stage stage : kLoaderStages) {
+    for (const Stage stage : kPipelineStages) {
       in.loader_busy_threads +=
           static_cast<double>(s[stage].busy_ns) / static_cast<double>(s.wall_ns);
     }

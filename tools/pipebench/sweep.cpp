@@ -77,14 +77,6 @@ std::string percent(const std::optional<double>& share) {
   return buffer;
 }
 
-/// "--echo 2" -> {"echo", "2"}; nullopt for actions that are not one swept flag.
-std::optional<std::pair<std::string, std::string>> parse_action(const std::string& action) {
-  static const std::regex pattern(R"(^--(workers|prefetch|echo|order|cache-mb) ([^ ,]+))");
-  std::smatch m;
-  if (!std::regex_search(action, m, pattern)) return std::nullopt;
-  return std::make_pair(m[1].str(), m[2].str());
-}
-
 /// `base` with one flag changed; false when the value does not parse.
 bool with_flag(SweepPoint& point, const std::string& flag, const std::string& value) {
   try {
@@ -100,6 +92,13 @@ bool with_flag(SweepPoint& point, const std::string& flag, const std::string& va
 }
 
 }  // namespace
+
+std::optional<std::pair<std::string, std::string>> parse_sweep_action(const std::string& action) {
+  static const std::regex pattern(R"(^--(workers|prefetch|echo|order|cache-mb) ([^ ,]+))");
+  std::smatch m;
+  if (!std::regex_search(action, m, pattern)) return std::nullopt;
+  return std::make_pair(m[1].str(), m[2].str());
+}
 
 std::string describe(const SweepPoint& p) {
   return "workers " + std::to_string(p.workers) + ", prefetch " + std::to_string(p.prefetch) +
@@ -174,7 +173,7 @@ Confirmation confirm_recommendation(const std::vector<SweepRow>& rows) {
             "the first setting's diagnosis recommended no change" +
                 std::string(first.verdict.empty() ? "" : " (" + first.verdict + ")")};
   }
-  const auto action = parse_action(first.recommendation);
+  const auto action = parse_sweep_action(first.recommendation);
   SweepPoint wanted = first.point;
   if (!action || !with_flag(wanted, action->first, action->second)) {
     return {"not_in_grid", "the first setting's diagnosis recommended " + first.recommendation +

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,10 @@ struct SweepRow {
   double predicted_util = -1;
   std::string error;  ///< the one-line failure when this setting could not run
 };
+
+/// "--echo 2" -> {"echo", "2"}: a recommendation's action that sets one flag the sweep varies
+/// (workers, prefetch, echo, order, cache-mb); nullopt for any other action.
+std::optional<std::pair<std::string, std::string>> parse_sweep_action(const std::string& action);
 
 /// The row with the most samples/s; among rows within 3% of it, the one with the least peak
 /// memory. nullopt when every row failed.

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "common/cli.hpp"
+#include "common/text.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "pipebench/commands.hpp"
 #include "pipebench/diagnosis.hpp"
@@ -27,18 +28,10 @@ BenchOptions with_point(BenchOptions o, const SweepPoint& p) {
   return o;
 }
 
-std::string first_line(const std::string& text) {
-  return text.substr(0, text.find('\n'));
-}
-
 /// The first recommendation that is a setting the sweep can vary, else the first one.
 const profiler::Recommendation* sweepable(const std::vector<profiler::Recommendation>& recs) {
   for (const profiler::Recommendation& r : recs) {
-    if (r.action.rfind("--workers ", 0) == 0 || r.action.rfind("--prefetch ", 0) == 0 ||
-        r.action.rfind("--echo ", 0) == 0 || r.action.rfind("--order ", 0) == 0 ||
-        r.action.rfind("--cache-mb ", 0) == 0) {
-      return &r;
-    }
+    if (parse_sweep_action(r.action)) return &r;
   }
   return recs.empty() ? nullptr : &recs.front();
 }

@@ -13,6 +13,7 @@
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
 
+#include "common/text.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/profiler/range.hpp"
 #include "gpufeed/torch/tensor.hpp"
@@ -34,10 +35,6 @@ namespace {
 using ::torch::Tensor;
 
 constexpr std::int64_t kMaxClasses = std::int64_t{1} << 20;
-
-std::string first_line(const std::string& text) {
-  return text.substr(0, text.find('\n'));
-}
 
 std::string shape_text(const formats::SampleShape& s) {
   return std::to_string(s.height) + "x" + std::to_string(s.width) + "x" +
