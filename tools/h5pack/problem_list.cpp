@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/cli.hpp"
+#include "h5pack/commands.hpp"
+
 namespace gpufeed::tools::h5pack {
 
 void ProblemList::add(const std::string& line) {
@@ -32,6 +35,15 @@ std::uint64_t check_label_range(const std::vector<std::int64_t>& labels, std::ui
   }
   problems.close("bad labels");
   return problems.count();
+}
+
+bool report_failed_verification(const std::string& file, std::uint64_t bad, std::uint64_t total,
+                                const char* units, std::uint64_t bad_labels) {
+  if (bad + bad_labels == 0) return false;
+  print_error(kProgram, file + ": " + std::to_string(bad) + " of " + std::to_string(total) + " " +
+                            units + " and " + std::to_string(bad_labels) +
+                            " labels failed verification; re-create the file with h5pack convert");
+  return true;
 }
 
 }  // namespace gpufeed::tools::h5pack

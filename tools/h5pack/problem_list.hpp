@@ -24,4 +24,9 @@ class ProblemList {
 /// A file without labels (every label -1) has no bad labels. Returns how many are bad.
 std::uint64_t check_label_range(const std::vector<std::int64_t>& labels, std::uint64_t classes);
 
+/// The end of a failed verify: one line on stderr, "FILE: B of N UNITs and L labels failed
+/// verification; re-create ...". Returns false (printing nothing) when nothing was bad.
+bool report_failed_verification(const std::string& file, std::uint64_t bad, std::uint64_t total,
+                                const char* units, std::uint64_t bad_labels);
+
 }  // namespace gpufeed::tools::h5pack

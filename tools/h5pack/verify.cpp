@@ -53,12 +53,7 @@ int run_verify(const InspectOptions& o) {
   const formats::DatasetReader reader(o.file, reader_options(o));
   const std::uint64_t bad_chunks = check_chunks(reader);
   const std::uint64_t bad_labels = check_label_range(reader.labels(), reader.class_names().size());
-  if (bad_chunks + bad_labels > 0) {
-    print_error(kProgram, o.file + ": " + std::to_string(bad_chunks) + " of " +
-                              std::to_string(reader.num_chunks()) + " chunks and " +
-                              std::to_string(bad_labels) +
-                              " labels failed verification; re-create the file with h5pack "
-                              "convert");
+  if (report_failed_verification(o.file, bad_chunks, reader.num_chunks(), "chunks", bad_labels)) {
     return kExitFailure;
   }
   std::printf("ok: %llu samples, %llu chunks verified\n",

@@ -87,12 +87,8 @@ int run_verify_jpeg(const InspectOptions& o) {
   const formats::JpegDatasetReader reader(o.file, options);
   const std::uint64_t bad_samples = check_samples(reader);
   const std::uint64_t bad_labels = check_label_range(reader.labels(), reader.class_names().size());
-  if (bad_samples + bad_labels > 0) {
-    print_error(kProgram, o.file + ": " + std::to_string(bad_samples) + " of " +
-                              std::to_string(reader.num_samples()) + " samples and " +
-                              std::to_string(bad_labels) +
-                              " labels failed verification; re-create the file with h5pack "
-                              "convert");
+  if (report_failed_verification(o.file, bad_samples, reader.num_samples(), "samples",
+                                 bad_labels)) {
     return kExitFailure;
   }
   std::printf("ok: %llu samples decoded, %s, offsets and labels consistent\n",
