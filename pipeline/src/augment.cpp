@@ -31,13 +31,14 @@ Augment parse_augment(const std::string& text) {
   if (text == "flip") return Augment::flip;
   if (text == "crop-flip") return Augment::crop_flip;
   if (text == "center") return Augment::center;
-  throw UsageError("unknown --augment '" + text + "'; use none, flip, crop-flip or center");
+  throw OptionError("augment",
+                    "unknown {augment} '" + text + "'; use none, flip, crop-flip or center");
 }
 
 OnError parse_on_error(const std::string& text) {
   if (text == "fail") return OnError::fail;
   if (text == "skip") return OnError::skip;
-  throw UsageError("unknown --on-error '" + text + "'; use fail or skip");
+  throw OptionError("on_error", "unknown {on_error} '" + text + "'; use fail or skip");
 }
 
 }  // namespace gpufeed

@@ -34,7 +34,8 @@ int parse_cuda_index(const std::string& requested) {
   const std::string digits = requested.substr(5);
   if (digits.empty() || digits.size() > 3 ||
       digits.find_first_not_of("0123456789") != std::string::npos) {
-    throw UsageError("--device " + requested + ": expected cuda:N with N a device number");
+    throw OptionError("device",
+                      "{device} " + requested + ": expected cuda:N with N a device number");
   }
   return std::stoi(digits);
 }
@@ -47,16 +48,19 @@ std::string resolve_device(const std::string& requested) {
   if (requested == "auto" && count == 0) return "cpu";
   if (requested != "auto" &&
       (requested.rfind("cuda", 0) != 0 || (requested.size() > 4 && requested[4] != ':'))) {
-    throw UsageError("--device " + requested + ": unknown device; use auto, cpu, cuda or cuda:N");
+    throw OptionError("device",
+                      "{device} " + requested + ": unknown device; use auto, cpu, cuda or cuda:N");
   }
   const int index = parse_cuda_index(requested);
   if (count == 0) {
-    throw UsageError("--device " + requested +
-                     ": no CUDA device is usable on this machine; use --device cpu or auto");
+    throw OptionError("device", "{device} " + requested +
+                                    ": no CUDA device is usable on this machine; use {device} cpu "
+                                    "or auto");
   }
   if (index >= count) {
-    throw UsageError("--device " + requested + ": this machine has " + std::to_string(count) +
-                     " CUDA device(s), cuda:0 to cuda:" + std::to_string(count - 1));
+    throw OptionError("device", "{device} " + requested + ": this machine has " +
+                                    std::to_string(count) +
+                                    " CUDA device(s), cuda:0 to cuda:" + std::to_string(count - 1));
   }
   return "cuda:" + std::to_string(index);
 }

@@ -20,7 +20,7 @@ DType parse_dtype(const std::string& text) {
   if (text == "float32" || text == "fp32") return DType::float32;
   if (text == "float16" || text == "fp16" || text == "half") return DType::float16;
   if (text == "bfloat16" || text == "bf16") return DType::bfloat16;
-  throw UsageError("unknown dtype '" + text + "'; use float32, float16 or bfloat16");
+  throw OptionError("dtype", "unknown {dtype} '" + text + "'; use float32, float16 or bfloat16");
 }
 
 std::size_t dtype_size(DType dtype) {

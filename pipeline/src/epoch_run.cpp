@@ -1,4 +1,7 @@
+#include <algorithm>
+#include <chrono>
 #include <string>
+#include <utility>
 
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/profiler/clock.hpp"
@@ -8,6 +11,16 @@
 namespace gpufeed::detail {
 
 namespace flow = oneapi::tbb::flow;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// How long every slot may stay held elsewhere, with nothing in flight, before next() calls it
+/// a deadlock; and how often it looks again meanwhile.
+constexpr auto kStarvedGrace = std::chrono::seconds(1);
+constexpr auto kStarvedPoll = std::chrono::milliseconds(20);
+
+}  // namespace
 
 EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch)
     : core_(core),
@@ -83,33 +96,58 @@ void EpochRun::deliver(const Ticket& ticket) {
   ready_cv_.notify_one();
 }
 
-void EpochRun::check_not_starved() const {
-  // Every slot is in the consumer's hands (or held for echoing) and nothing is being prepared:
-  // waiting would never end.
-  if (ready_.empty() && in_flight_.load() == 0 && core_.pool.available() == 0) {
-    throw UsageError("all " + std::to_string(core_.pool.size()) +
-                     " batch slots are held by the consumer; release batches before asking for "
-                     "more, or raise --prefetch");
+bool EpochRun::starved() const {
+  // Every slot is in the consumer's hands (or held for echoing) and nothing is being prepared.
+  // The pool is read first: a slot released meanwhile is fed (in flight) before it is taken.
+  return ready_.empty() && core_.pool.available() == 0 && in_flight_.load() == 0;
+}
+
+Clock::time_point EpochRun::check_not_starved(Clock::time_point now) {
+  if (!starved()) {
+    starved_since_.reset();
+    return Clock::time_point::max();
   }
+  // A slot held by another thread (a tensor freed by an autograd or Python thread) may be on
+  // its way back; only a state that lasts is a consumer that will never release.
+  if (!starved_since_) starved_since_ = now;
+  if (now - *starved_since_ >= kStarvedGrace) {
+    throw OptionError("prefetch", "all " + std::to_string(core_.pool.size()) +
+                                      " batch slots are held by the consumer; release batches "
+                                      "before asking for more, or raise {prefetch}");
+  }
+  return now + kStarvedPoll;
 }
 
 void EpochRun::drop_echo_hold() {
   if (current_ != nullptr) core_.release_ref(std::exchange(current_, nullptr));
 }
 
-Delivery EpochRun::next() {
+Delivery EpochRun::next(Deadline deadline) {
   GPUFEED_RANGE("wait");  // the consumer blocked on the loader: what input_wait gaps are made of
   std::unique_lock lock(mutex_);
-  core_.note_ready_depth(ready_.size());
+  // A call that resumes a timed-out one is the same request: its queue depth is counted once.
+  if (!std::exchange(resumed_, false)) core_.note_ready_depth(ready_.size());
   const std::int64_t t0 = profiler::now_ns();
   for (;;) {
     if (error_) std::rethrow_exception(error_);
     const auto action = echo_.next_action(!ready_.empty(), delivered_ < num_batches_);
     if (action == EchoStage::Action::wait) {
-      check_not_starved();
-      ready_cv_.wait(lock);
+      const Clock::time_point now = Clock::now();
+      if (deadline && now >= *deadline) {
+        core_.counters.add(Stage::wait, profiler::now_ns() - t0, 0);
+        resumed_ = true;
+        return {nullptr, false, true};
+      }
+      const Clock::time_point until =
+          std::min(check_not_starved(now), deadline.value_or(Clock::time_point::max()));
+      if (until == Clock::time_point::max()) {
+        ready_cv_.wait(lock);
+      } else {
+        ready_cv_.wait_until(lock, until);
+      }
       continue;
     }
+    starved_since_.reset();
     core_.counters.add(Stage::wait, profiler::now_ns() - t0);
     if (action == EchoStage::Action::end) {
       drop_echo_hold();

@@ -18,9 +18,26 @@ Batch::Batch(Batch&& other) noexcept
       slot_(std::exchange(other.slot_, nullptr)),
       echoed_(other.echoed_) {}
 
+namespace {
+
+/// Releases `batch` where nothing may throw (a destructor, a noexcept move): the slot always
+/// returns to the pool; a failure to record the device-side release (a CUDA error, which also
+/// fails the loader's next device call) is reported on stderr instead of terminating.
+void release_quietly(Batch& batch) noexcept {
+  try {
+    batch.release();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpufeed: releasing a batch: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "gpufeed: releasing a batch failed\n");
+  }
+}
+
+}  // namespace
+
 Batch& Batch::operator=(Batch&& other) noexcept {
   if (this != &other) {
-    release();
+    release_quietly(*this);
     core_ = std::move(other.core_);
     slot_ = std::exchange(other.slot_, nullptr);
     echoed_ = other.echoed_;
@@ -29,7 +46,7 @@ Batch& Batch::operator=(Batch&& other) noexcept {
 }
 
 Batch::~Batch() {
-  release();
+  release_quietly(*this);
 }
 
 void Batch::release() {
@@ -37,11 +54,15 @@ void Batch::release() {
 }
 
 void Batch::release_after(void* stream) {
+  release_after(std::span<void* const>(&stream, 1));
+}
+
+void Batch::release_after(std::span<void* const> streams) {
   if (slot_ == nullptr) return;
   detail::Slot* slot = std::exchange(slot_, nullptr);
   auto core = std::move(core_);
   try {
-    core->record_release(*slot, stream);
+    core->record_release(*slot, streams);
   } catch (...) {
     core->release_ref(slot);  // the slot goes back even when recording the event failed
     throw;
@@ -128,6 +149,13 @@ void Loader::start_epoch(std::uint64_t epoch) {
 
 Batch Loader::next() {
   const detail::Delivery d = core_->next();
+  return d.slot ? Batch(core_, d.slot, d.echoed) : Batch();
+}
+
+std::optional<Batch> Loader::try_next(std::chrono::nanoseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const detail::Delivery d = core_->next(deadline);
+  if (d.timed_out) return std::nullopt;
   return d.slot ? Batch(core_, d.slot, d.echoed) : Batch();
 }
 

@@ -27,7 +27,8 @@ constexpr std::uint64_t kMaxPoolBytes = 64ull << 30;
 
 unsigned resolve_workers(unsigned requested) {
   if (requested > 1024) {
-    throw UsageError("--workers " + std::to_string(requested) + " is too many; use 1 to 1024");
+    throw OptionError("workers",
+                      "{workers} " + std::to_string(requested) + " is too many; use 1 to 1024");
   }
   if (requested != 0) return requested;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -55,29 +56,33 @@ NormalizeParams normalize_params(const LoaderOptions& o, const DatasetSource& so
 }
 
 std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
-  if (o.batch_size == 0) throw UsageError("--batch must be at least 1");
+  if (o.batch_size == 0) throw OptionError("batch_size", "{batch_size} 0: use at least 1");
   const std::uint64_t per_rank = sampler.samples_per_rank();
   if (o.batch_size > per_rank) {
-    throw UsageError("--batch " + std::to_string(o.batch_size) + " is larger than the " +
-                     std::to_string(per_rank) + " samples rank " +
-                     std::to_string(sampler.options().shard.rank) +
-                     " reads per epoch; lower --batch or use a larger dataset");
+    throw OptionError("batch_size", "{batch_size} " + std::to_string(o.batch_size) +
+                                        " is larger than the " + std::to_string(per_rank) +
+                                        " samples rank " +
+                                        std::to_string(sampler.options().shard.rank) +
+                                        " reads per epoch; lower {batch_size} or use a larger "
+                                        "dataset");
   }
   return o.drop_last_batch ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
 }
 
 std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
   if (o.prefetch == 0 || o.prefetch > 256) {
-    throw UsageError("--prefetch " + std::to_string(o.prefetch) + ": use 1 to 256 batches");
+    throw OptionError("prefetch",
+                      "{prefetch} " + std::to_string(o.prefetch) + ": use 1 to 256 batches");
   }
   // The prefetched batches, the consumer's, and the one the echo stage keeps for repeating.
   const std::uint32_t slots = o.prefetch + 1 + (o.echo.enabled() ? 1 : 0);
   const std::uint64_t bytes = std::uint64_t{slots} * o.batch_size * sample_bytes * 5;
   if (bytes > kMaxPoolBytes) {
-    throw UsageError("--batch " + std::to_string(o.batch_size) + " with --prefetch " +
-                     std::to_string(o.prefetch) + " needs " + std::to_string(bytes >> 20) +
-                     " MiB of batch slots (limit " + std::to_string(kMaxPoolBytes >> 20) +
-                     " MiB); lower --batch or --prefetch");
+    throw OptionError("batch_size",
+                      "{batch_size} " + std::to_string(o.batch_size) + " with {prefetch} " +
+                          std::to_string(o.prefetch) + " needs " + std::to_string(bytes >> 20) +
+                          " MiB of batch slots (limit " + std::to_string(kMaxPoolBytes >> 20) +
+                          " MiB); lower {batch_size} or {prefetch}");
   }
   return slots;
 }
@@ -86,8 +91,9 @@ std::string check_device(const LoaderOptions& o) {
   const std::string resolved = resolve_device(o.device);
   if (resolved != "cpu") return resolved;
   if (o.dtype != DType::float32 || o.output_layout != formats::Layout::nchw) {
-    throw UsageError("--dtype " + to_string(o.dtype) + " / " + formats::to_string(o.output_layout) +
-                     " output needs a CUDA device; the CPU device delivers float32 NCHW");
+    throw OptionError("dtype", "{dtype} " + to_string(o.dtype) + " / {output_layout} " +
+                                   formats::to_string(o.output_layout) +
+                                   " needs a CUDA device; the CPU device delivers float32 NCHW");
   }
   return "cpu";
 }
@@ -163,14 +169,14 @@ void LoaderCore::start_epoch(std::uint64_t epoch) {
   run->feed();
 }
 
-Delivery LoaderCore::next() {
+Delivery LoaderCore::next(Deadline deadline) {
   std::shared_ptr<EpochRun> run;
   {
     std::lock_guard lock(run_mutex_);
     run = run_;
   }
   if (!run) return {};
-  const Delivery d = run->next();
+  const Delivery d = run->next(deadline);
   if (d.slot != nullptr) {
     batches_.fetch_add(1, std::memory_order_relaxed);
     samples_.fetch_add(d.slot->count, std::memory_order_relaxed);
@@ -480,8 +486,8 @@ void LoaderCore::note_ready_depth(std::size_t depth) noexcept {
   }
 }
 
-void LoaderCore::record_release(Slot& slot, void* stream) {
-  if (staging) staging->record_release(slot, stream);
+void LoaderCore::record_release(Slot& slot, std::span<void* const> streams) {
+  if (staging) staging->record_release(slot, streams);
 }
 void LoaderCore::wait_ready(const Slot& slot, void* stream) const {
   if (staging) staging->wait_ready(slot, stream);

@@ -1,6 +1,7 @@
 #pragma once
 // The shared state behind Loader and Batch, and the per-epoch flow graph.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -38,12 +39,15 @@ struct Ticket {
 
 class LoaderCore;
 
-/// What the consumer gets from EpochRun::next(): a slot (null at the end of the epoch) and
-/// whether it is an echo of a batch delivered before.
+/// What the consumer gets from EpochRun::next(): a slot (null at the end of the epoch, or when
+/// the wait timed out) and whether it is an echo of a batch delivered before.
 struct Delivery {
   Slot* slot = nullptr;
   bool echoed = false;
+  bool timed_out = false;  ///< no batch before the deadline; the epoch goes on
 };
+
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
 /// One epoch: a flow graph (assemble -> normalize -> sequencer -> deliver) built in the
 /// loader's arena, fed one ticket per free slot, and the in-order queue the consumer pops.
@@ -60,8 +64,11 @@ class EpochRun {
   /// Starts a batch in every free slot (up to the end of the epoch).
   void feed();
   /// The next batch in order (fresh or echoed), with one reference taken for the caller; a
-  /// null slot at the end of the epoch. Rethrows a worker's failure as PipelineError.
-  Delivery next();
+  /// null slot at the end of the epoch, or a timed-out delivery when `deadline` passes first.
+  /// Rethrows a worker's failure as PipelineError; UsageError when every slot has been held
+  /// elsewhere, with nothing in flight, for longer than a grace period (slots released on other
+  /// threads, such as tensors freed by an autograd thread, come back within it).
+  Delivery next(Deadline deadline = std::nullopt);
   /// Stops the work and waits for the workers to leave the graph.
   void cancel_and_wait();
 
@@ -70,7 +77,10 @@ class EpochRun {
   void fail(const char* stage, const Ticket& ticket, std::exception_ptr error);
   Ticket run_stage(const char* stage, const Ticket& ticket, void (LoaderCore::*work)(Slot&));
   void deliver(const Ticket& ticket);
-  void check_not_starved() const;
+  [[nodiscard]] bool starved() const;
+  /// Throws once starved() has held for the whole grace period; else when to look again.
+  std::chrono::steady_clock::time_point check_not_starved(
+      std::chrono::steady_clock::time_point now);
   void drop_echo_hold();
 
   LoaderCore& core_;
@@ -88,6 +98,8 @@ class EpochRun {
   std::uint64_t delivered_ = 0;              // fresh batches handed to the consumer
   std::atomic<std::uint32_t> in_flight_{0};  // fed into the graph, not yet ready
   std::exception_ptr error_;
+  std::optional<std::chrono::steady_clock::time_point> starved_since_;
+  bool resumed_ = false;  // the last next() timed out: this call continues the same request
   EchoStage echo_;
   Slot* current_ = nullptr;  // the last fresh batch, while the echo stage may repeat it
 
@@ -106,7 +118,7 @@ class LoaderCore {
   ~LoaderCore();
 
   void start_epoch(std::uint64_t epoch);
-  Delivery next();
+  Delivery next(Deadline deadline = std::nullopt);
   void stop();
   /// Drops one reference to `slot`; the last one returns it to the pool and feeds the graph.
   void release_ref(Slot* slot) noexcept;
@@ -115,7 +127,7 @@ class LoaderCore {
   void note_ready_depth(std::size_t depth) noexcept;
 
   // Device side of a batch (CUDA staging); CPU-device answers when there is none.
-  void record_release(Slot& slot, void* stream);
+  void record_release(Slot& slot, std::span<void* const> streams);
   void wait_ready(const Slot& slot, void* stream) const;
   [[nodiscard]] const void* device_images(const Slot& slot) const;
   [[nodiscard]] const std::int64_t* device_labels(const Slot& slot) const;

@@ -27,7 +27,7 @@ Order parse_order(const std::string& text) {
   if (text == "sequential") return Order::sequential;
   if (text == "random") return Order::random;
   if (text == "chunk") return Order::chunk;
-  throw UsageError("unknown order '" + text + "'; use sequential, random or chunk");
+  throw OptionError("order", "unknown {order} '" + text + "'; use sequential, random or chunk");
 }
 
 namespace {
@@ -66,10 +66,12 @@ Sampler::Sampler(std::uint64_t num_samples, std::uint64_t samples_per_chunk, Sam
       options_(options) {
   const std::uint64_t world = options_.shard.world_size;
   if (world == 0 || options_.shard.rank >= world) {
-    throw UsageError("rank " + std::to_string(options_.shard.rank) + " is not below world size " +
-                     std::to_string(world));
+    throw OptionError("shard", "{shard}: rank " + std::to_string(options_.shard.rank) +
+                                   " is not below world size " + std::to_string(world));
   }
-  if (options_.chunk_window == 0) throw UsageError("chunk window must be at least 1 chunk");
+  if (options_.chunk_window == 0) {
+    throw OptionError("chunk_window", "{chunk_window} 0: use at least 1 chunk");
+  }
   per_rank_ = options_.drop_tail ? num_samples_ / world : (num_samples_ + world - 1) / world;
   if (per_rank_ == 0) {
     throw UsageError("the dataset has " + std::to_string(num_samples_) +

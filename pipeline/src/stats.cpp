@@ -44,26 +44,26 @@ std::optional<Stage> LoaderStats::bottleneck() const {
 StallInjection StallInjection::parse(const std::string& text) {
   const auto colon = text.find(':');
   const auto at = text.find('@');
-  const std::string usage = "--inject-stall " + text +
+  const std::string usage = "{inject_stall} " + text +
                             ": expected STAGE:MS or STAGE:MS@EVERY, e.g. read:50@10, with STAGE "
                             "one of read, assemble, normalize";
-  if (colon == std::string::npos) throw UsageError(usage);
+  if (colon == std::string::npos) throw OptionError("inject_stall", usage);
   const auto stage = parse_stage(text.substr(0, colon));
   if (!stage || (*stage != Stage::read && *stage != Stage::assemble && *stage != Stage::normalize &&
                  *stage != Stage::decode)) {
-    throw UsageError(usage);
+    throw OptionError("inject_stall", usage);
   }
   const std::string ms =
       text.substr(colon + 1, at == std::string::npos ? std::string::npos : at - colon - 1);
   const std::string every = at == std::string::npos ? "1" : text.substr(at + 1);
   auto number = [&](const std::string& t) {
     if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) {
-      throw UsageError(usage);
+      throw OptionError("inject_stall", usage);
     }
     return static_cast<std::uint32_t>(std::stoul(t));
   };
   StallInjection s{*stage, number(ms), number(every)};
-  if (s.every == 0) throw UsageError(usage);
+  if (s.every == 0) throw OptionError("inject_stall", usage);
   return s;
 }
 

@@ -88,8 +88,8 @@ TEST(LoaderErrors, BadOptionsAreUsageErrors) {
   testing::write_dataset(path, 50, kShape, 10);
   LoaderOptions o = basic(path);
   o.batch_size = 51;
-  EXPECT_THAT(error_of(o), HasSubstr("--batch 51 is larger than the 50 samples"));
-  EXPECT_THROW(Loader{o}, UsageError);
+  EXPECT_THAT(error_of(o), HasSubstr("batch_size 51 is larger than the 50 samples"));
+  EXPECT_THROW(Loader{o}, OptionError);
   o.batch_size = 0;
   EXPECT_THROW(Loader{o}, UsageError);
   o = basic(path);
@@ -105,6 +105,28 @@ TEST(LoaderErrors, BadOptionsAreUsageErrors) {
   o = basic(path);
   o.shard = Shard{2, 2};
   EXPECT_THROW(Loader{o}, UsageError);
+}
+
+TEST(LoaderErrors, OptionErrorsNameTheFieldAndRenderFrontEndNames) {
+  testing::TempDir dir;
+  const std::string path = dir.file("ok.h5");
+  testing::write_dataset(path, 50, kShape, 10);
+  LoaderOptions o = basic(path);
+  o.batch_size = 40;
+  o.prefetch = 100000;
+  try {
+    Loader loader(o);
+    FAIL() << "prefetch 100000 was accepted";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "prefetch");
+    EXPECT_THAT(e.what(), HasSubstr("prefetch 100000: use 1 to 256"));
+    const std::string flags =
+        e.render([](std::string_view f) { return "--" + std::string(f) + "!"; });
+    EXPECT_THAT(flags, HasSubstr("--prefetch! 100000: use 1 to 256"));
+  }
+  EXPECT_EQ(render_option_names("{a} {x_1} {B} {} {",
+                                [](std::string_view f) { return "<" + std::string(f) + ">"; }),
+            "<a> <x_1> {B} {} {");
 }
 
 TEST(LoaderErrors, CudaDeviceWithoutGpuIsAUsageError) {

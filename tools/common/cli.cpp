@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpufeed/pipeline/errors.hpp"
+
 namespace gpufeed::tools {
 
 std::string one_line(std::string_view text) {
@@ -48,9 +50,21 @@ bool stderr_is_tty() {
   return ::isatty(STDERR_FILENO) == 1;
 }
 
+std::string flag_of(std::string_view field) {
+  if (field == "batch_size") return "--batch";
+  if (field == "cache_bytes") return "--cache-mb";
+  if (field == "use_index") return "--no-index";
+  std::string flag = "--";
+  for (const char c : field) flag += c == '_' ? '-' : c;
+  return flag;
+}
+
 int run_guarded(std::string_view program, const std::function<int()>& body) {
   try {
     return body();
+  } catch (const OptionError& e) {
+    print_error(program, e.render(flag_of));
+    return kExitUsage;
   } catch (const std::invalid_argument& e) {
     print_error(program, e.what());
     return kExitUsage;

@@ -24,8 +24,13 @@ void print_note(std::string_view program, std::string_view message);
 /// True when stderr is a terminal (progress bars are drawn only then).
 bool stderr_is_tty();
 
+/// The flag the tools take for a LoaderOptions field: batch_size -> --batch, cache_bytes ->
+/// --cache-mb, on_error -> --on-error (OptionError messages are rendered with it).
+std::string flag_of(std::string_view field);
+
 /// Runs `body` and maps every exception to one error line and an exit code:
 /// std::invalid_argument (gpufeed::UsageError among them) -> 2, any other failure -> 1.
+/// gpufeed::OptionError messages name the tools' flags (flag_of()).
 int run_guarded(std::string_view program, const std::function<int()>& body);
 
 /// Parses the command line with `app` (usage errors -> one line, exit 2; --help -> help on

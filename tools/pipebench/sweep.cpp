@@ -6,6 +6,7 @@
 #include <regex>
 #include <set>
 
+#include "common/cli.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 
@@ -51,7 +52,11 @@ std::vector<T> numbers(const std::string& flag, const std::string& text, T low, 
 
 std::vector<std::string> echoes(const std::string& text) {
   std::vector<std::string> out = split("echo", text);
-  for (const std::string& e : out) (void)EchoOptions::parse(e);  // UsageError names --echo
+  try {
+    for (const std::string& e : out) (void)EchoOptions::parse(e);
+  } catch (const OptionError& e) {
+    throw UsageError(e.render(flag_of));
+  }
   return out;
 }
 

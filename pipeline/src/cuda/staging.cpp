@@ -40,6 +40,7 @@ CudaStaging::CudaStaging(int device, const NormalizeSpec& spec, std::uint32_t ba
   GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
   copy_stream_ = make_stream();
   compute_stream_ = make_stream();
+  release_stream_ = make_stream();
   measure_h2d();
 }
 
@@ -147,10 +148,22 @@ void CudaStaging::reaugment(Slot& slot, const std::vector<std::uint8_t>& flips,
   d.released_recorded = false;
 }
 
-void CudaStaging::record_release(Slot& slot, void* stream) {
+void CudaStaging::record_release(Slot& slot, std::span<void* const> streams) {
   DeviceSlot& d = *slot.device;
   GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
-  GPUFEED_CUDA_CHECK(cudaEventRecord(d.released.get(), static_cast<cudaStream_t>(stream)));
+  if (streams.size() == 1) {
+    GPUFEED_CUDA_CHECK(cudaEventRecord(d.released.get(), static_cast<cudaStream_t>(streams[0])));
+  } else {
+    // One event per stream joined on a stream of our own, so no consumer stream waits on
+    // another; `released` then marks the point after all of them.
+    cudaStream_t join = release_stream_.get();
+    for (void* stream : streams) {
+      const CudaEvent done = make_event();
+      GPUFEED_CUDA_CHECK(cudaEventRecord(done.get(), static_cast<cudaStream_t>(stream)));
+      GPUFEED_CUDA_CHECK(cudaStreamWaitEvent(join, done.get(), 0));
+    }
+    GPUFEED_CUDA_CHECK(cudaEventRecord(d.released.get(), join));
+  }
   d.released_recorded = true;
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
@@ -66,7 +67,8 @@ class CudaStaging {
   /// (1: mirrored) into its output, after the consumer's release of the previous delivery.
   /// The host waits only for the flips copied two echoes earlier.
   void reaugment(Slot& slot, const std::vector<std::uint8_t>& flips, std::uint32_t repeat);
-  void record_release(Slot& slot, void* stream);
+  /// Records the slot's release after the work queued so far on every one of `streams`.
+  void record_release(Slot& slot, std::span<void* const> streams);
   void wait_ready(const Slot& slot, void* stream) const;
   [[nodiscard]] StagingStats stats() const;
 
@@ -80,6 +82,7 @@ class CudaStaging {
   const std::uint64_t out_sample_bytes_;
   CudaStream copy_stream_;
   CudaStream compute_stream_;
+  CudaStream release_stream_;  // joins the streams of a batch used on more than one
   mutable std::mutex mutex_;
   StagingStats stats_;
 };

@@ -1,6 +1,7 @@
 #pragma once
 // The Loader a trainer iterates: batches of normalized images, in order, with bounded memory.
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -103,6 +104,9 @@ class Batch {
   /// Releases the batch once the work queued so far on `stream` (a cudaStream_t) is done with
   /// it: the slot is reused only after that point on the device. Same as release() on the CPU.
   void release_after(void* stream);
+  /// The same for a batch used on several streams: the slot is reused only after the work
+  /// queued so far on every one of them.
+  void release_after(std::span<void* const> streams);
   /// [size] labels.
   [[nodiscard]] std::span<const std::int64_t> labels() const;
   [[nodiscard]] std::span<const std::uint64_t> sample_indices() const;
@@ -172,6 +176,9 @@ class Loader {
   /// The next batch in order; an empty Batch when the epoch is over. Blocks while the next
   /// batch is being prepared. Throws PipelineError if a worker failed.
   Batch next();
+  /// Like next(), but waits at most `timeout`: nullopt when no batch was ready by then (the
+  /// epoch goes on; call again). Lets a caller stay responsive, e.g. to signals.
+  std::optional<Batch> try_next(std::chrono::nanoseconds timeout);
 
   [[nodiscard]] const LoaderOptions& options() const;
   /// The raw-layout file's reader; throws UsageError for a jpeg-layout file.
