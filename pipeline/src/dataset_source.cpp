@@ -21,12 +21,12 @@ formats::ReaderOptions raw_options(const LoaderOptions& o) {
 
 void check_raw_options(const LoaderOptions& o, const formats::SampleShape& stored) {
   if (o.augment == Augment::crop_flip || o.augment == Augment::center) {
-    throw OptionError("augment", "{augment} " + to_string(o.augment) +
+    throw OptionError("augment", "{augment}=" + to_string(o.augment) +
                                      " resizes and so needs a jpeg-layout file; raw files take "
                                      "none or flip");
   }
   if ((o.height != 0 && o.height != stored.height) || (o.width != 0 && o.width != stored.width)) {
-    throw OptionError("size", "{size} " + std::to_string(o.height) + "x" + std::to_string(o.width) +
+    throw OptionError("size", "{size}=" + std::to_string(o.height) + "x" + std::to_string(o.width) +
                                   ": " + o.path + " stores " + formats::to_string(stored) +
                                   " images and raw files are delivered at their stored size; "
                                   "drop {size} or repack with h5pack convert --size");
@@ -43,7 +43,7 @@ DatasetSource DatasetSource::open(const LoaderOptions& options) {
     j.labels = options.labels;
     s.jpeg.emplace(options.path, j);
     if (options.height > 4096 || options.width > 4096) {
-      throw OptionError("size", "{size} " + std::to_string(options.height) + "x" +
+      throw OptionError("size", "{size}=" + std::to_string(options.height) + "x" +
                                     std::to_string(options.width) +
                                     " is too large; use at most 4096x4096");
     }

@@ -35,7 +35,7 @@ int parse_cuda_index(const std::string& requested) {
   if (digits.empty() || digits.size() > 3 ||
       digits.find_first_not_of("0123456789") != std::string::npos) {
     throw OptionError("device",
-                      "{device} " + requested + ": expected cuda:N with N a device number");
+                      "{device}=" + requested + ": expected cuda:N with N a device number");
   }
   return std::stoi(digits);
 }
@@ -49,16 +49,16 @@ std::string resolve_device(const std::string& requested) {
   if (requested != "auto" &&
       (requested.rfind("cuda", 0) != 0 || (requested.size() > 4 && requested[4] != ':'))) {
     throw OptionError("device",
-                      "{device} " + requested + ": unknown device; use auto, cpu, cuda or cuda:N");
+                      "{device}=" + requested + ": unknown device; use auto, cpu, cuda or cuda:N");
   }
   const int index = parse_cuda_index(requested);
   if (count == 0) {
-    throw OptionError("device", "{device} " + requested +
-                                    ": no CUDA device is usable on this machine; use {device} cpu "
+    throw OptionError("device", "{device}=" + requested +
+                                    ": no CUDA device is usable on this machine; use {device}=cpu "
                                     "or auto");
   }
   if (index >= count) {
-    throw OptionError("device", "{device} " + requested + ": this machine has " +
+    throw OptionError("device", "{device}=" + requested + ": this machine has " +
                                     std::to_string(count) +
                                     " CUDA device(s), cuda:0 to cuda:" + std::to_string(count - 1));
   }

@@ -9,11 +9,11 @@ namespace {
 std::uint32_t parse_count(const std::string& text, const std::string& whole) {
   if (text.empty() || text.size() > 3 ||
       text.find_first_not_of("0123456789") != std::string::npos) {
-    throw OptionError("echo", "{echo} " + whole + ": use 1, a factor like 2, auto or auto:CAP");
+    throw OptionError("echo", "{echo}=" + whole + ": use 1, a factor like 2, auto or auto:CAP");
   }
   const auto value = static_cast<std::uint32_t>(std::stoul(text));
   if (value == 0 || value > 64) {
-    throw OptionError("echo", "{echo} " + whole + ": use a value from 1 to 64");
+    throw OptionError("echo", "{echo}=" + whole + ": use a value from 1 to 64");
   }
   return value;
 }

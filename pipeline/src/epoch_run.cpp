@@ -157,9 +157,15 @@ Delivery EpochRun::next(Deadline deadline) {
     if (action == EchoStage::Action::echo) {
       echo_.delivered_echo();
       Slot* slot = current_;
-      // Only the echo stage's hold left: no delivery of this batch is in the consumer's hands.
-      if (core_.reaugments_echoes() && slot->refs.load() == 1) {
-        core_.reaugment(*slot, echo_.echoes_of_current());
+      if (core_.reaugments_echoes()) {
+        // Only the echo stage's hold left: no delivery of this batch is in the consumer's
+        // hands, so it can show the new repeat itself; else the echo slot does, if it is free.
+        // With both held, the echo repeats the batch unchanged.
+        Slot* target = slot->refs.load() == 1 ? slot : core_.echo_pool.try_acquire();
+        if (target != nullptr) {
+          core_.reaugment(*current_, *target, echo_.echoes_of_current());
+          slot = target;
+        }
       }
       slot->refs.fetch_add(1);
       if (!echo_.holds_current()) drop_echo_hold();

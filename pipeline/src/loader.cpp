@@ -116,6 +116,7 @@ std::span<const std::uint64_t> Batch::sample_indices() const {
   return {slot_->indices.data(), slot_->count};
 }
 std::span<const std::uint8_t> Batch::raw() const {
+  if (!slot_->raw) return {};
   return {slot_->raw.get(), slot_->count * core_->shape.bytes()};
 }
 

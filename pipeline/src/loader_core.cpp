@@ -28,7 +28,7 @@ constexpr std::uint64_t kMaxPoolBytes = 64ull << 30;
 unsigned resolve_workers(unsigned requested) {
   if (requested > 1024) {
     throw OptionError("workers",
-                      "{workers} " + std::to_string(requested) + " is too many; use 1 to 1024");
+                      "{workers}=" + std::to_string(requested) + " is too many; use 1 to 1024");
   }
   if (requested != 0) return requested;
   return std::max(1u, std::thread::hardware_concurrency());
@@ -56,10 +56,10 @@ NormalizeParams normalize_params(const LoaderOptions& o, const DatasetSource& so
 }
 
 std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
-  if (o.batch_size == 0) throw OptionError("batch_size", "{batch_size} 0: use at least 1");
+  if (o.batch_size == 0) throw OptionError("batch_size", "{batch_size}=0: use at least 1");
   const std::uint64_t per_rank = sampler.samples_per_rank();
   if (o.batch_size > per_rank) {
-    throw OptionError("batch_size", "{batch_size} " + std::to_string(o.batch_size) +
+    throw OptionError("batch_size", "{batch_size}=" + std::to_string(o.batch_size) +
                                         " is larger than the " + std::to_string(per_rank) +
                                         " samples rank " +
                                         std::to_string(sampler.options().shard.rank) +
@@ -72,14 +72,14 @@ std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
 std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
   if (o.prefetch == 0 || o.prefetch > 256) {
     throw OptionError("prefetch",
-                      "{prefetch} " + std::to_string(o.prefetch) + ": use 1 to 256 batches");
+                      "{prefetch}=" + std::to_string(o.prefetch) + ": use 1 to 256 batches");
   }
   // The prefetched batches, the consumer's, and the one the echo stage keeps for repeating.
   const std::uint32_t slots = o.prefetch + 1 + (o.echo.enabled() ? 1 : 0);
   const std::uint64_t bytes = std::uint64_t{slots} * o.batch_size * sample_bytes * 5;
   if (bytes > kMaxPoolBytes) {
     throw OptionError("batch_size",
-                      "{batch_size} " + std::to_string(o.batch_size) + " with {prefetch} " +
+                      "{batch_size}=" + std::to_string(o.batch_size) + " with {prefetch}=" +
                           std::to_string(o.prefetch) + " needs " + std::to_string(bytes >> 20) +
                           " MiB of batch slots (limit " + std::to_string(kMaxPoolBytes >> 20) +
                           " MiB); lower {batch_size} or {prefetch}");
@@ -91,8 +91,8 @@ std::string check_device(const LoaderOptions& o) {
   const std::string resolved = resolve_device(o.device);
   if (resolved != "cpu") return resolved;
   if (o.dtype != DType::float32 || o.output_layout != formats::Layout::nchw) {
-    throw OptionError("dtype", "{dtype} " + to_string(o.dtype) + " / {output_layout} " +
-                                   formats::to_string(o.output_layout) +
+    throw OptionError("dtype", "{dtype}=" + to_string(o.dtype) +
+                                   ", {output_layout}=" + formats::to_string(o.output_layout) +
                                    " needs a CUDA device; the CPU device delivers float32 NCHW");
   }
   return "cpu";
@@ -137,6 +137,9 @@ LoaderCore::LoaderCore(LoaderOptions opts)
       staging(make_staging(options, shape, norm)),
       pool(slot_count(options, shape.bytes()), options.batch_size, shape.bytes(),
            staging ? 0 : shape.bytes() * sizeof(float), host_allocator(staging.get())),
+      // On a CUDA device an echo is made from the source's device pixels: no host pixels.
+      echo_pool(reaugments_echoes() ? 1 : 0, options.batch_size, staging ? 0 : shape.bytes(),
+                staging ? 0 : shape.bytes() * sizeof(float), allocate_aligned, true),
       cache(options.cache_bytes),
       arena_(static_cast<int>(resolve_workers(options.workers)), 0) {
   // TBB's default market has hardware_concurrency - 1 worker threads; an arena asking for more
@@ -148,6 +151,7 @@ LoaderCore::LoaderCore(LoaderOptions opts)
   }
   if (staging) {
     for (const auto& slot : pool.slots()) staging->attach(*slot);
+    for (const auto& slot : echo_pool.slots()) staging->attach(*slot);
   }
   arena_.initialize();
   reset_stats();
@@ -197,6 +201,10 @@ void LoaderCore::stop() {
 
 void LoaderCore::release_ref(Slot* slot) noexcept {
   if (slot->refs.fetch_sub(1) != 1) return;
+  if (slot->echo_target) {
+    echo_pool.release(slot);
+    return;
+  }
   pool.release(slot);
   std::shared_ptr<EpochRun> run;
   {
@@ -389,30 +397,41 @@ bool LoaderCore::reaugments_echoes() const {
          (options.augment == Augment::flip || options.augment == Augment::crop_flip);
 }
 
-void LoaderCore::reaugment(Slot& slot, std::uint32_t repeat) {
+void LoaderCore::reaugment(Slot& from, Slot& target, std::uint32_t repeat) {
   GPUFEED_RANGE("echo");
   const std::int64_t t0 = profiler::now_ns();
+  if (&target != &from) {
+    target.count = from.count;
+    target.epoch = from.epoch;
+    target.index = from.index;
+    std::copy_n(from.labels.begin(), from.count, target.labels.begin());
+    std::copy_n(from.indices.begin(), from.count, target.indices.begin());
+  }
   if (staging) {
     // The device keeps the fresh batch's pixels; the kernel applies this repeat's flips.
-    std::vector<std::uint8_t> flips(slot.count);
-    for (std::uint32_t i = 0; i < slot.count; ++i) {
-      flips[i] = echo_flip(options.seed, slot.epoch, slot.indices[i], repeat) ? 1 : 0;
+    std::vector<std::uint8_t> flips(from.count);
+    for (std::uint32_t i = 0; i < from.count; ++i) {
+      flips[i] = echo_flip(options.seed, from.epoch, from.indices[i], repeat) ? 1 : 0;
     }
-    staging->reaugment(slot, flips, repeat);
+    staging->reaugment(from, target, flips, repeat);
   } else {
-    // The host pixels show repeat slot.repeat; mirror the samples whose flip changes.
-    for (std::uint32_t i = 0; i < slot.count; ++i) {
-      const std::uint64_t sample = slot.indices[i];
-      if (echo_flip(options.seed, slot.epoch, sample, slot.repeat) ==
-          echo_flip(options.seed, slot.epoch, sample, repeat)) {
+    if (&target != &from) {
+      std::memcpy(target.raw.get(), from.raw.get(), from.count * shape.bytes());
+      target.repeat = from.repeat;
+    }
+    // The host pixels show repeat target.repeat; mirror the samples whose flip changes.
+    for (std::uint32_t i = 0; i < target.count; ++i) {
+      const std::uint64_t sample = target.indices[i];
+      if (echo_flip(options.seed, target.epoch, sample, target.repeat) ==
+          echo_flip(options.seed, target.epoch, sample, repeat)) {
         continue;
       }
-      flip_horizontal(slot.raw.get() + i * shape.bytes(), shape.height, shape.width, shape.channels,
-                      shape.layout == formats::Layout::nchw);
+      flip_horizontal(target.raw.get() + i * shape.bytes(), shape.height, shape.width,
+                      shape.channels, shape.layout == formats::Layout::nchw);
     }
-    arena_.execute([&] { normalize_on_host(slot); });
+    arena_.execute([&] { normalize_on_host(target); });
   }
-  slot.repeat = repeat;
+  target.repeat = repeat;
   reaugmented_.fetch_add(1, std::memory_order_relaxed);
   counters.add(Stage::echo, profiler::now_ns() - t0, 0);
 }
@@ -443,7 +462,7 @@ LoaderStats LoaderCore::stats() const {
   s.cache_hits = c.hits;
   s.cache_misses = c.misses;
   s.cache_peak_bytes = c.peak_bytes;
-  s.slot_bytes = pool.bytes();
+  s.slot_bytes = pool.bytes() + echo_pool.bytes();
   if (staging) {
     const StagingStats g = staging->stats();
     s.pinned = g.pinned;

@@ -139,9 +139,11 @@ class LoaderCore {
   void normalize(Slot& slot);
   /// Echoes get a new flip (LoaderOptions::reaugment_echoes with a flipping --augment).
   [[nodiscard]] bool reaugments_echoes() const;
-  /// Shows `slot` (held by no consumer) as echo `repeat`: flips the samples whose flip differs
-  /// and normalizes again (CPU), or queues the normalize kernel with the new flips (CUDA).
-  void reaugment(Slot& slot, std::uint32_t repeat);
+  /// Shows batch `from` as echo `repeat` in `target`: `from` itself when no consumer holds it,
+  /// else a slot of the echo pool, so a delivery still held is never overwritten. Mirrors the
+  /// samples whose flip differs from the fresh delivery and normalizes again (CPU), or queues
+  /// the normalize kernel with the new flips on `from`'s device pixels (CUDA).
+  void reaugment(Slot& from, Slot& target, std::uint32_t repeat);
   /// Fills a fresh slot with batch `index` of `epoch` (labels, indices, count).
   void prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
                const std::vector<std::uint64_t>& order) const;
@@ -156,6 +158,9 @@ class LoaderCore {
   const EchoOptions echo;
   const std::unique_ptr<CudaStaging> staging;  // null on the CPU device
   SlotPool pool;
+  /// One slot for re-augmented echoes of a batch the consumer still holds (empty when echoes
+  /// are not re-augmented). Its slots return here, not to `pool`, and never feed the graph.
+  SlotPool echo_pool;
   ChunkCache cache;
   StageCounters counters;
   std::atomic<bool> stopping{false};

@@ -70,7 +70,7 @@ Sampler::Sampler(std::uint64_t num_samples, std::uint64_t samples_per_chunk, Sam
                                    " is not below world size " + std::to_string(world));
   }
   if (options_.chunk_window == 0) {
-    throw OptionError("chunk_window", "{chunk_window} 0: use at least 1 chunk");
+    throw OptionError("chunk_window", "{chunk_window}=0: use at least 1 chunk");
   }
   per_rank_ = options_.drop_tail ? num_samples_ / world : (num_samples_ + world - 1) / world;
   if (per_rank_ == 0) {

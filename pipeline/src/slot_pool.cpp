@@ -24,13 +24,14 @@ HostBuffer allocate_aligned(std::uint64_t bytes) {
 }
 
 SlotPool::SlotPool(std::uint32_t slots, std::uint32_t batch_size, std::uint64_t sample_bytes,
-                   std::uint64_t output_bytes, const HostAllocator& allocate) {
+                   std::uint64_t output_bytes, const HostAllocator& allocate, bool echo_targets) {
   slots_.reserve(slots);
   free_.reserve(slots);
   for (std::uint32_t i = 0; i < slots; ++i) {
     auto slot = std::make_unique<Slot>();
     slot->id = i;
-    slot->raw = allocate(std::uint64_t{batch_size} * sample_bytes);
+    slot->echo_target = echo_targets;
+    if (sample_bytes != 0) slot->raw = allocate(std::uint64_t{batch_size} * sample_bytes);
     if (output_bytes != 0)
       slot->images = allocate_aligned(std::uint64_t{batch_size} * output_bytes);
     slot->labels.resize(batch_size);

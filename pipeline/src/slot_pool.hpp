@@ -32,6 +32,7 @@ struct DeviceSlotFree {
 /// echo stage's hold; the slot returns to the pool when it drops to zero.
 struct Slot {
   std::uint32_t id = 0;
+  bool echo_target = false;  // the echo pool's: holds re-augmented echoes, never fresh batches
   HostBuffer raw;
   HostBuffer images;  // float32 NCHW, CPU device only
   std::unique_ptr<DeviceSlot, DeviceSlotFree> device;
@@ -50,9 +51,11 @@ struct Slot {
 /// when every slot is in use, which is the pipeline's back-pressure. Thread-safe.
 class SlotPool {
  public:
-  /// `output_bytes`: bytes of host output per sample (0 when the output lives on a device).
+  /// `sample_bytes`: host pixels per sample (0: none); `output_bytes`: host output per sample
+  /// (0 when the output lives on a device).
+  /// `echo_targets`: the slots hold re-augmented echoes (Slot::echo_target).
   SlotPool(std::uint32_t slots, std::uint32_t batch_size, std::uint64_t sample_bytes,
-           std::uint64_t output_bytes, const HostAllocator& allocate);
+           std::uint64_t output_bytes, const HostAllocator& allocate, bool echo_targets = false);
 
   Slot* try_acquire();
   void release(Slot* slot);

@@ -41,10 +41,30 @@ std::optional<Stage> LoaderStats::bottleneck() const {
   return best;
 }
 
+LoaderStats LoaderStats::since(const LoaderStats& earlier) const {
+  LoaderStats d = *this;
+  for (std::size_t i = 0; i < kStageCount; ++i) {
+    d.stages[i].busy_ns -= earlier.stages[i].busy_ns;
+    d.stages[i].items -= earlier.stages[i].items;
+  }
+  d.wall_ns -= earlier.wall_ns;
+  d.batches -= earlier.batches;
+  d.samples -= earlier.samples;
+  d.fresh_batches -= earlier.fresh_batches;
+  d.echoed_batches -= earlier.echoed_batches;
+  d.reaugmented_batches -= earlier.reaugmented_batches;
+  d.chunk_reads -= earlier.chunk_reads;
+  d.bytes_read -= earlier.bytes_read;
+  d.cache_hits -= earlier.cache_hits;
+  d.cache_misses -= earlier.cache_misses;
+  d.skipped_samples -= earlier.skipped_samples;
+  return d;
+}
+
 StallInjection StallInjection::parse(const std::string& text) {
   const auto colon = text.find(':');
   const auto at = text.find('@');
-  const std::string usage = "{inject_stall} " + text +
+  const std::string usage = "{inject_stall}=" + text +
                             ": expected STAGE:MS or STAGE:MS@EVERY, e.g. read:50@10, with STAGE "
                             "one of read, assemble, normalize";
   if (colon == std::string::npos) throw OptionError("inject_stall", usage);

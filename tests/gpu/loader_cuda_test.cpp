@@ -123,6 +123,46 @@ TEST_F(CudaLoader, ReaugmentedEchoesEqualTheCpuLoaders) {
   EXPECT_EQ(cpu.stats().reaugmented_batches, gpu.stats().reaugmented_batches);
 }
 
+TEST_F(CudaLoader, EchoesOfAHeldBatchEqualTheCpuLoaders) {
+  // The consumer keeps the previous delivery while it asks for the next (as a Python loop
+  // does): echoes go to the echo slot, from the held batch's device pixels, with their labels.
+  LoaderOptions c_opt = options("cpu");
+  LoaderOptions g_opt = options("cuda:0");
+  for (LoaderOptions* o : {&c_opt, &g_opt}) {
+    o->augment = Augment::flip;
+    o->echo = EchoOptions::parse("3");
+  }
+  Loader cpu(c_opt);
+  Loader gpu(g_opt);
+  cpu.start_epoch(1);
+  gpu.start_epoch(1);
+  Batch c_previous, g_previous;
+  std::vector<float> g_previous_pixels;
+  for (;;) {
+    Batch c = cpu.next();
+    Batch g = gpu.next();
+    ASSERT_EQ(bool(c), bool(g));
+    if (g_previous) {
+      ASSERT_EQ(download(g_previous), g_previous_pixels) << "a held batch changed";
+    }
+    if (!c) break;
+    const std::vector<float> got = download(g);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_NEAR(got[i], c.images()[i], 1e-6f * std::max(1.0f, std::fabs(c.images()[i])))
+          << "batch " << g.index() << (g.echoed() ? " (echo)" : "");
+    }
+    std::vector<std::int64_t> labels(g.size());
+    GPUFEED_CUDA_CHECK(
+        cudaMemcpy(labels.data(), g.device_labels(), labels.size() * 8, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(labels, std::vector<std::int64_t>(c.labels().begin(), c.labels().end()));
+    c_previous = std::move(c);
+    g_previous = std::move(g);
+    g_previous_pixels = got;
+  }
+  EXPECT_EQ(gpu.stats().reaugmented_batches, 2 * gpu.stats().fresh_batches);
+  EXPECT_EQ(cpu.stats().reaugmented_batches, gpu.stats().reaugmented_batches);
+}
+
 TEST_F(CudaLoader, HalfTypesAndEchoes) {
   for (DType dtype : {DType::float16, DType::bfloat16}) {
     LoaderOptions o = options("cuda:0");

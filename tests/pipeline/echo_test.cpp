@@ -183,32 +183,38 @@ std::vector<std::uint8_t> expected_pixels(std::uint64_t sample, const formats::S
   return out;
 }
 
+/// Checks that `b` shows repeat `repeat` of its samples (seed 5, epoch 1): the fresh flip, then
+/// this repeat's mirror of it, normalized. Counts the echoed samples mirrored and kept.
+void check_repeat(const Loader& loader, const Batch& b, std::uint32_t repeat,
+                  std::uint64_t& mirrored, std::uint64_t& kept) {
+  const formats::SampleShape shape = loader.sample_shape();
+  const std::uint64_t bytes = shape.bytes();
+  for (std::uint32_t i = 0; i < b.size(); ++i) {
+    const std::uint64_t sample = b.sample_indices()[i];
+    const bool fresh = formats::random_flip(5, 1, sample);
+    const bool echo = echo_flip(5, 1, sample, repeat);
+    (echo ? mirrored : kept) += repeat > 0 ? 1 : 0;
+    const auto pixels = expected_pixels(sample, shape, fresh != echo);
+    ASSERT_TRUE(std::equal(pixels.begin(), pixels.end(), b.raw().begin() + i * bytes))
+        << "sample " << sample << " repeat " << repeat;
+  }
+  // The float output is the normalization of exactly these pixels.
+  std::vector<float> want(b.images().size());
+  const auto& stats = *loader.dataset().channel_stats();
+  normalize_reference(b.raw().data(), shape, b.size(), stats.mean, stats.std, want.data());
+  for (std::size_t e = 0; e < want.size(); ++e) ASSERT_FLOAT_EQ(b.images()[e], want[e]);
+}
+
 TEST_F(EchoLoader, ReaugmentedEchoesDrawANewFlipPerRepeat) {
   LoaderOptions o = options("3");
   o.augment = Augment::flip;
   o.seed = 5;
   Loader loader(o);
-  const std::uint64_t bytes = shape_.bytes();
   std::uint32_t repeat = 0;
   std::uint64_t mirrored = 0, kept = 0;
-  std::vector<float> want;
   for (Batch& b : loader.epoch(1)) {
     repeat = b.echoed() ? repeat + 1 : 0;
-    for (std::uint32_t i = 0; i < b.size(); ++i) {
-      const std::uint64_t sample = b.sample_indices()[i];
-      // The fresh delivery's flip, then this repeat's mirror of it.
-      const bool fresh = formats::random_flip(5, 1, sample);
-      const bool echo = echo_flip(5, 1, sample, repeat);
-      (echo ? mirrored : kept) += repeat > 0 ? 1 : 0;
-      const auto pixels = expected_pixels(sample, shape_, fresh != echo);
-      ASSERT_TRUE(std::equal(pixels.begin(), pixels.end(), b.raw().begin() + i * bytes))
-          << "sample " << sample << " repeat " << repeat;
-    }
-    // The float output is the normalization of exactly these pixels.
-    want.resize(b.images().size());
-    const auto& stats = *loader.dataset().channel_stats();
-    normalize_reference(b.raw().data(), shape_, b.size(), stats.mean, stats.std, want.data());
-    for (std::size_t e = 0; e < want.size(); ++e) ASSERT_FLOAT_EQ(b.images()[e], want[e]);
+    check_repeat(loader, b, repeat, mirrored, kept);
   }
   const LoaderStats s = loader.stats();
   EXPECT_EQ(s.echoed_batches, 40u);
@@ -218,18 +224,48 @@ TEST_F(EchoLoader, ReaugmentedEchoesDrawANewFlipPerRepeat) {
   EXPECT_GT(kept, 500u);
 }
 
-TEST_F(EchoLoader, EchoesRepeatTheBatchUnchangedWhileTheConsumerHoldsIt) {
-  LoaderOptions o = options("2");
+TEST_F(EchoLoader, EchoesAreReaugmentedWhileTheConsumerHoldsThePreviousDelivery) {
+  // A Python loop holds the previous batch's tensors while it asks for the next one: the echo
+  // goes to the echo slot, every echo still shows its own flip, and nothing held changes.
+  LoaderOptions o = options("3");
+  o.augment = Augment::flip;
+  o.seed = 5;
+  Loader loader(o);
+  loader.start_epoch(1);
+  std::uint32_t repeat = 0;
+  std::uint64_t mirrored = 0, kept = 0;
+  Batch previous;
+  std::vector<float> previous_images;
+  for (Batch b = loader.next(); b; b = loader.next()) {
+    EXPECT_TRUE(!previous || std::equal(previous_images.begin(), previous_images.end(),
+                                        previous.images().begin()))
+        << "a held batch changed";
+    repeat = b.echoed() ? repeat + 1 : 0;
+    check_repeat(loader, b, repeat, mirrored, kept);
+    previous = std::move(b);  // released only after the next request
+    previous_images.assign(previous.images().begin(), previous.images().end());
+  }
+  EXPECT_EQ(loader.stats().reaugmented_batches, 40u);
+  EXPECT_GT(mirrored, 500u);
+  EXPECT_GT(kept, 500u);
+}
+
+TEST_F(EchoLoader, EchoesRepeatTheBatchUnchangedWhenEveryDeliveryOfItIsHeld) {
+  LoaderOptions o = options("3");
   o.augment = Augment::flip;
   Loader loader(o);
   loader.start_epoch(0);
   Batch fresh = loader.next();
   const std::vector<float> images(fresh.images().begin(), fresh.images().end());
-  Batch echo = loader.next();  // `fresh` is still held: its pixels must not change
-  ASSERT_TRUE(echo.echoed());
+  Batch first = loader.next();  // `fresh` is held: the echo slot shows repeat 1
+  ASSERT_TRUE(first.echoed());
+  const std::vector<float> first_images(first.images().begin(), first.images().end());
+  Batch second = loader.next();  // both held: nothing may be overwritten
+  ASSERT_TRUE(second.echoed());
   EXPECT_TRUE(std::equal(images.begin(), images.end(), fresh.images().begin()));
-  EXPECT_TRUE(std::equal(images.begin(), images.end(), echo.images().begin()));
-  EXPECT_EQ(loader.stats().reaugmented_batches, 0u);
+  EXPECT_TRUE(std::equal(first_images.begin(), first_images.end(), first.images().begin()));
+  EXPECT_TRUE(std::equal(images.begin(), images.end(), second.images().begin()));
+  EXPECT_EQ(loader.stats().reaugmented_batches, 1u);
 }
 
 TEST_F(EchoLoader, ReaugmentingCanBeTurnedOff) {

@@ -88,7 +88,7 @@ TEST(LoaderErrors, BadOptionsAreUsageErrors) {
   testing::write_dataset(path, 50, kShape, 10);
   LoaderOptions o = basic(path);
   o.batch_size = 51;
-  EXPECT_THAT(error_of(o), HasSubstr("batch_size 51 is larger than the 50 samples"));
+  EXPECT_THAT(error_of(o), HasSubstr("batch_size=51 is larger than the 50 samples"));
   EXPECT_THROW(Loader{o}, OptionError);
   o.batch_size = 0;
   EXPECT_THROW(Loader{o}, UsageError);
@@ -119,10 +119,10 @@ TEST(LoaderErrors, OptionErrorsNameTheFieldAndRenderFrontEndNames) {
     FAIL() << "prefetch 100000 was accepted";
   } catch (const OptionError& e) {
     EXPECT_EQ(e.field(), "prefetch");
-    EXPECT_THAT(e.what(), HasSubstr("prefetch 100000: use 1 to 256"));
+    EXPECT_THAT(e.what(), HasSubstr("prefetch=100000: use 1 to 256"));
     const std::string flags =
         e.render([](std::string_view f) { return "--" + std::string(f) + "!"; });
-    EXPECT_THAT(flags, HasSubstr("--prefetch! 100000: use 1 to 256"));
+    EXPECT_THAT(flags, HasSubstr("--prefetch!=100000: use 1 to 256"));
   }
   EXPECT_EQ(render_option_names("{a} {x_1} {B} {} {",
                                 [](std::string_view f) { return "<" + std::string(f) + ">"; }),

@@ -57,7 +57,7 @@ TEST_F(ToolErrors, PipebenchUsageErrors) {
   expect_one_line_error(pipebench({"--data", data_, "--batch", "0"}), 2, "pipebench", "--batch");
   expect_one_line_error(pipebench({"--data", data_, "--batch", "10", "--model", "resnet18"}), 2,
                         "pipebench", "--model resnet18 needs samples of at least 32x32");
-  expect_one_line_error(pipebench({"--data", data_, "--echo", "0"}), 2, "pipebench", "--echo 0");
+  expect_one_line_error(pipebench({"--data", data_, "--echo", "0"}), 2, "pipebench", "--echo=0");
   expect_one_line_error(pipebench({"--data", data_, "--augment", "rotate"}), 2, "pipebench",
                         "rotate");
   expect_one_line_error(pipebench({"--data", data_, "--augment", "crop-flip"}), 2, "pipebench",

@@ -242,7 +242,7 @@ TEST(SweepGrid, BadListsAreUsageErrorsNamingTheFlag) {
   EXPECT_TRUE(contains(error_of(a), "shuffled is not sequential, random or chunk"));
   a = {};
   a.echo = "1,99";
-  EXPECT_TRUE(contains(error_of(a), "--echo 99")) << error_of(a);
+  EXPECT_TRUE(contains(error_of(a), "--echo=99")) << error_of(a);
   a = {};
   a.workers = "2,2";
   EXPECT_TRUE(contains(error_of(a), "2 is listed twice")) << error_of(a);

@@ -76,6 +76,7 @@ void CudaStaging::attach(Slot& slot) {
   d->normalize_start = make_event();
   d->ready = make_event();
   d->released = make_event();
+  d->echo_read = make_event();
   d->augments = device_alloc(std::uint64_t{batch_size_} * sizeof(SampleAugment));
   void* host_augments = nullptr;
   GPUFEED_CUDA_CHECK(cudaHostAlloc(&host_augments, 2 * batch_size_ * sizeof(SampleAugment), 0));
@@ -90,6 +91,11 @@ void CudaStaging::attach(Slot& slot) {
 
 void CudaStaging::reclaim(Slot& slot, StageCounters& counters) {
   DeviceSlot& d = *slot.device;
+  if (d.echo_read_recorded) {  // an echo slot's kernel read these pixels
+    GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
+    GPUFEED_CUDA_CHECK(cudaEventSynchronize(d.echo_read.get()));
+    d.echo_read_recorded = false;
+  }
   if (!d.used) return;
   GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
   GPUFEED_CUDA_CHECK(cudaEventSynchronize(d.ready.get()));  // the copy precedes it on the device
@@ -124,27 +130,40 @@ void CudaStaging::submit(Slot& slot) {
   d.released_recorded = false;
 }
 
-void CudaStaging::reaugment(Slot& slot, const std::vector<std::uint8_t>& flips,
+void CudaStaging::reaugment(Slot& source, Slot& target, const std::vector<std::uint8_t>& flips,
                             std::uint32_t repeat) {
-  DeviceSlot& d = *slot.device;
+  DeviceSlot& s = *source.device;
+  DeviceSlot& d = *target.device;
+  const std::uint32_t count = source.count;
   GPUFEED_CUDA_CHECK(cudaSetDevice(device_));
   cudaStream_t compute = compute_stream_.get();
   const std::uint32_t half = repeat % 2;
   if (d.augments_used[half])
     GPUFEED_CUDA_CHECK(cudaEventSynchronize(d.augments_copied[half].get()));
   auto* host = static_cast<SampleAugment*>(d.host_augments.get()) + half * batch_size_;
-  for (std::uint32_t i = 0; i < slot.count; ++i) host[i] = SampleAugment{0, 0, flips[i]};
+  for (std::uint32_t i = 0; i < count; ++i) host[i] = SampleAugment{0, 0, flips[i]};
   // The output is rewritten only after the consumer's work on the previous delivery.
   if (d.released_recorded) GPUFEED_CUDA_CHECK(cudaStreamWaitEvent(compute, d.released.get(), 0));
-  GPUFEED_CUDA_CHECK(cudaMemcpyAsync(d.augments.get(), host, slot.count * sizeof(SampleAugment),
+  GPUFEED_CUDA_CHECK(cudaMemcpyAsync(d.augments.get(), host, count * sizeof(SampleAugment),
                                      cudaMemcpyHostToDevice, compute));
   GPUFEED_CUDA_CHECK(cudaEventRecord(d.augments_copied[half].get(), compute));
   d.augments_used[half] = true;
+  if (&target != &source) {
+    // The source's labels came in on the copy stream, which the compute stream waited for
+    // before the source's own kernel.
+    GPUFEED_CUDA_CHECK(cudaMemcpyAsync(d.labels.get(), s.labels.get(), count * sizeof(std::int64_t),
+                                       cudaMemcpyDeviceToDevice, compute));
+  }
   GPUFEED_CUDA_CHECK(cudaEventRecord(d.normalize_start.get(), compute));
-  launch_normalize(args_, static_cast<const std::uint8_t*>(d.raw.get()), slot.count,
+  launch_normalize(args_, static_cast<const std::uint8_t*>(s.raw.get()), count,
                    static_cast<const SampleAugment*>(d.augments.get()), d.out.get(), compute);
   GPUFEED_CUDA_CHECK(cudaEventRecord(d.ready.get(), compute));
-  d.used = true;
+  if (&target != &source) {
+    GPUFEED_CUDA_CHECK(cudaEventRecord(s.echo_read.get(), compute));
+    s.echo_read_recorded = true;
+  } else {
+    d.used = true;
+  }
   d.released_recorded = false;
 }
 

@@ -29,6 +29,8 @@ struct DeviceSlot {
   PinnedMemory host_augments;  // SampleAugment [2 * batch]
   CudaEvent augments_copied[2];
   bool augments_used[2] = {false, false};
+  CudaEvent echo_read;  // recorded after an echo slot's kernel read this slot's pixels
+  bool echo_read_recorded = false;
   bool used = false;               // events have been recorded at least once
   bool released_recorded = false;  // `released` belongs to the current batch
 };
@@ -63,10 +65,12 @@ class CudaStaging {
   void reclaim(Slot& slot, StageCounters& counters);
   /// Queues the copy and the normalize kernel of an assembled slot; returns at once.
   void submit(Slot& slot);
-  /// Queues the normalize kernel again on the slot's device pixels with per-sample `flips`
-  /// (1: mirrored) into its output, after the consumer's release of the previous delivery.
-  /// The host waits only for the flips copied two echoes earlier.
-  void reaugment(Slot& slot, const std::vector<std::uint8_t>& flips, std::uint32_t repeat);
+  /// Queues the normalize kernel again on `source`'s device pixels with per-sample `flips`
+  /// (1: mirrored) into `target`'s output (`source` itself, or an echo slot, which also gets the
+  /// labels), after the consumer's release of `target`'s previous delivery. The host waits only
+  /// for the flips copied two echoes earlier; `source` is reclaimed only after the kernel.
+  void reaugment(Slot& source, Slot& target, const std::vector<std::uint8_t>& flips,
+                 std::uint32_t repeat);
   /// Records the slot's release after the work queued so far on every one of `streams`.
   void record_release(Slot& slot, std::span<void* const> streams);
   void wait_ready(const Slot& slot, void* stream) const;

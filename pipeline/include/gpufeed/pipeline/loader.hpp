@@ -57,7 +57,9 @@ struct LoaderOptions {
   /// With echo and --augment flip or crop-flip: each echo shows a new flip of the batch
   /// (echo_flip(), relative to the fresh delivery), applied to the slot's pixels on the CPU
   /// device and by the normalize kernel on a CUDA device. An echo the consumer asks for while
-  /// it still holds the previous delivery of that batch repeats it unchanged.
+  /// it still holds the previous delivery of that batch goes to a slot kept for echoes (one
+  /// more batch of output memory), so a held delivery is never overwritten; with that slot
+  /// held too, the echo repeats the batch unchanged.
   bool reaugment_echoes = true;
   std::optional<StallInjection> inject_stall;  ///< for validating the profiler
   /// jpeg layout: every sample is decoded and resized to height x width (0: 224).
@@ -110,7 +112,9 @@ class Batch {
   /// [size] labels.
   [[nodiscard]] std::span<const std::int64_t> labels() const;
   [[nodiscard]] std::span<const std::uint64_t> sample_indices() const;
-  /// The uint8 pixels as read, in the file's layout.
+  /// The uint8 pixels as read, in the file's layout, with the batch's flips (CPU device). On a
+  /// CUDA device the fresh batch's pixels; empty for an echo that a held batch left to the
+  /// echo slot (its pixels exist only on the device).
   [[nodiscard]] std::span<const std::uint8_t> raw() const;
   void release();
 

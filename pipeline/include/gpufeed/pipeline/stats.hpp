@@ -55,6 +55,10 @@ struct LoaderStats {
   /// The pipeline stage (read, decode, assemble, normalize, h2d) with the largest busy
   /// fraction; nullopt before any work.
   [[nodiscard]] std::optional<Stage> bottleneck() const;
+  /// What happened between `earlier` (a snapshot of the same loader) and this snapshot: the
+  /// counters and the wall time are differences; gauges (queue depth, memory, pinning, H2D
+  /// rates, cache peak) are this snapshot's.
+  [[nodiscard]] LoaderStats since(const LoaderStats& earlier) const;
 };
 
 /// --inject-stall STAGE:MS@EVERY: the stage sleeps MS milliseconds on every EVERY-th batch, so
