@@ -1,5 +1,5 @@
-// Recording a pipebench run and analyzing it: recorder + CUPTI around the run, the pipeline
-// facts only pipebench knows, and the gap analysis.
+// Recording a run and analyzing it: recorder + CUPTI around the run, the pipeline facts only
+// the caller knows, and the gap analysis.
 #include "pipebench/diagnosis.hpp"
 
 #include <unistd.h>
@@ -43,24 +43,21 @@ void mark_consumer_only(profiler::GapReport& r) {
   });
 }
 
-ProfileSession::ProfileSession(const BenchOptions& options, const std::string& device)
-    : enabled_(!options.no_profile) {
-  check_writable("--trace", options.trace);
-  check_writable("--report", options.report);
+Recording::Recording(bool enabled, bool cuda) : enabled_(enabled) {
   profiler::Recorder& recorder = profiler::Recorder::global();
   recorder.set_enabled(enabled_);
   recorder.clear();
-  if (enabled_ && device.rfind("cuda", 0) == 0) {
+  if (enabled_ && cuda) {
     // Logs one line and stays off where CUPTI cannot run; the analysis then uses the steps.
     cupti_ = profiler::CuptiCollector::instance().start();
   }
 }
 
-ProfileSession::~ProfileSession() {
+Recording::~Recording() {
   if (cupti_) profiler::CuptiCollector::instance().stop();
 }
 
-Diagnosis ProfileSession::finish(const BenchReport& report) {
+Diagnosis Recording::finish(const RunFacts& facts) {
   Diagnosis d;
   d.profiled = enabled_;
   profiler::CuptiCollector& cupti = profiler::CuptiCollector::instance();
@@ -76,7 +73,7 @@ Diagnosis ProfileSession::finish(const BenchReport& report) {
     cupti_ = false;
   }
   d.has_steps = has_step_ranges(d.timeline);
-  d.facts = pipeline_facts(report);
+  d.facts = pipeline_facts(facts);
   d.analyzed_timeline = d.has_steps ? d.timeline : with_consumer_steps(d.timeline);
   d.report = profiler::analyze(d.analyzed_timeline, profiler::AnalysisOptions{}, d.facts);
   if (!d.has_steps) mark_consumer_only(d.report);
@@ -102,32 +99,35 @@ profiler::Timeline with_consumer_steps(const profiler::Timeline& timeline) {
   return t;
 }
 
-profiler::PipelineFacts pipeline_facts(const BenchReport& r) {
+std::optional<double> cache_hit_rate(const LoaderStats& s) {
+  const std::uint64_t lookups = s.cache_hits + s.cache_misses;
+  if (lookups == 0) return std::nullopt;
+  return static_cast<double>(s.cache_hits) / static_cast<double>(lookups);
+}
+
+profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
   profiler::PipelineFacts f;
-  const LoaderStats& s = r.run.stats;
+  const LoaderStats& s = r.stats;
   f.workers = r.workers;
   if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0) f.cpu_cores = cores;
-  f.prefetch = r.options.prefetch;
-  const EchoOptions echo = EchoOptions::parse(r.options.echo);
-  f.echo = echo.adaptive ? echo.cap : echo.factor;
+  f.prefetch = r.prefetch;
+  f.echo = r.echo.adaptive ? r.echo.cap : r.echo.factor;
   for (const Stage stage : kPipelineStages) {
     if (s[stage].items > 0 || s[stage].busy_ns > 0) {
       f.stage_busy[stage_name(stage)] = s.busy_fraction(stage);
     }
   }
-  const bool cuda = r.device.used != "cpu";
-  if (cuda) {
+  if (r.cuda) {
     f.pinned_memory = s.pinned;
     // Batches cross the bus as uint8 and are normalized on the device.
-    f.transfer_bytes_per_sample = r.dataset.shape.bytes();
-    f.uint8_bytes_per_sample = r.dataset.shape.bytes();
+    f.transfer_bytes_per_sample = r.sample.bytes();
+    f.uint8_bytes_per_sample = r.sample.bytes();
   }
-  f.cache_hit_rate = cache_hit_rate(r);
-  if (s.chunk_reads > 0 && r.dataset.chunk > 1) {
+  f.cache_hit_rate = cache_hit_rate(s);
+  if (s.chunk_reads > 0 && r.samples_per_chunk > 1) {
     // The least a run can read: every chunk once per epoch it started.
     f.chunk_reads = s.chunk_reads;
-    f.chunks_read_once =
-        std::min(s.chunk_reads, r.dataset.chunks * std::max<std::uint64_t>(1, r.run.epochs));
+    f.chunks_read_once = std::min(s.chunk_reads, r.chunks * std::max<std::uint64_t>(1, r.epochs));
   }
   return f;
 }

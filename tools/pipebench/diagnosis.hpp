@@ -1,7 +1,7 @@
 #pragma once
-// The profiler's view of a pipebench run: recorder (and CUPTI) around the run, then the gap
-// analysis against the training stage's steps, printed, merged into --json and written as
-// --trace / --report.
+// The profiler's view of a run: recorder (and CUPTI) around it, then the gap analysis against
+// the training steps, as text, JSON, a Chrome trace and an HTML report. Shared by pipebench and
+// the Python package (gpufeed.profile); knows runs only through RunFacts.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,8 +12,7 @@
 #include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/pipeline_facts.hpp"
 #include "gpufeed/profiler/timeline.hpp"
-#include "pipebench/options.hpp"
-#include "pipebench/report.hpp"
+#include "pipebench/run_facts.hpp"
 
 namespace gpufeed::tools::pipebench {
 
@@ -45,17 +44,18 @@ struct Diagnosis {
   [[nodiscard]] bool consumer_only() const { return !has_steps && report.window_ns() > 0; }
 };
 
-/// Profiling for one run: the constructor clears and enables the global recorder (or disables
-/// it for --no-profile) and starts CUPTI on a CUDA device; finish() stops collection and
-/// analyzes. Checks up front that --trace and --report can be written (UsageError otherwise).
-class ProfileSession {
+/// Recording one run: the constructor clears the global recorder and enables it (or disables
+/// it when `enabled` is false) and starts CUPTI when `cuda`; finish() stops collecting and
+/// analyzes. Nothing here throws into the run; CUPTI that cannot start logs one line.
+class Recording {
  public:
-  ProfileSession(const BenchOptions& options, const std::string& device);
-  ~ProfileSession();
-  ProfileSession(const ProfileSession&) = delete;
-  ProfileSession& operator=(const ProfileSession&) = delete;
+  Recording(bool enabled, bool cuda);
+  ~Recording();
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
 
-  Diagnosis finish(const BenchReport& report);
+  [[nodiscard]] bool enabled() const { return enabled_; }
+  Diagnosis finish(const RunFacts& facts);
 
  private:
   bool enabled_;
@@ -72,16 +72,19 @@ void mark_consumer_only(profiler::GapReport& report);
 
 /// What the recommendations may know: workers, cores, prefetch, echo, stage busy fractions,
 /// pinned memory, cache hit rate, chunk reads, bytes per sample.
-profiler::PipelineFacts pipeline_facts(const BenchReport& report);
+profiler::PipelineFacts pipeline_facts(const RunFacts& facts);
 
-/// The diagnosis after pipebench's own summary: the profiler's summary, or, without a training
-/// stage, a plain note that utilization needs one.
-void print_diagnosis(const Diagnosis& diagnosis, const BenchReport& report);
+/// The diagnosis as pipebench prints it after its own summary: the recorder's counts, then the
+/// profiler's summary, or, without training steps, a plain note that utilization needs them
+/// and the consumer's wait (`input_wait_share` of the run). Ends with a newline.
+std::string format_diagnosis(const Diagnosis& diagnosis, double input_wait_share);
 /// Fills the --json keys the gap report knows (device_util, idle_by_cause, bottleneck_stage,
 /// stage shares during waits) and adds "profile", "recorder" and "cupti".
 void add_diagnosis_json(nlohmann::json& json, const Diagnosis& diagnosis);
-/// --trace (Chrome trace) and --report (HTML), each written atomically.
-void write_profile_outputs(const BenchOptions& options, const Diagnosis& diagnosis);
+/// The Chrome trace of the recorded timeline (opens in Perfetto), written atomically.
+void write_trace(const std::string& path, const Diagnosis& diagnosis);
+/// The self-contained HTML report, written atomically.
+void write_report(const std::string& path, const Diagnosis& diagnosis);
 
 /// Throws std::runtime_error (naming `option`) when `path` is set and cannot be written: a
 /// directory, or in a directory that does not exist or is not writable.

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/text.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
 #include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/report_json.hpp"
@@ -20,16 +21,16 @@ namespace {
 
 using nlohmann::json;
 
-void print_sources(const Diagnosis& d) {
-  std::printf("%-11s recorder %llu ranges, %llu dropped", "profile",
-              static_cast<unsigned long long>(d.recorder_events),
-              static_cast<unsigned long long>(d.recorder_dropped));
+std::string sources(const Diagnosis& d) {
+  std::string out = format("%-11s recorder %llu ranges, %llu dropped", "profile",
+                           static_cast<unsigned long long>(d.recorder_events),
+                           static_cast<unsigned long long>(d.recorder_dropped));
   if (d.cupti) {
-    std::printf("; CUPTI %llu records, %llu dropped",
-                static_cast<unsigned long long>(d.cupti->records),
-                static_cast<unsigned long long>(d.cupti->dropped_records));
+    out += format("; CUPTI %llu records, %llu dropped",
+                  static_cast<unsigned long long>(d.cupti->records),
+                  static_cast<unsigned long long>(d.cupti->dropped_records));
   }
-  std::printf("\n");
+  return out + "\n";
 }
 
 json cupti_json(const Diagnosis& d) {
@@ -41,17 +42,19 @@ json cupti_json(const Diagnosis& d) {
 }
 
 /// Without a training stage: which stage the consumer waited on, and the input-side advice.
-void print_consumer_only(const profiler::GapReport& g) {
+std::string consumer_only(const profiler::GapReport& g) {
+  std::string out;
   for (const profiler::StageShare& s : g.stages) {
     if (s.name != g.bottleneck_stage || g.bottleneck_basis != "input_wait") continue;
-    std::printf(
+    out += format(
         "%-11s while it waited, the loader was mostly in \"%s\" (%.2f threads on "
         "average)\n",
         "", s.name.c_str(), s.share_during_wait);
   }
   for (const profiler::Recommendation& rec : g.recommendations) {
-    std::printf("%-11s try %s: %s\n", "", rec.action.c_str(), rec.reason.c_str());
+    out += format("%-11s try ", "") + rec.action + ": " + rec.reason + "\n";
   }
+  return out;
 }
 
 [[noreturn]] void fail_write(const std::string& path, int error) {
@@ -61,28 +64,25 @@ void print_consumer_only(const profiler::GapReport& g) {
 
 }  // namespace
 
-void print_diagnosis(const Diagnosis& d, const BenchReport& r) {
-  if (!d.profiled) {
-    std::printf("%-11s off (--no-profile)\n", "profile");
-    return;
-  }
-  print_sources(d);
+std::string format_diagnosis(const Diagnosis& d, double input_wait_share) {
+  if (!d.profiled) return format("%-11s off (--no-profile)\n", "profile");
+  std::string out = sources(d);
   if (!d.analyzed()) {
     if (d.has_steps) {
-      std::printf("%-11s too few training steps for a steady-state window; run longer\n", "");
+      out += format("%-11s too few training steps for a steady-state window; run longer\n", "");
     } else {
-      std::printf(
+      out += format(
           "%-11s device utilization needs a training stage: run with --model "
           "mlp|cnn|resnet18 (without one there are no steps to measure against)\n",
           "");
     }
-    std::printf("%-11s the consumer waited for input %.1f%% of the run\n", "",
-                100.0 * input_wait_share(r));
-    if (d.consumer_only()) print_consumer_only(d.report);
-    return;
+    out += format("%-11s the consumer waited for input %.1f%% of the run\n", "",
+                  100.0 * input_wait_share);
+    if (d.consumer_only()) out += consumer_only(d.report);
+    return out;
   }
-  std::printf("diagnosis (steady state, training steps against the input pipeline)\n%s",
-              profiler::format_summary(d.report).c_str());
+  return out + "diagnosis (steady state, training steps against the input pipeline)\n" +
+         profiler::format_summary(d.report);
 }
 
 void add_diagnosis_json(json& j, const Diagnosis& d) {
@@ -106,20 +106,17 @@ void add_diagnosis_json(json& j, const Diagnosis& d) {
   }
 }
 
-void write_profile_outputs(const BenchOptions& o, const Diagnosis& d) {
-  if (!o.trace.empty()) {
-    std::ostringstream text;
-    profiler::ChromeTrace::write(text, d.timeline, &d.report);
-    write_text_atomically(o.trace, text.str());
-  }
-  if (!o.report.empty()) {
-    profiler::HtmlReport::Options options;
-    options.title = d.has_steps
-                        ? "pipebench: " + std::string(profiler::verdict_text(d.report.verdict))
-                        : "pipebench: input pipeline only (no training stage; run with --model)";
-    write_text_atomically(o.report,
-                          profiler::HtmlReport::render(d.analyzed_timeline, d.report, options));
-  }
+void write_trace(const std::string& path, const Diagnosis& d) {
+  std::ostringstream text;
+  profiler::ChromeTrace::write(text, d.timeline, &d.report);
+  write_text_atomically(path, text.str());
+}
+
+void write_report(const std::string& path, const Diagnosis& d) {
+  profiler::HtmlReport::Options options;
+  options.title = d.has_steps ? "gpufeed: " + std::string(profiler::verdict_text(d.report.verdict))
+                              : "gpufeed: input pipeline only (no training steps were marked)";
+  write_text_atomically(path, profiler::HtmlReport::render(d.analyzed_timeline, d.report, options));
 }
 
 void write_text_atomically(const std::string& path, const std::string& text) {

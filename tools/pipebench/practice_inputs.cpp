@@ -45,29 +45,29 @@ void count_copies(const profiler::Timeline& t, PracticeInputs& in) {
 
 }  // namespace
 
-PracticeInputs practice_inputs(const BenchReport& r, const Diagnosis& d) {
+PracticeInputs practice_inputs(const RunFacts& r, const Diagnosis& d) {
   PracticeInputs in;
-  const LoaderStats& s = r.run.stats;
-  in.cuda = r.device.used != "cpu";
+  const LoaderStats& s = r.stats;
+  in.cuda = r.cuda;
   in.profiled = d.profiled;
   in.device_records = d.cupti.has_value() && d.timeline.has_device_work();
-  in.training = r.run.training.has_value();
+  in.training = r.training;
   in.training_on_cpu = in.training && !in.cuda;
   in.cores = std::thread::hardware_concurrency();
   in.workers = r.workers;
-  in.torch_threads = in.training ? r.run.training->threads : 0;
+  in.torch_threads = in.training ? r.torch_threads : 0;
   if (s.wall_ns > 0) {
     for (const Stage stage : kPipelineStages) {
       in.loader_busy_threads +=
           static_cast<double>(s[stage].busy_ns) / static_cast<double>(s.wall_ns);
     }
   }
-  in.steps = r.run.batches;
+  in.steps = r.steps;
   in.fresh_batches = s.fresh_batches;
   in.fresh_samples = s.fresh_batches == s.batches
                          ? s.samples
-                         : s.fresh_batches * r.options.batch;  // echoes repeat whole batches
-  in.uint8_bytes_per_sample = r.dataset.shape.bytes();
+                         : s.fresh_batches * r.batch_size;  // echoes repeat whole batches
+  in.uint8_bytes_per_sample = r.sample.bytes();
   in.pinned = s.pinned;
   in.pinned_bytes = s.pinned_bytes;
   in.pinned_h2d_bytes_per_s = s.pinned_h2d_bytes_per_s;
@@ -82,10 +82,10 @@ PracticeInputs practice_inputs(const BenchReport& r, const Diagnosis& d) {
       in.bottleneck_busy = s.busy_fraction(*stage);
     }
   }
-  in.seed = r.options.seed;
-  in.order = r.options.order;
-  in.augment = r.options.augment;
-  in.deterministic = in.training && r.run.training->deterministic;
+  in.seed = r.seed;
+  in.order = r.order;
+  in.augment = r.augment;
+  in.deterministic = in.training && r.deterministic;
   return in;
 }
 

@@ -194,12 +194,13 @@ std::vector<PracticeCheck> check_practices(const PracticeInputs& in) {
           transfer_dtype(in), workers(in),   determinism(in)};
 }
 
-void print_practices(const std::vector<PracticeCheck>& checks) {
-  std::printf("practices\n");
+std::string format_practices(const std::vector<PracticeCheck>& checks) {
+  std::string out = "practices\n";
   for (const PracticeCheck& c : checks) {
-    std::printf("  %-5s %-15s %s\n", c.status.c_str(), c.name.c_str(), c.finding.c_str());
-    if (!c.advice.empty()) std::printf("  %-5s %-15s -> %s\n", "", "", c.advice.c_str());
+    out += format("  %-5s %-15s ", c.status.c_str(), c.name.c_str()) + c.finding + "\n";
+    if (!c.advice.empty()) out += format("  %-5s %-15s -> ", "", "") + c.advice + "\n";
   }
+  return out;
 }
 
 nlohmann::json practices_json(const std::vector<PracticeCheck>& checks) {

@@ -63,8 +63,8 @@ struct PracticeCheck {
 /// One check per practice, in a fixed order.
 std::vector<PracticeCheck> check_practices(const PracticeInputs& in);
 
-/// The "practices" section of the terminal report.
-void print_practices(const std::vector<PracticeCheck>& checks);
+/// The "practices" section of the terminal report. Ends with a newline.
+std::string format_practices(const std::vector<PracticeCheck>& checks);
 /// The --json "practices" array.
 nlohmann::json practices_json(const std::vector<PracticeCheck>& checks);
 

@@ -69,10 +69,28 @@ double input_wait_share(const BenchReport& r) {
   return wait_s / r.run.wall_s;
 }
 
-std::optional<double> cache_hit_rate(const BenchReport& r) {
-  const std::uint64_t lookups = r.run.stats.cache_hits + r.run.stats.cache_misses;
-  if (lookups == 0) return std::nullopt;
-  return static_cast<double>(r.run.stats.cache_hits) / static_cast<double>(lookups);
+RunFacts run_facts(const BenchReport& r) {
+  RunFacts f;
+  f.stats = r.run.stats;
+  f.workers = r.workers;
+  f.prefetch = r.options.prefetch;
+  f.echo = EchoOptions::parse(r.options.echo);
+  f.cuda = r.device.used != "cpu";
+  f.sample = r.dataset.shape;
+  f.batch_size = r.options.batch;
+  f.samples_per_chunk = r.dataset.chunk;
+  f.chunks = r.dataset.chunks;
+  f.epochs = r.run.epochs;
+  f.steps = r.run.batches;
+  f.seed = r.options.seed;
+  f.order = r.options.order;
+  f.augment = r.options.augment;
+  f.training = r.run.training.has_value();
+  if (f.training) {
+    f.torch_threads = r.run.training->threads;
+    f.deterministic = r.run.training->deterministic;
+  }
+  return f;
 }
 
 double ms_per_item(const StageStats& s) {

@@ -10,6 +10,7 @@
 #include "pipebench/dataset.hpp"
 #include "pipebench/options.hpp"
 #include "pipebench/run.hpp"
+#include "pipebench/run_facts.hpp"
 
 namespace gpufeed::tools::pipebench {
 
@@ -53,8 +54,8 @@ std::optional<double> steady_samples_per_s(const BenchReport& r);
 double output_bytes_per_s(const BenchReport& r);
 /// Share of the wall time the consumer was blocked on the loader.
 double input_wait_share(const BenchReport& r);
-/// Cache hits / lookups; nullopt before any lookup.
-std::optional<double> cache_hit_rate(const BenchReport& r);
+/// What the diagnosis and the practice checks read of the run.
+RunFacts run_facts(const BenchReport& r);
 /// Mean busy milliseconds per item of a stage (0 without items).
 double ms_per_item(const StageStats& s);
 

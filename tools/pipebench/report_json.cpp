@@ -70,7 +70,7 @@ json cache_json(const BenchReport& r) {
   const LoaderStats& s = r.run.stats;
   return {{"hits", s.cache_hits},
           {"misses", s.cache_misses},
-          {"hit_rate", optional_number(cache_hit_rate(r))},
+          {"hit_rate", optional_number(cache_hit_rate(r.run.stats))},
           {"peak_bytes", s.cache_peak_bytes},
           {"chunk_reads", s.chunk_reads},
           {"bytes_read", s.bytes_read}};

@@ -94,7 +94,7 @@ void print_stages(const BenchReport& r) {
 
 void print_memory(const BenchReport& r) {
   const LoaderStats& s = r.run.stats;
-  const auto hit_rate = cache_hit_rate(r);
+  const auto hit_rate = cache_hit_rate(r.run.stats);
   row("cache",
       (hit_rate ? format("hit rate %.1f%%", 100.0 * *hit_rate) : std::string("no lookups")) +
           format(" (%llu hits, %llu misses), peak %s",

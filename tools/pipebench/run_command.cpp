@@ -8,9 +8,9 @@
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "pipebench/commands.hpp"
-#include "pipebench/diagnosis.hpp"
 #include "pipebench/practice_inputs.hpp"
 #include "pipebench/practices.hpp"
+#include "pipebench/profile_session.hpp"
 #include "pipebench/run.hpp"
 #include "pipebench/training/summary.hpp"
 
@@ -81,11 +81,12 @@ int run_bench(const BenchOptions& given) {
   const RunResult run = run_benchmark(loader, run_plan(options), training.get(), progress.get());
   const BenchReport report = make_report(loader, data, options, device, run);
   const Diagnosis diagnosis = profile.finish(report);
-  const std::vector<PracticeCheck> practices = check_practices(practice_inputs(report, diagnosis));
+  const std::vector<PracticeCheck> practices =
+      check_practices(practice_inputs(run_facts(report), diagnosis));
   print_report(report);
   if (training) std::printf("%-11s %s\n", "model", describe_training(training_opts, run).c_str());
-  print_diagnosis(diagnosis, report);
-  print_practices(practices);
+  std::fputs(format_diagnosis(diagnosis, input_wait_share(report)).c_str(), stdout);
+  std::fputs(format_practices(practices).c_str(), stdout);
   std::fflush(stdout);
   write_profile_outputs(options, diagnosis);
   if (!options.json.empty()) {

@@ -9,7 +9,7 @@
 #include "common/text.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "pipebench/commands.hpp"
-#include "pipebench/diagnosis.hpp"
+#include "pipebench/profile_session.hpp"
 #include "pipebench/run.hpp"
 
 namespace gpufeed::tools::pipebench {

@@ -1,0 +1,27 @@
+#include "pipebench/profile_session.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+namespace {
+
+bool checked_writable(const BenchOptions& o) {
+  check_writable("--trace", o.trace);
+  check_writable("--report", o.report);
+  return !o.no_profile;
+}
+
+}  // namespace
+
+ProfileSession::ProfileSession(const BenchOptions& options, const std::string& device)
+    : recording_(checked_writable(options), device.rfind("cuda", 0) == 0) {}
+
+Diagnosis ProfileSession::finish(const BenchReport& report) {
+  return recording_.finish(run_facts(report));
+}
+
+void write_profile_outputs(const BenchOptions& o, const Diagnosis& d) {
+  if (!o.trace.empty()) write_trace(o.trace, d);
+  if (!o.report.empty()) write_report(o.report, d);
+}
+
+}  // namespace gpufeed::tools::pipebench

@@ -1,0 +1,25 @@
+#pragma once
+// pipebench's profiling of one run: --no-profile, --trace and --report around a Recording.
+#include <string>
+
+#include "pipebench/diagnosis.hpp"
+#include "pipebench/options.hpp"
+#include "pipebench/report.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+/// Checks up front that --trace and --report can be written (std::runtime_error otherwise),
+/// then records the run (recorder, and CUPTI on a CUDA device) until finish().
+class ProfileSession {
+ public:
+  ProfileSession(const BenchOptions& options, const std::string& device);
+  Diagnosis finish(const BenchReport& report);
+
+ private:
+  Recording recording_;
+};
+
+/// --trace (Chrome trace) and --report (HTML), each written atomically when asked for.
+void write_profile_outputs(const BenchOptions& options, const Diagnosis& diagnosis);
+
+}  // namespace gpufeed::tools::pipebench

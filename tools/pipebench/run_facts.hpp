@@ -1,0 +1,39 @@
+#pragma once
+// What a profiled run knows beyond its timeline: the loader's settings and counters and the
+// training stage's. pipebench fills it from its report, the Python package from its loader and
+// the user's loop; the diagnosis and the practice checks read nothing else.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "gpufeed/formats/sample_shape.hpp"
+#include "gpufeed/pipeline/echo.hpp"
+#include "gpufeed/pipeline/stats.hpp"
+
+namespace gpufeed::tools::pipebench {
+
+struct RunFacts {
+  LoaderStats stats;  ///< the loader's counters over the run
+  unsigned workers = 0;
+  unsigned prefetch = 0;
+  EchoOptions echo;
+  bool cuda = false;            ///< batches went to a CUDA device
+  formats::SampleShape sample;  ///< one sample as the loader delivers it (uint8)
+  std::uint64_t batch_size = 0;
+  std::uint64_t samples_per_chunk = 0;  ///< of the file's image dataset (1: not chunked)
+  std::uint64_t chunks = 0;             ///< chunks in the file
+  std::uint64_t epochs = 0;             ///< epochs started
+  std::uint64_t steps = 0;              ///< batches consumed
+  std::uint64_t seed = 0;
+  std::string order;
+  std::string augment;
+  // The training stage, when one ran:
+  bool training = false;
+  unsigned torch_threads = 0;  ///< its intra-op CPU threads (0: unknown)
+  bool deterministic = false;  ///< deterministic algorithms only
+};
+
+/// Cache hits / lookups; nullopt before any lookup.
+std::optional<double> cache_hit_rate(const LoaderStats& s);
+
+}  // namespace gpufeed::tools::pipebench
