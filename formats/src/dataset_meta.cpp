@@ -23,8 +23,8 @@ void check_labels_shape(hid_t dataset, const std::string& where,
   h5::Id type = h5::check_id(H5Dget_type(dataset), "cannot inspect " + where);
   if (H5Tget_class(type.get()) != H5T_INTEGER) {
     throw FormatError(where + " is " + h5::type_name(type.get()) +
-                      "; gpufeed reads integer labels (pass --labels with the right path, or "
-                      "--labels '' for none)");
+                      "; gpufeed reads integer labels (give the path of the labels dataset, or "
+                      "none)");
   }
   if (dims.size() != 1 && !(dims.size() == 2 && dims[1] == 1)) {
     throw FormatError(where + " has shape " + h5::shape_text(dims) +
@@ -85,7 +85,7 @@ std::vector<std::int64_t> read_labels(hid_t file, const std::string& path, const
   h5::Id dataset = h5::open_dataset_if_exists(file, name);
   if (!dataset) {
     throw FormatError(path + " has no dataset " + name +
-                      "; pass --labels with the right path, or --labels '' for none");
+                      "; give the path of the labels dataset, or none");
   }
   const std::string where = "labels " + name + " in " + path;
   const std::vector<std::uint64_t> dims = h5::dims(dataset.get());
@@ -93,7 +93,7 @@ std::vector<std::int64_t> read_labels(hid_t file, const std::string& path, const
   if (dims[0] < num_samples) {
     throw FormatError("labels " + name + " has " + std::to_string(dims[0]) + " entries but " +
                       images_name + " has " + std::to_string(num_samples) + " samples in " + path +
-                      "; pass --labels with the right path or re-create the file");
+                      "; give the path of the right labels dataset or re-create the file");
   }
   std::vector<std::int64_t> labels(num_samples);
   h5::read_prefix(dataset.get(), H5T_NATIVE_INT64, num_samples, labels.data(),

@@ -169,8 +169,8 @@ TEST(ReaderErrors, MissingLabels) {
   dataset.chunk = {2, 2, 2, 3};
   write_user_file(path, dataset, test_pixels(48, 4));
   EXPECT_THAT(open_error(path),
-              HasSubstr(path + " has no dataset /labels; pass --labels with the right path, "
-                               "or --labels '' for none"));
+              HasSubstr(path + " has no dataset /labels; give the path of the labels dataset, "
+                               "or none"));
 }
 
 TEST(ReaderErrors, LabelsShorterThanImages) {

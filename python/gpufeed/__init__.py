@@ -1,0 +1,31 @@
+"""gpufeed: a GPU data pipeline for training, and the profiler that says why the GPU waits.
+
+    import gpufeed
+    loader = gpufeed.Loader("train.h5", batch_size=256, workers=8, device="cuda",
+                            dtype="bfloat16", echo="auto", augment="crop-flip", size=(224, 224))
+    for epoch in range(epochs):
+        for images, labels in loader.epoch(epoch):   # torch tensors, zero-copy (DLPack)
+            train_step(images, labels)
+
+Errors are gpufeed.Error and its subclasses FormatError (a file), UsageError (a keyword value,
+also a ValueError) and PipelineError (a failure while an epoch runs).
+"""
+
+from ._native import Error, FormatError, PipelineError, UsageError
+from ._loader import Batch, Epoch, Loader
+from ._profile import profile
+from ._synthetic import write_synthetic
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Batch",
+    "Epoch",
+    "Error",
+    "FormatError",
+    "Loader",
+    "PipelineError",
+    "UsageError",
+    "profile",
+    "write_synthetic",
+]

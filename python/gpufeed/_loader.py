@@ -1,0 +1,264 @@
+"""gpufeed.Loader: the C++ loader as a Python iterable of (images, labels) tensors."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Iterator, Literal, Optional, Sequence, Tuple, Union
+
+from . import _native, _profile
+
+PathLike = Union[str, "os.PathLike[str]"]
+Output = Literal["torch", "numpy", "dlpack"]
+
+_OUTPUTS = ("torch", "numpy", "dlpack")
+
+
+def _converter(output: str):
+    """The function that turns a BatchArray into the caller's array type (zero-copy)."""
+    if output == "torch":
+        import torch
+
+        return torch.from_dlpack
+    if output == "numpy":
+        import numpy
+
+        return numpy.from_dlpack
+    return lambda array: array
+
+
+class Batch:
+    """One delivered batch. Unpacks as ``images, labels``; ``labels`` is None when the loader
+    reads no labels. Holding any of its arrays holds the batch's slot; the slot goes back to the
+    loader when the last reference is gone (on CUDA, after the work queued on the streams the
+    arrays were used on)."""
+
+    __slots__ = ("images", "labels", "_delivery")
+
+    def __init__(self, images: Any, labels: Any, delivery: _native.Delivery) -> None:
+        self.images = images
+        self.labels = labels
+        self._delivery = delivery
+
+    def __iter__(self) -> Iterator[Any]:
+        yield self.images
+        yield self.labels
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i: int) -> Any:
+        return (self.images, self.labels)[i]
+
+    @property
+    def indices(self) -> list[int]:
+        """The dataset index of every sample, in batch order."""
+        return self._delivery.indices
+
+    @property
+    def echoed(self) -> bool:
+        """True when this batch repeats the previous fresh one (batch echoing)."""
+        return self._delivery.echoed
+
+    @property
+    def epoch(self) -> int:
+        return self._delivery.epoch
+
+    @property
+    def index(self) -> int:
+        """Position of the batch in its epoch (an echo has its fresh batch's index)."""
+        return self._delivery.index
+
+    def __repr__(self) -> str:
+        shape = tuple(getattr(self.images, "shape", ()))
+        return (
+            f"gpufeed.Batch(epoch={self.epoch}, index={self.index}, images={shape}, "
+            f"echoed={self.echoed})"
+        )
+
+
+class Epoch:
+    """The batches of one epoch, in order. Iterating waits only when the next batch is not
+    ready yet (without holding the GIL; Ctrl-C raises KeyboardInterrupt). Starting another epoch
+    on the same loader ends this one."""
+
+    def __init__(self, loader: "Loader", epoch: int, generation: int) -> None:
+        self._loader = loader
+        self._epoch = epoch
+        self._generation = generation
+
+    def __iter__(self) -> "Epoch":
+        return self
+
+    def __next__(self) -> Batch:
+        loader = self._loader
+        if loader._generation != self._generation:
+            raise StopIteration  # superseded by a later epoch() of the same loader
+        delivery = loader._native.next()
+        if delivery is None:
+            raise StopIteration
+        convert = loader._convert
+        labels = delivery.labels
+        return Batch(
+            convert(delivery.images),
+            None if labels is None else convert(labels),
+            delivery,
+        )
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+
+class Loader:
+    """Reads a gpufeed HDF5 file (raw or jpeg layout, or your own file: name its datasets) and
+    delivers normalized batches, with the same C++ pipeline pipebench measures.
+
+    Every keyword is a ``gpufeed::LoaderOptions`` field with the same default; ``size`` is
+    ``(height, width)`` (jpeg layout), ``cache_mb`` the chunk cache in MiB, ``drop_last`` drops
+    a partial last batch (DataLoader's meaning), ``drop_tail`` drops the samples a world size
+    does not divide (DistributedSampler's), ``shard=(rank, world_size)`` defaults to ``RANK`` and
+    ``WORLD_SIZE`` from the environment (torchrun). ``mean`` and ``std`` are per channel on the
+    0-255 scale (default: the file's /meta/mean and /meta/std, else output in [0, 1]).
+    ``output`` chooses what batches are: torch tensors (default), NumPy arrays (CPU device) or
+    the raw DLPack-exporting arrays for any other framework.
+
+    Bad values raise gpufeed.UsageError naming the keyword; a bad file gpufeed.FormatError; a
+    failure while an epoch runs gpufeed.PipelineError at the next batch.
+    """
+
+    def __init__(
+        self,
+        path: PathLike,
+        *,
+        batch_size: int = 256,
+        workers: int = 0,
+        order: str = "chunk",
+        seed: int = 0,
+        device: str = "cpu",
+        dtype: Any = "float32",
+        echo: Union[int, str] = 1,
+        augment: str = "none",
+        size: Union[None, int, Tuple[int, int]] = None,
+        mean: Optional[Sequence[float]] = None,
+        std: Optional[Sequence[float]] = None,
+        shard: Optional[Tuple[int, int]] = None,
+        on_error: str = "fail",
+        images: str = "/images",
+        labels: Optional[str] = "/labels",
+        layout: Optional[str] = None,
+        prefetch: int = 4,
+        chunk_window: int = 16,
+        cache_mb: float = 512,
+        drop_last: bool = False,
+        drop_tail: bool = False,
+        use_index: bool = True,
+        output_layout: str = "nchw",
+        reaugment_echoes: bool = True,
+        resize_filter: str = "bilinear",
+        inject_stall: Optional[str] = None,
+        output: Output = "torch",
+    ) -> None:
+        if output not in _OUTPUTS:
+            raise _native.UsageError(f"output={output!r}: use 'torch', 'numpy' or 'dlpack'")
+        keywords = dict(
+            batch_size=batch_size,
+            workers=workers,
+            order=order,
+            seed=seed,
+            device=device,
+            dtype=dtype,
+            echo=echo,
+            augment=augment,
+            size=size,
+            mean=mean,
+            std=std,
+            shard=shard,
+            on_error=on_error,
+            images=images,
+            labels=labels,
+            layout=layout,
+            prefetch=prefetch,
+            chunk_window=chunk_window,
+            cache_mb=cache_mb,
+            drop_last=drop_last,
+            drop_tail=drop_tail,
+            use_index=use_index,
+            output_layout=output_layout,
+            reaugment_echoes=reaugment_echoes,
+            resize_filter=resize_filter,
+            inject_stall=inject_stall,
+        )
+        self._path = os.fspath(path)
+        self._keywords = keywords
+        self._output = output
+        self._convert = _converter(output)
+        self._native = _native.Loader(self._path, keywords)
+        self._generation = 0
+        self._lock = threading.Lock()
+        _profile.note_loader(self)
+
+    def epoch(self, epoch: int) -> Epoch:
+        """Starts epoch ``epoch`` (ending an unfinished one) and returns its batches. The
+        sample order is a function of the seed, the epoch and the shard only."""
+        with self._lock:
+            self._generation += 1
+            generation = self._generation
+        self._native.start_epoch(epoch)
+        _profile.note_loader(self)
+        return Epoch(self, epoch, generation)
+
+    def __len__(self) -> int:
+        """Fresh batches per epoch for this rank (echoes come on top)."""
+        return self._native.batches_per_epoch
+
+    @property
+    def samples_per_epoch(self) -> int:
+        """Samples this rank reads per epoch."""
+        return self._native.samples_per_epoch
+
+    @property
+    def device(self) -> str:
+        """The device batches are delivered on: "cpu" or "cuda:N"."""
+        return self._native.device
+
+    @property
+    def workers(self) -> int:
+        """Threads of the loader's task arena."""
+        return self._native.workers
+
+    @property
+    def sample_shape(self) -> Tuple[int, int, int]:
+        """(height, width, channels) of one delivered sample."""
+        return self._native.sample_shape
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def options(self) -> dict:
+        """The keywords this loader was made with."""
+        return dict(self._keywords, output=self._output)
+
+    def stats(self) -> dict:
+        """Counters since the loader started (or reset_stats()): per-stage busy time and items,
+        queue depth, chunk cache, echo counts, memory."""
+        return self._native.stats()
+
+    def reset_stats(self) -> None:
+        self._native.reset_stats()
+
+    def close(self) -> None:
+        """Stops the epoch in flight and frees the loader. Batches still held stay valid."""
+        with self._lock:
+            self._generation += 1
+        self._native.close()
+
+    def __enter__(self) -> "Loader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._native.closed else f"{len(self)} batches per epoch"
+        return f"gpufeed.Loader({self._path!r}, device={self._keywords['device']!r}, {state})"

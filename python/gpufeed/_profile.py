@@ -1,0 +1,181 @@
+"""gpufeed.profile: pipebench's diagnosis of a Python training loop."""
+
+from __future__ import annotations
+
+import json as _json
+import os
+import sys
+import threading
+from typing import Any, Optional, Union
+
+from . import _native
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+_active: Optional["profile"] = None
+_active_lock = threading.Lock()
+
+
+def note_loader(loader: Any) -> None:
+    """Called by every Loader when it is made or starts an epoch: a running profile takes its
+    facts (workers, prefetch, stage counters) from the loaders it sees."""
+    current = _active
+    if current is not None:
+        current._see(loader)
+
+
+class _Range:
+    """`with`: records one range of a registered name on the calling thread."""
+
+    __slots__ = ("_native", "_name", "_index", "_begin")
+
+    def __init__(self, native: _native.Profile, name: int, index: int) -> None:
+        self._native = native
+        self._name = name
+        self._index = index
+        self._begin = 0
+
+    def __enter__(self) -> "_Range":
+        self._begin = _native.now_ns()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._native.record(self._name, self._begin, _native.now_ns(), self._index)
+
+
+class profile:
+    """Records a training loop and diagnoses it as pipebench does: device utilization, idle
+    time by cause (waiting for input, host syncs, launch overhead, other), the verdict, the
+    loader stage that holds it back, recommendations with their predicted effect, and the
+    practice checks.
+
+        with gpufeed.profile(report="run.html", trace="run.json", json="run.profile.json") as prof:
+            for images, labels in loader.epoch(0):
+                with prof.step():
+                    loss = train_step(images, labels)
+        print(prof.summary())
+
+    Mark each training step with ``prof.step()``: the steps are what utilization is measured
+    against (on a CUDA device CUPTI's kernel records are, and the steps set the window). On a
+    CUDA device CUPTI also sees host syncs (``.item()``, ``.cpu()``, ``synchronize``) and
+    launches by itself; ``prof.sync()`` marks a sync of your own. The gpufeed.Loader seen
+    during the profile (the busiest, if several) supplies the input side. ``trace`` opens in
+    Perfetto, ``pipebench analyze`` reads it too. The outputs are written when the block ends,
+    also when it ends with an exception (Ctrl-C included).
+    """
+
+    def __init__(
+        self,
+        *,
+        report: Optional[PathLike] = None,
+        trace: Optional[PathLike] = None,
+        json: Optional[PathLike] = None,
+        cuda: Optional[bool] = None,
+    ) -> None:
+        self._outputs = {
+            "report": None if report is None else os.fspath(report),
+            "trace": None if trace is None else os.fspath(trace),
+            "json": None if json is None else os.fspath(json),
+        }
+        self._cuda = cuda
+        self._native: Optional[_native.Profile] = None
+        self._report: Optional[_native.ProfileReport] = None
+        self._loaders: dict[int, list] = {}  # id -> [loader, baseline, epochs]
+        self._steps = 0
+        self._step_name = _native.range_name("step")
+        self._sync_name = _native.range_name("sync")
+
+    def __enter__(self) -> "profile":
+        global _active
+        for what, path in self._outputs.items():
+            if path is not None:
+                _native.check_writable(what, path)
+        cuda = self._cuda if self._cuda is not None else _native.cuda_device_count() > 0
+        with _active_lock:
+            if _active is not None:
+                raise _native.UsageError("a gpufeed.profile is already running in this process")
+            self._native = _native.Profile(cuda)
+            _active = self
+        return self
+
+    def step(self) -> _Range:
+        """``with prof.step():`` around one training step (forward, backward, update)."""
+        if self._native is None:
+            raise _native.UsageError("prof.step() outside its `with gpufeed.profile()` block")
+        index = self._steps
+        self._steps += 1
+        return _Range(self._native, self._step_name, index)
+
+    def sync(self) -> _Range:
+        """``with prof.sync():`` around a host synchronization of your own (CUPTI finds the
+        CUDA ones by itself)."""
+        if self._native is None:
+            raise _native.UsageError("prof.sync() outside its `with gpufeed.profile()` block")
+        return _Range(self._native, self._sync_name, self._steps)
+
+    def _see(self, loader: Any) -> None:
+        entry = self._loaders.get(id(loader))
+        if entry is None:
+            baseline = _native.stats_snapshot(loader._native)
+            self._loaders[id(loader)] = [loader, baseline, 1]
+        else:
+            entry[2] += 1
+
+    def _busiest_loader(self):
+        best = None
+        best_samples = -1
+        for loader, baseline, epochs in self._loaders.values():
+            if loader._native.closed:
+                continue
+            samples = loader._native.stats()["samples"]
+            if samples > best_samples:
+                best, best_samples = (loader, baseline, epochs), samples
+        return best
+
+    def __exit__(self, *exc: object) -> None:
+        global _active
+        with _active_lock:
+            _active = None
+        native, self._native = self._native, None
+        loop = _native.LoopFacts()
+        loop.steps = self._steps
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            loop.torch_threads = torch.get_num_threads()
+            loop.deterministic = bool(torch.are_deterministic_algorithms_enabled())
+        busiest = self._busiest_loader()
+        if busiest is None:
+            self._report = native.finish(None, None, loop)
+        else:
+            loader, baseline, epochs = busiest
+            loop.epochs = epochs
+            self._report = native.finish(loader._native, baseline, loop)
+        self._write_outputs()
+
+    def _write_outputs(self) -> None:
+        report = self._report
+        if self._outputs["trace"]:
+            report.write_trace(self._outputs["trace"])
+        if self._outputs["report"]:
+            report.write_report(self._outputs["report"])
+        if self._outputs["json"]:
+            path = self._outputs["json"]
+            temporary = f"{path}.tmp.{os.getpid()}"
+            with open(temporary, "w") as f:
+                f.write(report.json())
+            os.replace(temporary, path)
+
+    def _finished(self) -> _native.ProfileReport:
+        if self._report is None:
+            raise _native.UsageError("the profile has not finished: use it after its `with` block")
+        return self._report
+
+    def summary(self) -> str:
+        """The text pipebench prints: utilization, idle time by cause, verdict, bottleneck
+        stage, recommendations, practice checks."""
+        return self._finished().summary()
+
+    def results(self) -> dict:
+        """The diagnosis as data: pipebench's --json keys (samples_per_s, device_util,
+        idle_by_cause, bottleneck_stage, verdict, stages, echo, practices, profile, ...)."""
+        return _json.loads(self._finished().json())

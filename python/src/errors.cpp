@@ -1,0 +1,89 @@
+#include "errors.hpp"
+
+#include <stdexcept>
+
+#include "gpufeed/formats/error.hpp"
+#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/profiler/error.hpp"
+
+namespace nb = nanobind;
+
+namespace gpufeed::python {
+
+namespace {
+
+PyObject* error_type = nullptr;
+PyObject* format_error_type = nullptr;
+PyObject* usage_error_type = nullptr;
+PyObject* pipeline_error_type = nullptr;
+
+/// A Python usage error from C++: the same type as gpufeed::UsageError, raised by the binding.
+class BindingUsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+PyObject* new_type(nb::module_& m, const char* name, const char* doc, PyObject* bases) {
+  const std::string qualified = std::string("gpufeed.") + name;
+  PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases, nullptr);
+  if (type == nullptr) throw nb::python_error();
+  m.attr(name) = nb::handle(type);
+  return type;
+}
+
+void translate(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const OptionError& e) {
+    PyErr_SetString(usage_error_type, e.render(keyword_of).c_str());
+  } catch (const std::invalid_argument& e) {  // UsageError, BindingUsageError, layout names
+    PyErr_SetString(usage_error_type, e.what());
+  } catch (const formats::FormatError& e) {
+    PyErr_SetString(format_error_type, e.what());
+  } catch (const profiler::TraceError& e) {
+    PyErr_SetString(format_error_type, e.what());
+  } catch (const PipelineError& e) {
+    PyErr_SetString(pipeline_error_type, e.what());
+  } catch (const std::bad_alloc&) {
+    PyErr_SetString(PyExc_MemoryError,
+                    "out of memory; use a smaller batch_size, prefetch or cache_mb");
+  } catch (const std::runtime_error& e) {  // CUDA failures, report files, ...
+    PyErr_SetString(error_type, e.what());
+  }
+}
+
+}  // namespace
+
+std::string keyword_of(std::string_view field) {
+  if (field == "cache_bytes") return "cache_mb";
+  if (field == "drop_last_batch") return "drop_last";
+  return std::string(field);
+}
+
+void throw_usage(const std::string& message) {
+  throw BindingUsageError(message);
+}
+
+void bind_errors(nb::module_& m) {
+  error_type = new_type(m, "Error",
+                        "Base of every gpufeed error. The message is one line: what went wrong, "
+                        "where (file, dataset, sample) and what to do.",
+                        PyExc_Exception);
+  format_error_type = new_type(
+      m, "FormatError", "A file cannot be read as asked: missing, damaged, or of the wrong shape.",
+      error_type);
+  PyObject* usage_bases = PyTuple_Pack(2, error_type, PyExc_ValueError);
+  usage_error_type = new_type(m, "UsageError",
+                              "A keyword value out of range, or settings that cannot work "
+                              "together. The message names the keyword.",
+                              usage_bases);
+  Py_DECREF(usage_bases);
+  pipeline_error_type =
+      new_type(m, "PipelineError",
+               "A failure while the loader ran (a damaged chunk, an I/O error), raised at the "
+               "consumer's next batch with the stage, file and sample.",
+               error_type);
+  nb::register_exception_translator(translate);
+}
+
+}  // namespace gpufeed::python

@@ -1,0 +1,21 @@
+#pragma once
+// gpufeed's exceptions as Python sees them: gpufeed.Error and its subclasses FormatError,
+// UsageError (also a ValueError) and PipelineError, with the library's one-line messages and
+// option names spelled as the Python keywords.
+#include <string>
+#include <string_view>
+
+#include <nanobind/nanobind.h>
+
+namespace gpufeed::python {
+
+/// The Python keyword of a LoaderOptions field (cache_bytes -> cache_mb; most are the same).
+std::string keyword_of(std::string_view field);
+
+/// Raises gpufeed.UsageError from C++ (the binding's own argument checks).
+[[noreturn]] void throw_usage(const std::string& message);
+
+/// Creates the exception types in `m` and registers the translator of C++ exceptions.
+void bind_errors(nanobind::module_& m);
+
+}  // namespace gpufeed::python

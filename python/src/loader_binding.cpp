@@ -1,0 +1,141 @@
+#include "loader_binding.hpp"
+
+#include <chrono>
+#include <memory>
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include "batch_arrays.hpp"
+#include "common/pack_file.hpp"
+#include "common/synthetic.hpp"
+#include "errors.hpp"
+#include "native_loader.hpp"
+#include "options.hpp"
+#include "stats_dict.hpp"
+
+namespace nb = nanobind;
+
+namespace gpufeed::python {
+
+namespace {
+
+/// How long a wait for a batch runs without the GIL before Python's signal handlers get a
+/// chance (Ctrl-C raises KeyboardInterrupt within this time).
+constexpr auto kSignalPoll = std::chrono::milliseconds(50);
+
+/// One delivered batch: its arrays and where it came from. Holding it holds the batch.
+struct Delivery {
+  std::shared_ptr<HeldBatch> held;
+  bool has_labels = true;
+
+  [[nodiscard]] const Batch& batch() const { return held->batch(); }
+};
+
+}  // namespace
+
+NativeLoader::NativeLoader(const std::string& path, const nb::dict& keywords) {
+  LoaderOptions options = options_from_keywords(path, keywords);
+  nb::gil_scoped_release release;  // opening the file and allocating slots can take a while
+  loader_ = std::make_unique<Loader>(std::move(options));
+}
+
+NativeLoader::~NativeLoader() {
+  if (!nb::is_alive()) return;  // interpreter shutdown: the process is going away
+  nb::gil_scoped_release release;
+  loader_.reset();
+}
+
+Loader& NativeLoader::get() {
+  if (!loader_) throw_usage("the loader was closed; create a new gpufeed.Loader");
+  return *loader_;
+}
+
+void NativeLoader::start_epoch(std::uint64_t epoch) {
+  Loader& loader = get();
+  nb::gil_scoped_release release;
+  loader.start_epoch(epoch);
+}
+
+nb::object NativeLoader::next() {
+  Loader& loader = get();
+  for (;;) {
+    std::optional<Batch> batch;
+    {
+      nb::gil_scoped_release release;
+      batch = loader.try_next(kSignalPoll);
+    }
+    if (batch) {
+      if (!*batch) return nb::none();
+      return nb::cast(Delivery{std::make_shared<HeldBatch>(std::move(*batch)),
+                               !loader.options().labels.empty()});
+    }
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+  }
+}
+
+void NativeLoader::close() {
+  nb::gil_scoped_release release;
+  loader_.reset();
+}
+
+void bind_loader(nb::module_& m) {
+  nb::class_<Delivery>(m, "Delivery", "One batch as the loader delivered it.")
+      .def_prop_ro("images",
+                   [](const Delivery& d) { return BatchArray(d.held, BatchArray::Part::images); })
+      .def_prop_ro("labels",
+                   [](const Delivery& d) {
+                     return d.has_labels ? std::optional<BatchArray>(
+                                               BatchArray(d.held, BatchArray::Part::labels))
+                                         : std::nullopt;
+                   })
+      .def_prop_ro("indices",
+                   [](const Delivery& d) {
+                     nb::list out;
+                     for (const std::uint64_t i : d.batch().sample_indices()) out.append(i);
+                     return out;
+                   })
+      .def_prop_ro("echoed", [](const Delivery& d) { return d.batch().echoed(); })
+      .def_prop_ro("epoch", [](const Delivery& d) { return d.batch().epoch(); })
+      .def_prop_ro("index", [](const Delivery& d) { return d.batch().index(); })
+      .def_prop_ro("size", [](const Delivery& d) { return d.batch().size(); });
+
+  nb::class_<NativeLoader>(m, "Loader")
+      .def(nb::init<const std::string&, const nb::dict&>(), nb::arg("path"), nb::arg("keywords"))
+      .def("start_epoch", &NativeLoader::start_epoch, nb::arg("epoch"))
+      .def("next", &NativeLoader::next)
+      .def("close", &NativeLoader::close)
+      .def_prop_ro("closed", [](const NativeLoader& l) { return !l.open(); })
+      .def("stats", [](NativeLoader& l) { return stats_dict(l.get().stats()); })
+      .def("reset_stats", [](NativeLoader& l) { l.get().reset_stats(); })
+      .def_prop_ro("batches_per_epoch", [](NativeLoader& l) { return l.get().batches_per_epoch(); })
+      .def_prop_ro("samples_per_epoch", [](NativeLoader& l) { return l.get().samples_per_epoch(); })
+      .def_prop_ro("workers", [](NativeLoader& l) { return l.get().workers(); })
+      .def_prop_ro("device", [](NativeLoader& l) { return l.get().options().device; })
+      .def_prop_ro("sample_shape", [](NativeLoader& l) {
+        const formats::SampleShape s = l.get().sample_shape();
+        return std::make_tuple(s.height, s.width, s.channels);
+      });
+
+  m.def("default_keywords", &default_keywords,
+        "The keywords of gpufeed.Loader with LoaderOptions' defaults.");
+
+  m.def(
+      "write_synthetic",
+      [](const std::string& path, std::uint64_t samples, std::uint32_t height, std::uint32_t width,
+         std::uint32_t channels, std::uint64_t chunk, std::uint64_t seed, std::uint32_t classes) {
+        tools::SyntheticSpec spec;
+        spec.samples = samples;
+        spec.shape = {height, width, channels, formats::Layout::nhwc};
+        const tools::PackInput input = tools::synthetic_input(spec, seed, classes);
+        tools::PackSettings settings;
+        settings.writer.samples_per_chunk = chunk;
+        nb::gil_scoped_release release;
+        tools::pack_file(path, input, settings);
+      },
+      nb::arg("path"), nb::arg("samples"), nb::arg("height"), nb::arg("width"), nb::arg("channels"),
+      nb::arg("chunk"), nb::arg("seed"), nb::arg("classes"));
+}
+
+}  // namespace gpufeed::python

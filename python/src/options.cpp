@@ -1,0 +1,256 @@
+#include "options.hpp"
+
+#include <nanobind/stl/string.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "errors.hpp"
+#include "gpufeed/pipeline/sampler.hpp"
+
+namespace nb = nanobind;
+
+namespace gpufeed::python {
+
+namespace {
+
+std::string python_type_name(nb::handle value) {
+  return nb::cast<std::string>(nb::handle(value.type()).attr("__name__"));
+}
+
+[[noreturn]] void bad_type(const char* key, nb::handle value, const char* expected) {
+  throw_usage(std::string(key) + "=" + nb::cast<std::string>(nb::repr(value)) + ": expected " +
+              expected + ", got " + python_type_name(value));
+}
+
+std::uint64_t to_count(const char* key, nb::handle value, std::uint64_t low, std::uint64_t high) {
+  if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) bad_type(key, value, "an int");
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow != 0 || v < 0 || static_cast<std::uint64_t>(v) < low ||
+      static_cast<std::uint64_t>(v) > high) {
+    throw_usage(std::string(key) + "=" + nb::cast<std::string>(nb::repr(value)) + ": use " +
+                std::to_string(low) + " to " + std::to_string(high));
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
+std::uint32_t to_u32(const char* key, nb::handle value, std::uint32_t low) {
+  return static_cast<std::uint32_t>(to_count(key, value, low, 0xffffffffu));
+}
+
+bool to_bool(const char* key, nb::handle value) {
+  if (!PyBool_Check(value.ptr())) bad_type(key, value, "True or False");
+  return value.ptr() == Py_True;
+}
+
+std::string to_text(const char* key, nb::handle value) {
+  if (!nb::isinstance<nb::str>(value)) bad_type(key, value, "a str");
+  return nb::cast<std::string>(value);
+}
+
+/// A dtype given as a string or as a framework's dtype object (torch.bfloat16, numpy's float32).
+std::string to_dtype_text(nb::handle value) {
+  if (nb::isinstance<nb::str>(value)) return nb::cast<std::string>(value);
+  std::string text = nb::cast<std::string>(nb::str(value));
+  if (text.rfind("torch.", 0) == 0) text = text.substr(6);
+  if (text.rfind("<class 'numpy.", 0) == 0) text = text.substr(14, text.size() - 16);
+  return text;
+}
+
+std::vector<float> to_floats(const char* key, nb::handle value) {
+  std::vector<float> out;
+  if (value.is_none()) return out;
+  if (nb::isinstance<nb::str>(value) || !PySequence_Check(value.ptr())) {
+    bad_type(key, value, "a sequence of numbers (one per channel) or None");
+  }
+  for (nb::handle item : value) {
+    if (!PyFloat_Check(item.ptr()) && !PyLong_Check(item.ptr())) {
+      bad_type(key, value, "a sequence of numbers (one per channel) or None");
+    }
+    out.push_back(static_cast<float>(nb::cast<double>(item)));
+  }
+  return out;
+}
+
+void set_size(LoaderOptions& o, nb::handle value) {
+  if (value.is_none()) {
+    o.height = o.width = 0;
+    return;
+  }
+  if (PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
+    o.height = o.width = static_cast<std::uint32_t>(to_count("size", value, 1, 4096));
+    return;
+  }
+  if (!PySequence_Check(value.ptr()) || nb::isinstance<nb::str>(value) || nb::len(value) != 2) {
+    bad_type("size", value, "(height, width), an int for a square, or None");
+  }
+  o.height = static_cast<std::uint32_t>(to_count("size", value[0], 1, 4096));
+  o.width = static_cast<std::uint32_t>(to_count("size", value[1], 1, 4096));
+}
+
+void set_shard(LoaderOptions& o, nb::handle value) {
+  if (value.is_none()) {
+    o.shard.reset();
+    return;
+  }
+  if (!PySequence_Check(value.ptr()) || nb::isinstance<nb::str>(value) || nb::len(value) != 2) {
+    bad_type("shard", value, "(rank, world_size) or None");
+  }
+  const auto rank = static_cast<std::uint32_t>(to_count("shard", value[0], 0, 1u << 20));
+  const auto world = static_cast<std::uint32_t>(to_count("shard", value[1], 1, 1u << 20));
+  if (rank >= world) {
+    throw_usage("shard=" + nb::cast<std::string>(nb::repr(value)) + ": rank " +
+                std::to_string(rank) + " is not below world_size " + std::to_string(world));
+  }
+  o.shard = Shard{rank, world};
+}
+
+void set_cache_mb(LoaderOptions& o, nb::handle value) {
+  if (PyBool_Check(value.ptr()) || (!PyLong_Check(value.ptr()) && !PyFloat_Check(value.ptr()))) {
+    bad_type("cache_mb", value, "a number of MiB");
+  }
+  const double mb = nb::cast<double>(value);
+  if (!(mb >= 0) || mb > double(1 << 24) || std::isnan(mb)) {
+    throw_usage("cache_mb=" + nb::cast<std::string>(nb::repr(value)) + ": use 0 to " +
+                std::to_string(1 << 24) + " MiB");
+  }
+  o.cache_bytes = static_cast<std::uint64_t>(mb * double(1 << 20));
+}
+
+void set_echo(LoaderOptions& o, nb::handle value) {
+  if (PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
+    o.echo = EchoOptions::parse(std::to_string(to_count("echo", value, 1, 64)));
+  } else if (nb::isinstance<nb::str>(value)) {
+    o.echo = EchoOptions::parse(nb::cast<std::string>(value));
+  } else {
+    bad_type("echo", value, "an int factor, 'auto' or 'auto:CAP'");
+  }
+}
+
+formats::ResizeFilter parse_filter(const std::string& text) {
+  if (text == "bilinear") return formats::ResizeFilter::bilinear;
+  if (text == "area") return formats::ResizeFilter::area;
+  throw_usage("resize_filter='" + text + "': use 'bilinear' or 'area'");
+}
+
+using Setter = std::function<void(LoaderOptions&, nb::handle)>;
+
+const std::map<std::string, Setter>& setters() {
+  static const std::map<std::string, Setter> table = {
+      {"images", [](LoaderOptions& o, nb::handle v) { o.images = to_text("images", v); }},
+      {"labels",
+       [](LoaderOptions& o, nb::handle v) { o.labels = v.is_none() ? "" : to_text("labels", v); }},
+      {"layout",
+       [](LoaderOptions& o, nb::handle v) {
+         if (v.is_none()) {
+           o.layout.reset();
+         } else {
+           o.layout = formats::parse_layout(to_text("layout", v));
+         }
+       }},
+      {"batch_size",
+       [](LoaderOptions& o, nb::handle v) { o.batch_size = to_u32("batch_size", v, 1); }},
+      {"workers",
+       [](LoaderOptions& o, nb::handle v) {
+         o.workers = static_cast<unsigned>(to_count("workers", v, 0, 1024));
+       }},
+      {"prefetch", [](LoaderOptions& o, nb::handle v) { o.prefetch = to_u32("prefetch", v, 1); }},
+      {"order", [](LoaderOptions& o, nb::handle v) { o.order = parse_order(to_text("order", v)); }},
+      {"seed", [](LoaderOptions& o,
+                  nb::handle v) { o.seed = to_count("seed", v, 0, 0x7fffffffffffffffull); }},
+      {"chunk_window",
+       [](LoaderOptions& o, nb::handle v) {
+         o.chunk_window = to_count("chunk_window", v, 1, 1u << 20);
+       }},
+      {"cache_mb", set_cache_mb},
+      {"shard", set_shard},
+      {"drop_tail", [](LoaderOptions& o, nb::handle v) { o.drop_tail = to_bool("drop_tail", v); }},
+      {"drop_last",
+       [](LoaderOptions& o, nb::handle v) { o.drop_last_batch = to_bool("drop_last", v); }},
+      {"mean", [](LoaderOptions& o, nb::handle v) { o.mean = to_floats("mean", v); }},
+      {"std", [](LoaderOptions& o, nb::handle v) { o.std = to_floats("std", v); }},
+      {"use_index", [](LoaderOptions& o, nb::handle v) { o.use_index = to_bool("use_index", v); }},
+      {"device", [](LoaderOptions& o, nb::handle v) { o.device = to_text("device", v); }},
+      {"dtype", [](LoaderOptions& o, nb::handle v) { o.dtype = parse_dtype(to_dtype_text(v)); }},
+      {"output_layout",
+       [](LoaderOptions& o, nb::handle v) {
+         o.output_layout = formats::parse_layout(to_text("output_layout", v));
+       }},
+      {"echo", set_echo},
+      {"reaugment_echoes",
+       [](LoaderOptions& o, nb::handle v) { o.reaugment_echoes = to_bool("reaugment_echoes", v); }},
+      {"inject_stall",
+       [](LoaderOptions& o, nb::handle v) {
+         if (v.is_none()) {
+           o.inject_stall.reset();
+         } else {
+           o.inject_stall = StallInjection::parse(to_text("inject_stall", v));
+         }
+       }},
+      {"size", set_size},
+      {"resize_filter",
+       [](LoaderOptions& o, nb::handle v) {
+         o.resize_filter = parse_filter(to_text("resize_filter", v));
+       }},
+      {"augment",
+       [](LoaderOptions& o, nb::handle v) { o.augment = parse_augment(to_text("augment", v)); }},
+      {"on_error",
+       [](LoaderOptions& o, nb::handle v) { o.on_error = parse_on_error(to_text("on_error", v)); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+LoaderOptions options_from_keywords(const std::string& path, const nb::dict& keywords) {
+  LoaderOptions o;
+  o.path = path;
+  const auto& table = setters();
+  for (auto [key, value] : keywords) {
+    const std::string name = nb::cast<std::string>(key);
+    const auto it = table.find(name);
+    if (it == table.end()) {
+      throw_usage("unknown keyword '" + name + "' for gpufeed.Loader; see help(gpufeed.Loader)");
+    }
+    it->second(o, value);
+  }
+  return o;
+}
+
+nb::dict default_keywords() {
+  const LoaderOptions o;
+  nb::dict d;
+  d["images"] = o.images;
+  d["labels"] = o.labels;
+  d["layout"] = nb::none();
+  d["batch_size"] = o.batch_size;
+  d["workers"] = o.workers;
+  d["prefetch"] = o.prefetch;
+  d["order"] = to_string(o.order);
+  d["seed"] = o.seed;
+  d["chunk_window"] = o.chunk_window;
+  d["cache_mb"] = o.cache_bytes >> 20;
+  d["shard"] = nb::none();
+  d["drop_tail"] = o.drop_tail;
+  d["drop_last"] = o.drop_last_batch;
+  d["mean"] = nb::none();
+  d["std"] = nb::none();
+  d["use_index"] = o.use_index;
+  d["device"] = o.device;
+  d["dtype"] = to_string(o.dtype);
+  d["output_layout"] = formats::to_string(o.output_layout);
+  d["echo"] = o.echo.adaptive ? nb::object(nb::str(o.echo.to_string().c_str()))
+                              : nb::object(nb::int_(o.echo.factor));
+  d["reaugment_echoes"] = o.reaugment_echoes;
+  d["inject_stall"] = nb::none();
+  d["size"] = nb::none();
+  d["resize_filter"] = "bilinear";
+  d["augment"] = to_string(o.augment);
+  d["on_error"] = "fail";
+  return d;
+}
+
+}  // namespace gpufeed::python

@@ -1,0 +1,18 @@
+#pragma once
+// The Python keywords of gpufeed.Loader and the LoaderOptions they set.
+#include <nanobind/nanobind.h>
+
+#include "gpufeed/pipeline/loader.hpp"
+
+namespace gpufeed::python {
+
+/// LoaderOptions from `path` and keyword arguments (Python names: cache_mb, size, drop_last,
+/// shard, ...). A value of the wrong type or out of range raises gpufeed.UsageError naming the
+/// keyword; an unknown keyword does too.
+LoaderOptions options_from_keywords(const std::string& path, const nanobind::dict& keywords);
+
+/// The keywords with LoaderOptions' defaults, as Python values (what gpufeed.Loader's signature
+/// must match).
+nanobind::dict default_keywords();
+
+}  // namespace gpufeed::python

@@ -1,0 +1,254 @@
+"""gpufeed.Loader's contract: every sample once per epoch, the file's pixels, the same batches as
+the C++ loader, the keywords and their defaults, DLPack outputs."""
+
+from __future__ import annotations
+
+import ctypes
+import inspect
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+import gpufeed
+from gpufeed import _native
+
+from conftest import SAMPLES, SHAPE, epoch_samples, labels_of, pixels
+
+
+@pytest.mark.parametrize("order", ["sequential", "random", "chunk"])
+@pytest.mark.parametrize("batch_size", [64, 100])
+def test_every_sample_exactly_once_per_epoch(h5py_file, order, batch_size):
+    loader = gpufeed.Loader(h5py_file, batch_size=batch_size, workers=2, order=order, seed=3)
+    assert len(loader) == -(-SAMPLES // batch_size)
+    for epoch in range(2):
+        seen = epoch_samples(loader, epoch)
+        assert sorted(seen) == list(range(SAMPLES)), f"epoch {epoch}"
+
+
+def test_orders_differ_between_epochs_and_repeat_for_a_seed(h5py_file):
+    a = gpufeed.Loader(h5py_file, batch_size=50, workers=2, order="random", seed=9)
+    b = gpufeed.Loader(h5py_file, batch_size=50, workers=1, order="random", seed=9)
+    assert epoch_samples(a, 0) == epoch_samples(b, 0), "not a function of the seed alone"
+    assert epoch_samples(a, 0) != epoch_samples(a, 1)
+
+
+def test_drop_last_drops_the_partial_batch(h5py_file):
+    loader = gpufeed.Loader(h5py_file, batch_size=64, workers=2, drop_last=True)
+    sizes = [images.shape[0] for images, _ in loader.epoch(0)]
+    assert sizes == [64] * (SAMPLES // 64) == [64] * len(loader)
+
+
+def test_pixels_and_labels_equal_h5pys_read(h5py_file):
+    import h5py
+
+    with h5py.File(h5py_file, "r") as f:
+        stored = f["images"][:]
+        stored_labels = f["labels"][:]
+    loader = gpufeed.Loader(
+        h5py_file, batch_size=64, workers=2, order="random", mean=[0, 0, 0], std=[1, 1, 1]
+    )
+    checked = 0
+    for batch in loader.epoch(0):
+        images, labels = batch
+        assert images.dtype == torch.float32 and labels.dtype == torch.int64
+        assert tuple(images.shape[1:]) == (SHAPE[2], SHAPE[0], SHAPE[1])  # NCHW
+        expected = stored[batch.indices].transpose(0, 3, 1, 2).astype(np.float32)
+        np.testing.assert_array_equal(images.numpy(), expected)
+        np.testing.assert_array_equal(labels.numpy(), stored_labels[batch.indices])
+        checked += images.shape[0]
+    assert checked == SAMPLES
+
+
+def test_default_normalization_is_zero_to_one(h5py_file):
+    loader = gpufeed.Loader(h5py_file, batch_size=SAMPLES, workers=2, order="sequential")
+    (images, _), = list(loader.epoch(0))
+    expected = pixels(SAMPLES).transpose(0, 3, 1, 2).astype(np.float32) / 255.0
+    np.testing.assert_allclose(images.numpy(), expected, rtol=1e-6)
+
+
+def test_nchw_file_with_its_layout_named(data_dir):
+    import h5py
+
+    path = os.path.join(data_dir, "nchw.h5")
+    data = pixels(120).transpose(0, 3, 1, 2).copy()
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=data, chunks=(20,) + data.shape[1:])
+    loader = gpufeed.Loader(
+        path, images="/x", labels=None, layout="nchw", batch_size=40, mean=[0] * 3, std=[1] * 3
+    )
+    for batch in loader.epoch(0):
+        images, labels = batch
+        assert labels is None
+        np.testing.assert_array_equal(images.numpy(), data[batch.indices].astype(np.float32))
+
+
+def run_cpp(path: str, prefix: str, **settings) -> tuple[list[dict], np.ndarray]:
+    tool = os.environ.get("GPUFEED_LOADER_DUMP")
+    if not tool:
+        pytest.skip("GPUFEED_LOADER_DUMP is not set")
+    args = [tool, path, prefix]
+    for key, value in settings.items():
+        args += ["--" + key, str(value)]
+    subprocess.run(args, check=True)
+    with open(prefix + ".json") as f:
+        batches = json.load(f)
+    return batches, np.fromfile(prefix + ".bin", dtype=np.float32)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(order="chunk", seed=1, batch=96, epoch=0),
+        dict(order="random", seed=7, batch=64, epoch=2),
+        dict(order="sequential", seed=0, batch=100, epoch=1, rank=1, world=3),
+        dict(order="random", seed=4, batch=64, epoch=1, echo=2, augment="flip"),
+    ],
+)
+def test_same_batches_as_the_cpp_loader(synthetic_file, tmp_path, settings):
+    cpp, cpp_images = run_cpp(synthetic_file, str(tmp_path / "cpp"), workers=2, **settings)
+    loader = gpufeed.Loader(
+        synthetic_file,
+        batch_size=settings["batch"],
+        workers=2,
+        order=settings["order"],
+        seed=settings["seed"],
+        shard=(settings.get("rank", 0), settings.get("world", 1)),
+        echo=settings.get("echo", 1),
+        augment=settings.get("augment", "none"),
+    )
+    offset = 0
+    delivered = 0
+    for got, want in zip(loader.epoch(settings["epoch"]), cpp, strict=True):
+        assert got.indices == want["indices"]
+        assert got.labels.tolist() == want["labels"]
+        assert got.echoed == want["echoed"] and got.index == want["index"]
+        flat = got.images.numpy().ravel()
+        np.testing.assert_array_equal(flat, cpp_images[offset : offset + flat.size])
+        offset += flat.size
+        delivered += 1
+    assert delivered == len(cpp) and offset == cpp_images.size
+
+
+def test_labels_are_none_without_a_labels_dataset(h5py_file):
+    loader = gpufeed.Loader(h5py_file, labels=None, batch_size=200)
+    for images, labels in loader.epoch(0):
+        assert labels is None and images.shape[0] == 200
+
+
+def test_keyword_defaults_are_the_cpp_defaults():
+    signature = inspect.signature(gpufeed.Loader)
+    native = _native.default_keywords()
+    for name, default in native.items():
+        assert name in signature.parameters, f"Loader has no keyword {name}"
+        assert signature.parameters[name].default == default, name
+    python_only = {"path", "output"}
+    assert set(signature.parameters) - set(native) == python_only
+
+
+def test_properties_and_stats(synthetic_file):
+    loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=2, prefetch=2)
+    assert loader.sample_shape == (16, 16, 3)
+    assert loader.samples_per_epoch == 1000 and len(loader) == 10
+    assert loader.device == "cpu" and loader.workers == 2
+    for _ in loader.epoch(0):
+        pass
+    stats = loader.stats()
+    assert stats["batches"] == 10 and stats["samples"] == 1000
+    assert stats["fresh_batches"] == 10 and stats["echoed_batches"] == 0
+    assert set(stats["stages"]) == {"read", "decode", "assemble", "h2d", "normalize", "echo", "wait"}
+    assert stats["stages"]["read"]["items"] > 0 and stats["stages"]["normalize"]["busy_s"] > 0
+    assert stats["cache"]["chunk_reads"] == 32  # 1000 samples in chunks of 32
+    assert stats["memory"]["slot_bytes"] > 0
+    loader.reset_stats()
+    assert loader.stats()["batches"] == 0
+    assert "10 batches per epoch" in repr(loader)
+
+
+def test_echoes_are_reaugmented_in_a_python_loop(synthetic_file):
+    # The loop variable holds the previous batch while the next is asked for: every echo must
+    # still show a new flip of its batch (the loader's echo slot), as the C++ loader's do.
+    loader = gpufeed.Loader(
+        synthetic_file, batch_size=100, workers=2, echo=3, augment="flip", seed=2
+    )
+    deliveries = []
+    for batch in loader.epoch(0):
+        deliveries.append((batch.index, batch.echoed, batch.images.clone()))
+    assert len(deliveries) == 3 * len(loader)
+    assert [echoed for _, echoed, _ in deliveries[:3]] == [False, True, True]
+    for k in range(0, len(deliveries), 3):
+        fresh, first, second = (d[2] for d in deliveries[k : k + 3])
+        assert deliveries[k][0] == deliveries[k + 1][0] == deliveries[k + 2][0]
+        mirrored = fresh.flip(-1)  # an echo shows each sample as it was, or mirrored
+        for echo in (first, second):
+            same = (echo == fresh).flatten(1).all(1)
+            flipped = (echo == mirrored).flatten(1).all(1)
+            assert bool((same | flipped).all())
+            assert 0 < int(flipped.sum()) < 100, "every echo draws a new flip per sample"
+    stats = loader.stats()
+    assert stats["fresh_batches"] == 10 and stats["echoed_batches"] == 20
+    assert stats["reaugmented_batches"] == 20
+
+
+def test_numpy_output_and_raw_dlpack_arrays(synthetic_file):
+    loader = gpufeed.Loader(synthetic_file, batch_size=100, output="numpy")
+    images, labels = next(iter(loader.epoch(0)))
+    assert isinstance(images, np.ndarray) and images.shape == (100, 3, 16, 16)
+    assert labels.dtype == np.int64
+    raw = gpufeed.Loader(synthetic_file, batch_size=100, output="dlpack")
+    batch = next(iter(raw.epoch(0)))
+    array = batch.images
+    assert array.shape == (100, 3, 16, 16) and array.dtype == "float32"
+    assert array.__dlpack_device__() == (1, 0) and array.device == "cpu"
+    a = torch.from_dlpack(array)
+    b = np.from_dlpack(array)
+    assert a.data_ptr() == b.ctypes.data, "not the same memory: a copy was made"
+    np.testing.assert_array_equal(a.numpy(), b)
+
+
+def capsule_name(capsule) -> bytes:
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype = ctypes.c_char_p
+    get_name.argtypes = [ctypes.py_object]
+    return get_name(capsule)
+
+
+def test_dlpack_versions(synthetic_file):
+    loader = gpufeed.Loader(synthetic_file, batch_size=100, output="dlpack")
+    array = next(iter(loader.epoch(0))).images
+    assert capsule_name(array.__dlpack__()) == b"dltensor"
+    assert capsule_name(array.__dlpack__(max_version=(1, 0))) == b"dltensor_versioned"
+    with pytest.raises(BufferError):
+        array.__dlpack__(copy=True)
+
+
+def test_starting_an_epoch_ends_the_previous_one(synthetic_file):
+    loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=2)
+    first = loader.epoch(0)
+    next(first)
+    second = loader.epoch(1)
+    assert list(first) == [], "an old epoch must not hand out the new epoch's batches"
+    assert sum(b.images.shape[0] for b in second) == 1000
+
+
+def test_close_keeps_held_batches_valid(synthetic_file):
+    with gpufeed.Loader(synthetic_file, batch_size=100, workers=2) as loader:
+        images, _ = next(iter(loader.epoch(0)))
+        copy = images.clone()
+    with pytest.raises(gpufeed.UsageError, match="closed"):
+        loader.epoch(1)
+    assert torch.equal(images, copy)
+
+
+def test_write_synthetic_is_deterministic(tmp_path):
+    a = gpufeed.write_synthetic(tmp_path / "a.h5", 64, (8, 8, 3), chunk=16, seed=1)
+    b = gpufeed.write_synthetic(tmp_path / "b.h5", 64, (8, 8, 3), chunk=16, seed=1)
+    la = gpufeed.Loader(a, batch_size=64, order="sequential")
+    lb = gpufeed.Loader(b, batch_size=64, order="sequential")
+    (xa, ya), = list(la.epoch(0))
+    (xb, yb), = list(lb.epoch(0))
+    assert torch.equal(xa, xb) and torch.equal(ya, yb)
+    assert set(ya.tolist()) <= set(range(10))
