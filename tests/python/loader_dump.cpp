@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
       nlohmann::json one;
       one["index"] = b.index();
       one["echoed"] = b.echoed();
-      one["indices"] = std::vector<std::uint64_t>(b.sample_indices().begin(),
-                                                  b.sample_indices().end());
+      one["indices"] =
+          std::vector<std::uint64_t>(b.sample_indices().begin(), b.sample_indices().end());
       one["labels"] = std::vector<std::int64_t>(b.labels().begin(), b.labels().end());
       batches.push_back(one);
     }
