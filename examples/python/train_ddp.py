@@ -1,0 +1,99 @@
+"""Data-parallel training under torchrun: one process per GPU (or per CPU slot with gloo), each
+reading its own shard of the file through gpufeed.
+
+    torchrun --standalone --nproc_per_node=2 examples/python/train_ddp.py
+    torchrun --standalone --nproc_per_node=8 examples/python/train_ddp.py --data train.h5 \\
+        --trace trace.json        # one trace per rank: trace.rank0.json, trace.rank1.json, ...
+
+gpufeed.Loader takes RANK and WORLD_SIZE from the environment torchrun sets (shard=), and a
+"cuda" device follows LOCAL_RANK: every rank reads a disjoint share of each epoch, the same
+number of batches everywhere, in an order that depends only on the seed and the epoch.
+Without --data, rank 0 writes the embedded synthetic dataset and the others wait for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+import gpufeed
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", help="a gpufeed HDF5 file on a path every rank can read")
+    p.add_argument("--samples", type=int, default=8192, help="synthetic samples without --data")
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--batch", type=int, default=64, help="per rank")
+    p.add_argument("--workers", type=int, default=2, help="loader threads per rank")
+    p.add_argument("--trace", help="per-rank Chrome trace: NAME.rankR.json")
+    return p.parse_args()
+
+
+def shared_dataset(args: argparse.Namespace, scratch: str) -> str:
+    if args.data:
+        return args.data
+    path = os.path.join(scratch, "train.h5")
+    if dist.get_rank() == 0:
+        gpufeed.write_synthetic(path, args.samples, (32, 32, 3))
+    dist.barrier()
+    return path
+
+
+def rank_path(path: str, rank: int) -> str:
+    root, extension = os.path.splitext(path)
+    return f"{root}.rank{rank}{extension}"
+
+
+def main() -> None:
+    args = parse_args()
+    cuda = torch.cuda.is_available()
+    dist.init_process_group(backend="nccl" if cuda else "gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = f"cuda:{local_rank}" if cuda else "cpu"
+    if cuda:
+        torch.cuda.set_device(local_rank)
+    # Rank 0 makes the scratch directory; torchrun's ranks of one node share /tmp.
+    scratch = tempfile.gettempdir() if args.data else os.path.join(
+        tempfile.gettempdir(), f"gpufeed-ddp-{os.environ.get('TORCHELASTIC_RUN_ID', 'run')}")
+    os.makedirs(scratch, exist_ok=True)
+    path = shared_dataset(args, scratch)
+    loader = gpufeed.Loader(path, batch_size=args.batch, workers=args.workers, device=device,
+                            order="random", seed=0)  # shard from RANK / WORLD_SIZE
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(4),
+        torch.nn.Flatten(), torch.nn.Linear(32 * 16, 10)).to(device)
+    model = DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    trace = rank_path(args.trace, rank) if args.trace else None
+    seen = torch.zeros((), dtype=torch.int64, device=device)
+    with gpufeed.profile(trace=trace) as prof:
+        for epoch in range(args.epochs):
+            for images, labels in loader.epoch(epoch):
+                with prof.step():
+                    loss = F.cross_entropy(model(images), labels)
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()  # DDP all-reduces the gradients here
+                    optimizer.step()
+                seen += labels.numel()
+    dist.all_reduce(seen)
+    if rank == 0:
+        print(f"{world} ranks trained {args.epochs} epochs of {len(loader)} batches each: "
+              f"{int(seen.item())} samples, final loss {loss.item():.4f}")
+        print(prof.summary(), end="")
+    dist.barrier()
+    if rank == 0 and not args.data:
+        os.remove(path)
+        os.rmdir(scratch)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
