@@ -59,7 +59,7 @@ def jpeg_file(data_dir) -> str:
     h5pack = os.environ.get("GPUFEED_H5PACK")
     if not h5pack:
         pytest.skip("GPUFEED_H5PACK is not set (h5pack was not built)")
-    from PIL import Image
+    Image = pytest.importorskip("PIL.Image")
 
     folder = os.path.join(data_dir, "photos")
     rng = np.random.default_rng(0)

@@ -133,6 +133,22 @@ def test_same_batches_as_the_cpp_loader(synthetic_file, tmp_path, settings):
     assert delivered == len(cpp) and offset == cpp_images.size
 
 
+@pytest.mark.parametrize("augment", ["none", "crop-flip"])
+def test_jpeg_layout_decodes_as_the_cpp_loader_does(jpeg_file, tmp_path, augment):
+    settings = dict(order="random", seed=2, batch=16, epoch=1, size="24x32", augment=augment)
+    cpp, cpp_images = run_cpp(jpeg_file, str(tmp_path / "cpp"), workers=2, **settings)
+    loader = gpufeed.Loader(jpeg_file, batch_size=16, workers=2, order="random", seed=2,
+                            size=(24, 32), augment=augment)
+    offset = 0
+    for got, want in zip(loader.epoch(1), cpp, strict=True):
+        assert tuple(got.images.shape[1:]) == (3, 24, 32)
+        assert got.indices == want["indices"]
+        flat = got.images.numpy().ravel()
+        np.testing.assert_array_equal(flat, cpp_images[offset : offset + flat.size])
+        offset += flat.size
+    assert offset == cpp_images.size and len(cpp) == len(loader) == 5
+
+
 def test_labels_are_none_without_a_labels_dataset(h5py_file):
     loader = gpufeed.Loader(h5py_file, labels=None, batch_size=200)
     for images, labels in loader.epoch(0):
