@@ -229,27 +229,6 @@ double touch(const gpufeed::Batch& batch) {
   return sum;
 }
 
-// `later` less `earlier` for the counters that accumulate; gauges (peaks, slot bytes) from
-// `later`.
-gpufeed::LoaderStats difference(const gpufeed::LoaderStats& later,
-                                const gpufeed::LoaderStats& earlier) {
-  gpufeed::LoaderStats d = later;
-  for (std::size_t s = 0; s < gpufeed::kStageCount; ++s) {
-    d.stages[s].busy_ns = later.stages[s].busy_ns - earlier.stages[s].busy_ns;
-    d.stages[s].items = later.stages[s].items - earlier.stages[s].items;
-  }
-  d.wall_ns = later.wall_ns - earlier.wall_ns;
-  d.batches = later.batches - earlier.batches;
-  d.samples = later.samples - earlier.samples;
-  d.fresh_batches = later.fresh_batches - earlier.fresh_batches;
-  d.echoed_batches = later.echoed_batches - earlier.echoed_batches;
-  d.chunk_reads = later.chunk_reads - earlier.chunk_reads;
-  d.bytes_read = later.bytes_read - earlier.bytes_read;
-  d.cache_hits = later.cache_hits - earlier.cache_hits;
-  d.cache_misses = later.cache_misses - earlier.cache_misses;
-  return d;
-}
-
 // Busy fraction and items of every stage that did work.
 json stages_json(const gpufeed::LoaderStats& stats) {
   json stages = json::object();
@@ -298,7 +277,7 @@ int run_loader(const Args& a) {
   }
   const gpufeed::LoaderStats total = loader.stats();
   // Counters of the steady epochs: the run's totals less the warm-up epoch's.
-  const gpufeed::LoaderStats steady = a.epochs > 1 ? difference(total, after_warmup) : total;
+  const gpufeed::LoaderStats steady = a.epochs > 1 ? total.since(after_warmup) : total;
 
   std::uint64_t steady_samples = 0;
   double steady_seconds = 0;
