@@ -99,6 +99,12 @@ std::string start_locked(CollectorState& s, const CuptiCollector::Options& optio
       r != CUPTI_SUCCESS) {
     return cupti_failure("cuptiActivityRegisterCallbacks", r);
   }
+  // Runtime-call records carry the caller's thread as the recorder does (gettid), not
+  // CUPTI's default pthread_self(): a sync must land on the thread of the step it is in.
+  if (const CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+      r != CUPTI_SUCCESS) {
+    return cupti_failure("cuptiSetThreadIdType", r);
+  }
   if (std::string failure = enable_kinds(options.runtime_api); !failure.empty()) return failure;
   ClockPair pair;
   if (!cupti_clock(pair)) {
