@@ -16,15 +16,16 @@ _OUTPUTS = ("torch", "numpy", "dlpack")
 
 def _converter(output: str):
     """The function that turns a BatchArray into the caller's array type (zero-copy)."""
-    if output == "torch":
-        import torch
-
-        return torch.from_dlpack
-    if output == "numpy":
-        import numpy
-
-        return numpy.from_dlpack
-    return lambda array: array
+    if output == "dlpack":
+        return lambda array: array
+    try:
+        module = __import__(output)
+    except ImportError:
+        raise _native.UsageError(
+            f"output={output!r} needs the {output} package, which is not installed; install "
+            "it, or pass output='dlpack' and convert with your framework's from_dlpack"
+        ) from None
+    return module.from_dlpack
 
 
 class Batch:
@@ -160,34 +161,8 @@ class Loader:
     ) -> None:
         if output not in _OUTPUTS:
             raise _native.UsageError(f"output={output!r}: use 'torch', 'numpy' or 'dlpack'")
-        keywords = dict(
-            batch_size=batch_size,
-            workers=workers,
-            order=order,
-            seed=seed,
-            device=device,
-            dtype=dtype,
-            echo=echo,
-            augment=augment,
-            size=size,
-            mean=mean,
-            std=std,
-            shard=shard,
-            on_error=on_error,
-            images=images,
-            labels=labels,
-            layout=layout,
-            prefetch=prefetch,
-            chunk_window=chunk_window,
-            cache_mb=cache_mb,
-            drop_last=drop_last,
-            drop_tail=drop_tail,
-            use_index=use_index,
-            output_layout=output_layout,
-            reaugment_echoes=reaugment_echoes,
-            resize_filter=resize_filter,
-            inject_stall=inject_stall,
-        )
+        # Every keyword but these two is a LoaderOptions field, converted and checked in C++.
+        keywords = {k: v for k, v in locals().items() if k not in ("self", "path", "output")}
         self._path = os.fspath(path)
         self._keywords = keywords
         self._output = output

@@ -2,6 +2,8 @@
 
 #include <nanobind/stl/string.h>
 
+#include "pipebench/run_facts.hpp"
+
 namespace nb = nanobind;
 
 namespace gpufeed::python {
@@ -47,11 +49,8 @@ nb::dict stats_dict(const LoaderStats& s) {
   nb::dict cache;
   cache["hits"] = s.cache_hits;
   cache["misses"] = s.cache_misses;
-  const std::uint64_t lookups = s.cache_hits + s.cache_misses;
-  cache["hit_rate"] =
-      lookups > 0
-          ? nb::object(nb::float_(static_cast<double>(s.cache_hits) / static_cast<double>(lookups)))
-          : nb::none();
+  const std::optional<double> hit_rate = tools::pipebench::cache_hit_rate(s);
+  cache["hit_rate"] = hit_rate ? nb::object(nb::float_(*hit_rate)) : nb::none();
   cache["peak_bytes"] = s.cache_peak_bytes;
   cache["chunk_reads"] = s.chunk_reads;
   cache["bytes_read"] = s.bytes_read;

@@ -37,6 +37,13 @@ class CudaLoader : public ::testing::Test {
     o.device = device;
     return o;
   }
+  /// Echo factor 3 of flipped batches: every echo re-augmented.
+  LoaderOptions flip_echo_options(const std::string& device) const {
+    LoaderOptions o = options(device);
+    o.augment = Augment::flip;
+    o.echo = EchoOptions::parse("3");
+    return o;
+  }
   /// The batch's device output copied to the host as floats.
   static std::vector<float> download(const Batch& b) {
     const std::size_t n = b.size() * kShape.bytes();
@@ -97,14 +104,8 @@ TEST_F(CudaLoader, HeldBatchIsNotOverwrittenOnTheDevice) {
 TEST_F(CudaLoader, ReaugmentedEchoesEqualTheCpuLoaders) {
   // Both devices show echo r of a sample with echo_flip(seed, epoch, sample, r) applied to the
   // fresh delivery: the CPU loader by mirroring its pixels, the CUDA one in the kernel.
-  LoaderOptions c_opt = options("cpu");
-  LoaderOptions g_opt = options("cuda:0");
-  for (LoaderOptions* o : {&c_opt, &g_opt}) {
-    o->augment = Augment::flip;
-    o->echo = EchoOptions::parse("3");
-  }
-  Loader cpu(c_opt);
-  Loader gpu(g_opt);
+  Loader cpu(flip_echo_options("cpu"));
+  Loader gpu(flip_echo_options("cuda:0"));
   cpu.start_epoch(2);
   gpu.start_epoch(2);
   for (;;) {
@@ -126,14 +127,8 @@ TEST_F(CudaLoader, ReaugmentedEchoesEqualTheCpuLoaders) {
 TEST_F(CudaLoader, EchoesOfAHeldBatchEqualTheCpuLoaders) {
   // The consumer keeps the previous delivery while it asks for the next (as a Python loop
   // does): echoes go to the echo slot, from the held batch's device pixels, with their labels.
-  LoaderOptions c_opt = options("cpu");
-  LoaderOptions g_opt = options("cuda:0");
-  for (LoaderOptions* o : {&c_opt, &g_opt}) {
-    o->augment = Augment::flip;
-    o->echo = EchoOptions::parse("3");
-  }
-  Loader cpu(c_opt);
-  Loader gpu(g_opt);
+  Loader cpu(flip_echo_options("cpu"));
+  Loader gpu(flip_echo_options("cuda:0"));
   cpu.start_epoch(1);
   gpu.start_epoch(1);
   Batch c_previous, g_previous;

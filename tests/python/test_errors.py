@@ -123,3 +123,11 @@ def test_ctrl_c_in_the_loop_raises_keyboard_interrupt_promptly(synthetic_file):
     timer.join()
     assert waited < 1.0, f"KeyboardInterrupt came after {waited:.2f} s"
     assert sum(images.shape[0] for images, _ in loader.epoch(1)) == 1000
+
+
+def test_an_output_framework_that_is_not_installed(h5py_file, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "numpy", None)  # what `import numpy` sees without NumPy
+    with pytest.raises(gpufeed.UsageError, match="output='numpy' needs the numpy package"):
+        gpufeed.Loader(h5py_file, output="numpy")
