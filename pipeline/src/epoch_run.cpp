@@ -22,11 +22,14 @@ constexpr auto kStarvedPoll = std::chrono::milliseconds(20);
 
 }  // namespace
 
-EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch)
+EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch, const EpochPlan& plan)
     : core_(core),
       epoch_(epoch),
-      order_(core.sampler.epoch_order(epoch)),
-      num_batches_(core.batches_per_epoch),
+      order_(core.sampler.epoch_order(epoch, plan.closed, plan.start)),
+      num_batches_(core.batches_for(order_.size())),
+      index_base_(plan.start / core.options.batch_size),
+      replay_(plan.replay),
+      echoes_done_(plan.echoes_done),
       echo_(core.echo),
       assemble_(graph_, flow::unlimited,
                 [this](const Ticket& t) { return run_stage("read", t, &LoaderCore::assemble); }),
@@ -48,7 +51,7 @@ void EpochRun::feed() {
   while (next_to_feed_ < num_batches_ && !cancelled_.load(std::memory_order_acquire)) {
     Slot* slot = core_.pool.try_acquire();
     if (slot == nullptr) return;  // back-pressure: the next release feeds again
-    core_.prepare(*slot, epoch_, next_to_feed_, order_);
+    core_.prepare(*slot, epoch_, next_to_feed_, index_base_ + next_to_feed_, order_);
     slot->refs.store(1, std::memory_order_relaxed);  // the graph's, handed to the consumer
     in_flight_.fetch_add(1);
     assemble_.try_put(Ticket{next_to_feed_, slot});
@@ -176,6 +179,17 @@ Delivery EpochRun::next(Deadline deadline) {
     ++delivered_;
     drop_echo_hold();
     echo_.delivered_fresh();
+    if (replay_) {
+      // Delivered before a restart, with echoes_done_ of its echoes: only the rest follow.
+      for (std::uint32_t r = 0; r < echoes_done_; ++r) echo_.delivered_echo();
+      replay_ = false;
+      if (echo_.holds_current()) {
+        current_ = slot;  // the graph's reference becomes the echo stage's hold
+      } else {
+        core_.release_ref(slot);
+      }
+      continue;
+    }
     if (echo_.holds_current()) {
       slot->refs.fetch_add(1);
       current_ = slot;

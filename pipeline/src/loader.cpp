@@ -181,6 +181,15 @@ std::uint64_t Loader::batches_per_epoch() const {
 std::uint64_t Loader::samples_per_epoch() const {
   return core_->sampler.samples_per_rank();
 }
+std::uint64_t Loader::batches_in_epoch() const {
+  return core_->batches_in_epoch();
+}
+LoaderState Loader::state() const {
+  return core_->state();
+}
+void Loader::restore(const LoaderState& state) {
+  core_->restore(state);
+}
 unsigned Loader::workers() const {
   return core_->stats().workers;
 }

@@ -164,8 +164,19 @@ LoaderCore::~LoaderCore() {
 void LoaderCore::start_epoch(std::uint64_t epoch) {
   stop();
   stopping.store(false);
+  EpochPlan plan;
+  {
+    std::lock_guard lock(place_mutex_);
+    if (pending_ && pending_->epoch == epoch) plan = plan_from(*pending_);
+    pending_.reset();  // a restored state is for the start of its own epoch only
+    place_ = Place{epoch, plan.closed, plan.consumed, plan.echoes_done, 0};
+  }
   std::shared_ptr<EpochRun> run;
-  arena_.execute([&] { run = std::make_shared<EpochRun>(*this, epoch); });
+  arena_.execute([&] { run = std::make_shared<EpochRun>(*this, epoch, plan); });
+  {
+    std::lock_guard lock(place_mutex_);
+    place_.batches = run->fresh_batches();
+  }
   {
     std::lock_guard lock(run_mutex_);
     run_ = run;
@@ -181,12 +192,31 @@ Delivery LoaderCore::next(Deadline deadline) {
   }
   if (!run) return {};
   const Delivery d = run->next(deadline);
-  if (d.slot != nullptr) {
-    batches_.fetch_add(1, std::memory_order_relaxed);
-    samples_.fetch_add(d.slot->count, std::memory_order_relaxed);
-    (d.echoed ? echoed_ : fresh_).fetch_add(1, std::memory_order_relaxed);
-  }
+  if (d.slot != nullptr) note_delivery(d);
   return d;
+}
+
+void LoaderCore::note_delivery(const Delivery& d) {
+  batches_.fetch_add(1, std::memory_order_relaxed);
+  samples_.fetch_add(d.slot->count, std::memory_order_relaxed);
+  (d.echoed ? echoed_ : fresh_).fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(place_mutex_);
+  if (d.echoed) {
+    ++place_.echo_repeats;
+  } else {
+    place_.consumed += d.slot->count;
+    place_.echo_repeats = 0;
+  }
+}
+
+std::uint64_t LoaderCore::batches_for(std::uint64_t samples) const {
+  const std::uint64_t b = options.batch_size;
+  return options.drop_last_batch ? samples / b : (samples + b - 1) / b;
+}
+
+std::uint64_t LoaderCore::batches_in_epoch() const {
+  std::lock_guard lock(place_mutex_);
+  return place_.batches;
 }
 
 void LoaderCore::stop() {
@@ -214,9 +244,9 @@ void LoaderCore::release_ref(Slot* slot) noexcept {
   if (run) run->feed();
 }
 
-void LoaderCore::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
-                         const std::vector<std::uint64_t>& order) const {
-  const std::uint64_t first = index * options.batch_size;
+void LoaderCore::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position,
+                         std::uint64_t index, const std::vector<std::uint64_t>& order) const {
+  const std::uint64_t first = position * options.batch_size;
   const auto count =
       static_cast<std::uint32_t>(std::min<std::uint64_t>(options.batch_size, order.size() - first));
   slot.epoch = epoch;

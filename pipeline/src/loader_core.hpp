@@ -19,6 +19,7 @@
 #include "gpufeed/pipeline/chunk_cache.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/loader_state.hpp"
 #include "gpufeed/pipeline/normalize.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
@@ -49,6 +50,17 @@ struct Delivery {
 
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
+/// Where an epoch starts: after the `closed` segments, from the `start`-th sample of this
+/// rank's share. With `replay`, the batch at `start` was delivered before a restart, with
+/// `echoes_done` of its echoes: it is not delivered fresh again, only its remaining echoes.
+struct EpochPlan {
+  std::vector<EpochSegment> closed;
+  std::uint64_t start = 0;
+  std::uint64_t consumed = 0;  ///< samples of the share consumed before the restart
+  bool replay = false;
+  std::uint32_t echoes_done = 0;
+};
+
 /// One epoch: a flow graph (assemble -> normalize -> sequencer -> deliver) built in the
 /// loader's arena, fed one ticket per free slot, and the in-order queue the consumer pops.
 ///
@@ -57,7 +69,7 @@ using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 /// worker. Thread-safe: feed() from any thread, next() from the consumer.
 class EpochRun {
  public:
-  EpochRun(LoaderCore& core, std::uint64_t epoch);
+  EpochRun(LoaderCore& core, std::uint64_t epoch, const EpochPlan& plan);
   EpochRun(const EpochRun&) = delete;
   EpochRun& operator=(const EpochRun&) = delete;
 
@@ -71,6 +83,8 @@ class EpochRun {
   Delivery next(Deadline deadline = std::nullopt);
   /// Stops the work and waits for the workers to leave the graph.
   void cancel_and_wait();
+  /// Fresh batches this run delivers (a batch replayed for its echoes does not count).
+  [[nodiscard]] std::uint64_t fresh_batches() const { return num_batches_ - (replay_ ? 1 : 0); }
 
  private:
   using Node = oneapi::tbb::flow::function_node<Ticket, Ticket>;
@@ -87,6 +101,9 @@ class EpochRun {
   const std::uint64_t epoch_;
   const std::vector<std::uint64_t> order_;
   const std::uint64_t num_batches_;
+  const std::uint64_t index_base_;  // the epoch's batch index of order_'s first batch
+  bool replay_;                     // EpochPlan::replay, until the first batch
+  const std::uint32_t echoes_done_;
 
   std::mutex feed_mutex_;
   std::uint64_t next_to_feed_ = 0;
@@ -119,6 +136,14 @@ class LoaderCore {
 
   void start_epoch(std::uint64_t epoch);
   Delivery next(Deadline deadline = std::nullopt);
+  /// The consumer's place in the epoch (Loader::state()). Thread-safe.
+  [[nodiscard]] LoaderState state() const;
+  /// Checks `state` against this loader and keeps it for the start of its epoch.
+  void restore(const LoaderState& state);
+  /// Fresh batches of the epoch in progress (fewer than batches_per_epoch when resumed).
+  [[nodiscard]] std::uint64_t batches_in_epoch() const;
+  /// Batches of `samples` samples (a share of an epoch).
+  [[nodiscard]] std::uint64_t batches_for(std::uint64_t samples) const;
   void stop();
   /// Drops one reference to `slot`; the last one returns it to the pool and feeds the graph.
   void release_ref(Slot* slot) noexcept;
@@ -144,8 +169,9 @@ class LoaderCore {
   /// samples whose flip differs from the fresh delivery and normalizes again (CPU), or queues
   /// the normalize kernel with the new flips on `from`'s device pixels (CUDA).
   void reaugment(Slot& from, Slot& target, std::uint32_t repeat);
-  /// Fills a fresh slot with batch `index` of `epoch` (labels, indices, count).
-  void prepare(Slot& slot, std::uint64_t epoch, std::uint64_t index,
+  /// Fills a fresh slot with the `position`-th batch of `order` (labels, indices, count), batch
+  /// `index` of `epoch`.
+  void prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position, std::uint64_t index,
                const std::vector<std::uint64_t>& order) const;
 
   const LoaderOptions options;
@@ -173,6 +199,10 @@ class LoaderCore {
   void maybe_stall(Stage stage, const Slot& slot);
   void normalize_on_host(Slot& slot);
 
+  [[nodiscard]] EpochPlan plan_from(const LoaderState& state) const;
+  [[nodiscard]] const std::string& fingerprint() const;
+  void note_delivery(const Delivery& d);
+
   std::optional<oneapi::tbb::global_control> thread_limit_;
   oneapi::tbb::task_arena arena_;
   std::mutex run_mutex_;
@@ -182,6 +212,21 @@ class LoaderCore {
   std::atomic<std::uint64_t> batches_{0}, samples_{0}, fresh_{0}, echoed_{0}, reaugmented_{0};
   std::atomic<std::uint64_t> ready_sum_{0}, ready_count_{0}, ready_max_{0}, ready_last_{0};
   std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0}, skipped_{0};
+
+  /// The consumer's place: the epoch in progress, its closed segments, the samples of this
+  /// rank's share consumed in the current segment, echoes of the last fresh batch.
+  struct Place {
+    std::uint64_t epoch = 0;
+    std::vector<EpochSegment> closed;
+    std::uint64_t consumed = 0;
+    std::uint32_t echo_repeats = 0;
+    std::uint64_t batches = 0;  // fresh batches of the epoch in progress
+  };
+  mutable std::mutex place_mutex_;
+  Place place_;
+  std::optional<LoaderState> pending_;  // restore()d, applied when its epoch starts
+  mutable std::once_flag fingerprint_once_;
+  mutable std::string fingerprint_;
   friend class EpochRun;
 };
 

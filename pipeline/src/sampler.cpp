@@ -108,22 +108,51 @@ std::vector<std::uint64_t> Sampler::global_order(std::uint64_t epoch) const {
   return order;
 }
 
-std::vector<std::uint64_t> Sampler::epoch_order(std::uint64_t epoch) const {
-  std::vector<std::uint64_t> global = global_order(epoch);
-  const std::uint64_t world = options_.shard.world_size;
-  const std::uint64_t total = per_rank_ * world;
-  // DistributedSampler: pad by wrapping around (repeatedly if the dataset is tiny) or drop.
-  for (std::uint64_t i = num_samples_; i < total; ++i) global.push_back(global[i % num_samples_]);
-  global.resize(total);
+std::uint64_t Sampler::share_size(std::uint64_t samples, std::uint64_t world) const {
+  return options_.drop_tail ? samples / world : (samples + world - 1) / world;
+}
 
-  std::vector<std::uint64_t> mine(per_rank_);
-  const std::uint64_t rank = options_.shard.rank;
-  if (options_.order == Order::chunk) {
-    std::copy_n(global.begin() + static_cast<std::ptrdiff_t>(rank * per_rank_), per_rank_,
-                mine.begin());
-  } else {
-    for (std::uint64_t i = 0; i < per_rank_; ++i) mine[i] = global[rank + i * world];
+std::vector<std::uint64_t> Sampler::deal(const std::vector<std::uint64_t>& order,
+                                         std::uint64_t rank, std::uint64_t world) const {
+  const std::uint64_t per = share_size(order.size(), world);
+  std::vector<std::uint64_t> mine(per);
+  // DistributedSampler: positions past the end wrap around (repeatedly if the order is tiny).
+  for (std::uint64_t j = 0; j < per; ++j) {
+    const std::uint64_t position =
+        options_.order == Order::chunk ? rank * per + j : rank + j * world;
+    mine[j] = order[position % order.size()];
   }
+  return mine;
+}
+
+std::vector<std::uint64_t> Sampler::remaining(const std::vector<std::uint64_t>& order,
+                                              const EpochSegment& segment) const {
+  const std::uint64_t world = segment.world_size;
+  const std::uint64_t per = share_size(order.size(), world);
+  const std::uint64_t consumed = std::min(segment.samples_per_rank, per);
+  std::vector<std::uint64_t> out;
+  out.reserve(order.size());
+  for (std::uint64_t p = 0; p < order.size(); ++p) {
+    // Which rank's share position p is in, and where in it.
+    const std::uint64_t rank = options_.order == Order::chunk ? (per ? p / per : world) : p % world;
+    const std::uint64_t j = options_.order == Order::chunk ? (per ? p % per : 0) : p / world;
+    if (rank < world && j < consumed) continue;
+    out.push_back(order[p]);
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> Sampler::epoch_order(std::uint64_t epoch,
+                                                std::span<const EpochSegment> closed,
+                                                std::uint64_t skip) const {
+  std::vector<std::uint64_t> order = global_order(epoch);
+  for (const EpochSegment& segment : closed) {
+    if (segment.world_size == 0) throw UsageError("an epoch segment has world size 0");
+    order = remaining(order, segment);
+  }
+  if (order.empty()) return {};
+  std::vector<std::uint64_t> mine = deal(order, options_.shard.rank, options_.shard.world_size);
+  mine.erase(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(std::min(skip, mine.size())));
   return mine;
 }
 

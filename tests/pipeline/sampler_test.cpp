@@ -127,6 +127,98 @@ TEST(Sampler, ShardFromEnvironment) {
   EXPECT_EQ(Shard::from_environment().world_size, 1u);
 }
 
+/// Rank `rank` of `world`'s order for `epoch` after `closed` segments, skipping `skip`.
+std::vector<std::uint64_t> share(Order order, std::uint64_t n, std::uint32_t rank,
+                                 std::uint32_t world, std::span<const EpochSegment> closed = {},
+                                 std::uint64_t skip = 0) {
+  return Sampler(n, 8, with(order, 5, {rank, world})).epoch_order(3, closed, skip);
+}
+
+TEST(Sampler, TheGlobalOrderDoesNotDependOnTheWorldSize) {
+  for (Order order : {Order::sequential, Order::random, Order::chunk}) {
+    const auto one = Sampler(103, 8, with(order, 5, {0, 1})).global_order(3);
+    const auto four = Sampler(103, 8, with(order, 5, {2, 4})).global_order(3);
+    EXPECT_EQ(one, four) << to_string(order);
+    EXPECT_EQ(share(order, 103, 0, 1), one);
+  }
+}
+
+TEST(Sampler, SkippingIsTheRestOfTheShare) {
+  for (Order order : {Order::sequential, Order::random, Order::chunk}) {
+    const auto whole = share(order, 103, 1, 4);
+    const auto rest = share(order, 103, 1, 4, {}, 10);
+    EXPECT_EQ(rest, std::vector<std::uint64_t>(whole.begin() + 10, whole.end()));
+    EXPECT_TRUE(share(order, 103, 1, 4, {}, 1000).empty());
+  }
+}
+
+TEST(Sampler, ElasticResumeDealsEveryRemainingSampleOnce) {
+  // Two ranks consumed 20 samples each; the job goes on with 1, 3 and 7 ranks (103 - 40 = 63
+  // remaining samples divide evenly among 1, 3 and 7): consumed + remaining is the dataset,
+  // each sample exactly once.
+  for (Order order : {Order::sequential, Order::random, Order::chunk}) {
+    const EpochSegment two{2, 20};
+    std::multiset<std::uint64_t> consumed;
+    for (std::uint32_t r = 0; r < 2; ++r) {
+      const auto mine = share(order, 103, r, 2);
+      consumed.insert(mine.begin(), mine.begin() + 20);
+    }
+    for (std::uint32_t world : {1u, 3u, 7u}) {
+      std::multiset<std::uint64_t> all = consumed;
+      for (std::uint32_t r = 0; r < world; ++r) {
+        const auto mine = share(order, 103, r, world, {&two, 1});
+        EXPECT_EQ(mine.size(), 63u / world) << to_string(order) << " world " << world;
+        all.insert(mine.begin(), mine.end());
+      }
+      EXPECT_EQ(std::vector<std::uint64_t>(all.begin(), all.end()), iota_vec(103))
+          << to_string(order) << " world " << world;
+    }
+  }
+}
+
+TEST(Sampler, RemainingSamplesKeepTheGlobalOrder) {
+  // Random and sequential: the rest of the global order from the first unconsumed position.
+  // Chunk: each old rank's unread tail, one after the other (the chunks stay together).
+  const EpochSegment two{2, 20};
+  const auto global = Sampler(103, 8, with(Order::random, 5)).global_order(3);
+  EXPECT_EQ(share(Order::random, 103, 0, 1, {&two, 1}),
+            std::vector<std::uint64_t>(global.begin() + 40, global.end()));
+  const auto chunk_global = Sampler(103, 8, with(Order::chunk, 5)).global_order(3);
+  std::vector<std::uint64_t> tails(chunk_global.begin() + 20, chunk_global.begin() + 52);
+  tails.insert(tails.end(), chunk_global.begin() + 72, chunk_global.end());
+  EXPECT_EQ(share(Order::chunk, 103, 0, 1, {&two, 1}), tails);
+}
+
+TEST(Sampler, ChainedResumesAndPadding) {
+  // 2 ranks x 10, then 3 ranks x 7, then 2 ranks: 103 - 20 - 21 = 62 left, 31 each.
+  const EpochSegment history[] = {{2, 10}, {3, 7}};
+  for (Order order : {Order::random, Order::chunk}) {
+    std::multiset<std::uint64_t> all;
+    for (std::uint32_t r = 0; r < 2; ++r) {
+      const auto first = share(order, 103, r, 2);
+      all.insert(first.begin(), first.begin() + 10);
+      const auto last = share(order, 103, r, 2, history);
+      EXPECT_EQ(last.size(), 31u);
+      all.insert(last.begin(), last.end());
+    }
+    for (std::uint32_t r = 0; r < 3; ++r) {
+      const auto mid = share(order, 103, r, 3, {history, 1});
+      all.insert(mid.begin(), mid.begin() + 7);
+    }
+    EXPECT_EQ(std::vector<std::uint64_t>(all.begin(), all.end()), iota_vec(103));
+  }
+  // 63 left for 2 ranks: 32 each, one sample delivered twice (DistributedSampler's padding).
+  const EpochSegment two{2, 20};
+  std::multiset<std::uint64_t> padded;
+  for (std::uint32_t r = 0; r < 2; ++r) {
+    const auto mine = share(Order::random, 103, r, 2, {&two, 1});
+    EXPECT_EQ(mine.size(), 32u);
+    padded.insert(mine.begin(), mine.end());
+  }
+  EXPECT_EQ(padded.size(), 64u);
+  EXPECT_EQ(std::set<std::uint64_t>(padded.begin(), padded.end()).size(), 63u);
+}
+
 TEST(Sampler, RejectsBadArguments) {
   EXPECT_THROW(Sampler(10, 1, with(Order::random, 0, {4, 4})), UsageError);
   SamplerOptions o = with(Order::random, 0, {0, 20});

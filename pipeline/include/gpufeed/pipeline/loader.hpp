@@ -16,6 +16,7 @@
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/dtype.hpp"
 #include "gpufeed/pipeline/echo.hpp"
+#include "gpufeed/pipeline/loader_state.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 
@@ -193,6 +194,22 @@ class Loader {
   [[nodiscard]] formats::SampleShape sample_shape() const;
   [[nodiscard]] std::uint64_t batches_per_epoch() const;
   [[nodiscard]] std::uint64_t samples_per_epoch() const;
+  /// Fresh batches of the epoch in progress: batches_per_epoch(), or what is left of an epoch
+  /// that continues a restored state.
+  [[nodiscard]] std::uint64_t batches_in_epoch() const;
+
+  /// Where the consumer stands in the current epoch: plain data to keep in a checkpoint.
+  /// Thread-safe. Take it when every rank has consumed the same number of batches (between
+  /// training steps) and any rank's state describes the whole job.
+  [[nodiscard]] LoaderState state() const;
+  /// Continues from `state` when its epoch is started next (epoch(state.epoch)): with the
+  /// same world size this rank goes on in its share where it stopped (a fixed echo factor
+  /// mid-batch delivers the echoes that were missing), so the batches before and after are
+  /// the uninterrupted epoch's; with another world size the samples no rank consumed are
+  /// dealt to the new ranks, each once (DistributedSampler's padding aside). Starting another
+  /// epoch first discards it. UsageError for a state of another dataset, seed, order, batch
+  /// size or drop rule.
+  void restore(const LoaderState& state);
   [[nodiscard]] unsigned workers() const;
   [[nodiscard]] LoaderStats stats() const;
   void reset_stats();

@@ -1,6 +1,7 @@
 #pragma once
 // Sample order and sharding: a pure function of (seed, epoch, rank, world size, order, dataset).
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,15 @@ struct Shard {
   static Shard from_environment();
 };
 
+/// A stretch of an epoch run at one world size, in which every rank consumed
+/// `samples_per_rank` samples of its shard. A job that restarts with another world size closes
+/// the stretch it was in and starts a new one (Loader::state(), Loader::restore()).
+struct EpochSegment {
+  std::uint32_t world_size = 1;
+  std::uint64_t samples_per_rank = 0;
+  friend bool operator==(const EpochSegment&, const EpochSegment&) = default;
+};
+
 struct SamplerOptions {
   Order order = Order::chunk;
   std::uint64_t seed = 0;
@@ -37,12 +47,19 @@ struct SamplerOptions {
 
 /// Produces the sample indices one rank visits in one epoch.
 ///
-/// Sharding follows torch.utils.data.DistributedSampler: every rank gets
+/// An epoch's global order is a function of (seed, epoch, order, dataset) only, never of the
+/// world size. Sharding follows torch.utils.data.DistributedSampler: every rank gets
 /// samples_per_rank() indices, ranks are disjoint (except the wrapped padding) and together
 /// cover the dataset. Random and sequential orders hand out the global order strided by rank
 /// (as DistributedSampler does); chunk order hands out contiguous runs, so each rank reads
 /// about 1/world_size of the chunks. The permutation uses its own generator (SplitMix64 and
 /// a Fisher-Yates shuffle), so it is the same on every platform and standard library.
+///
+/// Resuming: after closed segments (each a world size and the samples every rank consumed
+/// in it), what is left of the epoch is the global order's positions no rank consumed, in
+/// their order (padding dropped); it is dealt to the current world size by the same rule.
+/// For random and sequential order that is the global order from the first unconsumed
+/// position on; for chunk order it is each old rank's unread tail, one after another.
 /// Immutable and thread-safe.
 class Sampler {
  public:
@@ -52,11 +69,23 @@ class Sampler {
   [[nodiscard]] std::uint64_t samples_per_rank() const { return per_rank_; }
   [[nodiscard]] const SamplerOptions& options() const { return options_; }
 
-  /// The indices this rank visits in `epoch`, in order.
-  [[nodiscard]] std::vector<std::uint64_t> epoch_order(std::uint64_t epoch) const;
+  /// The indices this rank visits in `epoch`, in order: after the `closed` segments, from
+  /// the `skip`-th sample of this rank's share on (the part of the current segment already
+  /// consumed).
+  [[nodiscard]] std::vector<std::uint64_t> epoch_order(std::uint64_t epoch,
+                                                       std::span<const EpochSegment> closed = {},
+                                                       std::uint64_t skip = 0) const;
+  /// The epoch's order before sharding.
+  [[nodiscard]] std::vector<std::uint64_t> global_order(std::uint64_t epoch) const;
 
  private:
-  [[nodiscard]] std::vector<std::uint64_t> global_order(std::uint64_t epoch) const;
+  [[nodiscard]] std::uint64_t share_size(std::uint64_t samples, std::uint64_t world) const;
+  /// Rank `rank` of `world`'s share of `order`: `per` samples, positions past the end wrapping.
+  [[nodiscard]] std::vector<std::uint64_t> deal(const std::vector<std::uint64_t>& order,
+                                                std::uint64_t rank, std::uint64_t world) const;
+  /// The samples of `order` that no rank consumed in `segment`, in `order`'s order.
+  [[nodiscard]] std::vector<std::uint64_t> remaining(const std::vector<std::uint64_t>& order,
+                                                     const EpochSegment& segment) const;
 
   std::uint64_t num_samples_;
   std::uint64_t samples_per_chunk_;

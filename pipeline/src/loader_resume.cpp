@@ -1,0 +1,136 @@
+// Resuming an epoch: the consumer's place as a LoaderState, and the plan that continues it.
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+#include "gpufeed/pipeline/errors.hpp"
+#include "loader_core.hpp"
+#include "random.hpp"
+
+namespace gpufeed::detail {
+
+namespace {
+
+/// A 64-bit digest of a stream of numbers (SplitMix64's finalizer over a running state).
+class Digest {
+ public:
+  void add(std::uint64_t value) { state_ = mix_seed(state_, value); }
+  [[nodiscard]] std::string hex() const {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(state_));
+    return text;
+  }
+
+ private:
+  std::uint64_t state_ = 0x6770756665656431ull;  // "gpufeed1"
+};
+
+[[noreturn]] void refuse(const std::string& what) {
+  throw UsageError("loader state: " + what);
+}
+
+void expect_same(const char* field, const std::string& saved, const std::string& here) {
+  if (saved == here) return;
+  refuse("it was taken with " + std::string(field) + "=" + saved + " but this loader has " + field +
+         "=" + here + "; create the loader with the settings the state was taken with");
+}
+
+}  // namespace
+
+const std::string& LoaderCore::fingerprint() const {
+  std::call_once(fingerprint_once_, [this] {
+    // What tells two datasets apart without reading their pixels: sizes, the sample shape,
+    // how samples are stored, every label, and the bytes each sample or the images take.
+    Digest d;
+    d.add(source.num_samples());
+    d.add(source.samples_per_chunk());
+    d.add(static_cast<std::uint64_t>(source.layout));
+    for (const std::int64_t label : source.labels()) d.add(static_cast<std::uint64_t>(label));
+    if (source.raw) {
+      const formats::SampleShape s = source.raw->sample_shape();
+      d.add(s.height);
+      d.add(s.width);
+      d.add(s.channels);
+      d.add(static_cast<std::uint64_t>(s.layout));
+      d.add(source.raw->stored_bytes());
+    } else {
+      for (std::uint64_t i = 0; i < source.num_samples(); ++i) d.add(source.jpeg->sample_size(i));
+    }
+    std::error_code ec;
+    d.add(std::filesystem::file_size(options.path, ec));
+    fingerprint_ = d.hex();
+  });
+  return fingerprint_;
+}
+
+LoaderState LoaderCore::state() const {
+  LoaderState s;
+  {
+    std::lock_guard lock(place_mutex_);
+    s.epoch = place_.epoch;
+    s.segments = place_.closed;
+    s.segments.push_back({sampler.options().shard.world_size, place_.consumed});
+    s.echo_repeats = place_.echo_repeats;
+  }
+  s.dataset = options.path;
+  s.fingerprint = fingerprint();
+  s.samples = source.num_samples();
+  s.seed = options.seed;
+  s.order = options.order;
+  s.chunk_window = options.chunk_window;
+  s.batch_size = options.batch_size;
+  s.drop_tail = options.drop_tail;
+  s.drop_last_batch = options.drop_last_batch;
+  s.echo = echo.to_string();
+  s.rank = sampler.options().shard.rank;
+  return s;
+}
+
+void LoaderCore::restore(const LoaderState& s) {
+  if (s.fingerprint != fingerprint() || s.samples != source.num_samples()) {
+    refuse("it belongs to another dataset: taken on " + s.dataset + " (" +
+           std::to_string(s.samples) + " samples, fingerprint " + s.fingerprint + ") but " +
+           options.path + " has " + std::to_string(source.num_samples()) +
+           " samples, fingerprint " + fingerprint() + "; restore it into a loader of that file");
+  }
+  expect_same("seed", std::to_string(s.seed), std::to_string(options.seed));
+  expect_same("order", to_string(s.order), to_string(options.order));
+  expect_same("batch_size", std::to_string(s.batch_size), std::to_string(options.batch_size));
+  expect_same("drop_tail", s.drop_tail ? "true" : "false", options.drop_tail ? "true" : "false");
+  expect_same("drop_last", s.drop_last_batch ? "true" : "false",
+              options.drop_last_batch ? "true" : "false");
+  if (s.order == Order::chunk) {
+    expect_same("chunk_window", std::to_string(s.chunk_window),
+                std::to_string(options.chunk_window));
+  }
+  for (const EpochSegment& seg : s.segments) {
+    if (seg.world_size == 0) refuse("a segment has world_size 0");
+  }
+  std::lock_guard lock(place_mutex_);
+  pending_ = s;
+}
+
+EpochPlan LoaderCore::plan_from(const LoaderState& s) const {
+  EpochPlan plan;
+  if (s.segments.empty()) return plan;
+  const EpochSegment& last = s.segments.back();
+  if (last.world_size != sampler.options().shard.world_size) {
+    // Another world size: what every old rank consumed is gone; the rest is dealt anew.
+    plan.closed = s.segments;
+    return plan;
+  }
+  // The same world size: this rank goes on in its share where the segment stopped.
+  plan.closed.assign(s.segments.begin(), s.segments.end() - 1);
+  plan.start = plan.consumed = last.samples_per_rank;
+  const bool fixed_echo = !echo.adaptive && echo.factor > 1 && s.echo == echo.to_string();
+  if (fixed_echo && s.echo_repeats + 1 < echo.factor && plan.start > 0) {
+    // Stopped between the echoes of a batch: read it again and deliver the echoes it lacks.
+    const std::uint64_t b = options.batch_size;
+    plan.start -= (plan.start - 1) % b + 1;
+    plan.replay = true;
+    plan.echoes_done = s.echo_repeats;
+  }
+  return plan;
+}
+
+}  // namespace gpufeed::detail
