@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Any, Iterator, Literal, Optional, Sequence, Tuple, Union
@@ -107,7 +108,8 @@ class Epoch:
         )
 
     def __len__(self) -> int:
-        return len(self._loader)
+        """Fresh batches of this epoch (fewer when it continues a restored state)."""
+        return self._loader._native.batches_in_epoch
 
 
 class Loader:
@@ -213,6 +215,26 @@ class Loader:
     def options(self) -> dict:
         """The keywords this loader was made with."""
         return dict(self._keywords, output=self._output)
+
+    def state_dict(self) -> dict:
+        """Where this loader stands in the current epoch, as a small JSON-able dict to keep in a
+        checkpoint: the epoch, what every rank consumed of it (per world size the job ran
+        with), the echoes of the last batch, and what it belongs to (the dataset's
+        fingerprint, seed, order, batch size). Take it between training steps, when every rank
+        has consumed the same number of batches: any rank's state describes the whole job."""
+        return json.loads(self._native.state_json())
+
+    def load_state_dict(self, state: dict) -> None:
+        """Continues from ``state`` at the next ``epoch(state["epoch"])``: with the same world
+        size each rank goes on where it stopped, batch for batch and pixel for pixel; with
+        another world size the samples no rank consumed are dealt to the new ranks, each once
+        (DistributedSampler's padding aside). Raises UsageError for a state of another
+        dataset, seed, order or batch size, or a damaged one."""
+        try:
+            text = json.dumps(state)
+        except (TypeError, ValueError) as e:
+            raise _native.UsageError(f"loader state: not the dict state_dict() returned ({e})")
+        self._native.restore_json(text)
 
     def stats(self) -> dict:
         """Counters since the loader started (or reset_stats()): per-stage busy time and items,

@@ -111,6 +111,14 @@ void bind_loader(nb::module_& m) {
       .def("reset_stats", [](NativeLoader& l) { l.get().reset_stats(); })
       .def_prop_ro("batches_per_epoch", [](NativeLoader& l) { return l.get().batches_per_epoch(); })
       .def_prop_ro("samples_per_epoch", [](NativeLoader& l) { return l.get().samples_per_epoch(); })
+      .def_prop_ro("batches_in_epoch", [](NativeLoader& l) { return l.get().batches_in_epoch(); })
+      .def("state_json", [](NativeLoader& l) { return l.get().state().to_json(); })
+      .def(
+          "restore_json",
+          [](NativeLoader& l, const std::string& text) {
+            l.get().restore(LoaderState::from_json(text));
+          },
+          nb::arg("text"))
       .def_prop_ro("workers", [](NativeLoader& l) { return l.get().workers(); })
       .def_prop_ro("device", [](NativeLoader& l) { return l.get().options().device; })
       .def_prop_ro("sample_shape", [](NativeLoader& l) {
