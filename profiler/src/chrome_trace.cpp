@@ -152,7 +152,12 @@ void ChromeTrace::write(std::ostream& out, const Timeline& timeline, const GapRe
                         const Options& options) {
   const std::int64_t origin = origin_of(timeline);
   out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"origin_ns\":" << origin
-      << ",\"producer\":\"gpufeed profiler\"},\"traceEvents\":[";
+      << ",\"producer\":\"gpufeed profiler\"},";
+  if (timeline.rank >= 0) {  // Kineto's key, so tools that read PyTorch traces find it too
+    out << "\"distributedInfo\":{\"rank\":" << timeline.rank
+        << ",\"world_size\":" << timeline.world_size << "},";
+  }
+  out << "\"traceEvents\":[";
   EventSink sink(out, origin);
   write_host(sink, timeline);
   write_device(sink, timeline);

@@ -204,6 +204,8 @@ void KinetoEventReader::add_host(const json& e, std::string name, std::int64_t t
     name = range_names::step;
   } else if (contains_any(event_name, options_.sync_ops)) {
     name = range_names::sync;
+  } else if (contains_any(event_name, options_.collective_names)) {
+    name = range_names::collective;
   }
   if (name != event_name) detail = event_name;
   out_.timeline.host.push_back({std::move(name), ts, ts + dur,

@@ -43,6 +43,17 @@ bool read_salvaged(std::string_view text, detail::KinetoEventReader& reader, Kin
   return true;
 }
 
+/// Kineto's "distributedInfo": {"rank": 0, "world_size": 8, ...}, when the trace has it.
+void read_distributed_info(const json& doc, Timeline& t) {
+  const auto it = doc.find("distributedInfo");
+  if (it == doc.end() || !it->is_object()) return;
+  const json& info = *it;
+  if (info.contains("rank") && info["rank"].is_number_integer()) t.rank = info["rank"].get<int>();
+  if (info.contains("world_size") && info["world_size"].is_number_integer()) {
+    t.world_size = info["world_size"].get<int>();
+  }
+}
+
 void add_warnings(KinetoTrace& out, const std::string& source) {
   const KinetoCounts& c = out.counts;
   std::vector<std::string>& w = out.timeline.warnings;
@@ -79,6 +90,7 @@ KinetoTrace KinetoTrace::parse(std::string_view json_text, const std::string& so
       throw TraceError(source + " is not a Chrome trace: no \"traceEvents\" array");
     }
     for (const json& e : *events) reader.add(e);
+    read_distributed_info(doc, out.timeline);
   } else if (!read_salvaged(json_text, reader, out, source, error)) {
     throw TraceError(source + " is not readable trace JSON: " + error);
   }

@@ -144,3 +144,26 @@ TEST(KinetoBadInput, FilesMissingCorruptOrMultiMemberGzip) {
 
 }  // namespace
 }  // namespace gpufeed::profiler
+
+namespace gpufeed::profiler {
+namespace {
+
+TEST(KinetoTrace, RankAndCollectivesOfADistributedTrace) {
+  const KinetoTrace k = KinetoTrace::parse(R"json({
+    "distributedInfo": {"backend": "gloo", "rank": 1, "world_size": 2},
+    "traceEvents": [
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 0, "dur": 900},
+      {"ph": "X", "cat": "cpu_op", "name": "gloo:all_reduce", "pid": 1, "tid": 1, "ts": 500, "dur": 300},
+      {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 7, "ts": 510, "dur": 280, "args": {"stream": 7, "device": 0}}
+    ]})json");
+  EXPECT_EQ(k.timeline.rank, 1);
+  EXPECT_EQ(k.timeline.world_size, 2);
+  ASSERT_EQ(k.timeline.host.size(), 2u);
+  EXPECT_EQ(k.timeline.host[1].name, range_names::collective);
+  EXPECT_EQ(k.timeline.host[1].detail, "gloo:all_reduce");
+  ASSERT_EQ(k.timeline.device.size(), 1u);
+  EXPECT_TRUE(k.timeline.device[0].is_collective());
+}
+
+}  // namespace
+}  // namespace gpufeed::profiler

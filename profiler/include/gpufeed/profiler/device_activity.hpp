@@ -35,6 +35,10 @@ struct DeviceActivity {
 
   /// Work that occupies the device (everything but sync records).
   [[nodiscard]] bool is_work() const noexcept { return kind != ActivityKind::sync; }
+  /// A communication kernel (NCCL's): device time that includes waiting for other ranks.
+  [[nodiscard]] bool is_collective() const noexcept {
+    return kind == ActivityKind::kernel && name.rfind("nccl", 0) == 0;
+  }
 };
 
 }  // namespace gpufeed::profiler

@@ -19,6 +19,9 @@ struct KinetoOptions {
   std::vector<std::string> step_names = {"ProfilerStep#"};
   /// Operators that copy a device value to the host and wait for it -> "sync".
   std::vector<std::string> sync_ops = {"aten::item", "aten::_local_scalar_dense"};
+  /// Collectives of torch.distributed (NCCL, gloo) -> "collective".
+  std::vector<std::string> collective_names = {
+      "nccl:", "gloo:", "c10d::", "record_param_comms", "ProcessGroupNCCL", "ProcessGroupGloo"};
 };
 
 /// What the reader saw, by kind; `unknown_kinds` counts categories it does not interpret.
@@ -40,8 +43,9 @@ struct KinetoCounts {
 /// A Kineto trace as a Timeline (timestamps converted from microseconds to nanoseconds):
 /// kernel, gpu_memcpy, gpu_memset -> device activity per stream; cuda_sync -> device sync
 /// records; cuda_runtime / cuda_driver -> "launch" or "sync" host ranges with their correlation
-/// ids (ac2g flows fill in missing ones); user_annotation / cpu_op -> "wait", "step", "sync" or
-/// "cpu_op" per KinetoOptions, other annotations keep their names.
+/// ids (ac2g flows fill in missing ones); user_annotation / cpu_op -> "wait", "step", "sync",
+/// "collective" or "cpu_op" per KinetoOptions, other annotations keep their names. The
+/// trace's distributedInfo (rank, world_size) goes to the timeline.
 ///
 /// Damaged input degrades instead of failing: a truncated or malformed JSON document yields
 /// the complete events before the damage, unknown kinds are counted and skipped, and every such

@@ -17,6 +17,9 @@ inline constexpr const char* step = "step";      ///< one training step's comput
 inline constexpr const char* sync = "sync";      ///< stream/device/event sync, D2H like .item()
 inline constexpr const char* launch = "launch";  ///< host issuing device work (runtime calls)
 inline constexpr const char* cpu_op = "cpu_op";  ///< framework operator on the host (Kineto)
+/// A collective of a distributed job (all-reduce ...): the time from its start until every
+/// rank's part arrived, so it includes waiting for the slowest rank.
+inline constexpr const char* collective = "collective";
 /// ... and the pipeline stages, one of which is named as the bottleneck.
 inline constexpr const char* stages[] = {"read", "decode", "assemble", "h2d", "normalize", "echo"};
 }  // namespace range_names
@@ -40,6 +43,9 @@ struct Timeline {
   std::vector<std::string> warnings;   ///< problems met while building it (partial input ...)
   std::uint64_t dropped_host_events = 0;
   std::uint64_t dropped_device_records = 0;
+  /// The process's place in a distributed job; -1 and 0 when unknown or not distributed.
+  std::int32_t rank = -1;
+  std::int32_t world_size = 0;
 
   /// Sorts both sides by begin time and drops ranges that end before they begin.
   void normalize();
