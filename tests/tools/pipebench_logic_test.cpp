@@ -2,13 +2,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/profiler/chrome_trace.hpp"
+#include "pipebench/diagnosis.hpp"
 #include "pipebench/practices.hpp"
 #include "pipebench/progress.hpp"
 #include "pipebench/sweep.hpp"
+#include "pipebench/trace_input.hpp"
 
 namespace gpufeed::tools::pipebench {
 namespace {
@@ -18,6 +22,33 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 // --- progress -------------------------------------------------------------------------------
+
+TEST(PerRankPath, TheRankGoesWhereItIsAskedForOrBeforeTheExtension) {
+  EXPECT_EQ(per_rank_path("run.json", -1, 0), "run.json");
+  EXPECT_EQ(per_rank_path("run.json", 0, 1), "run.json");
+  EXPECT_EQ(per_rank_path("out/run.json", 3, 4), "out/run.rank3.json");
+  EXPECT_EQ(per_rank_path("out.d/run", 1, 2), "out.d/run.rank1");
+  EXPECT_EQ(per_rank_path("r{rank}/t{rank}.json", 2, 4), "r2/t2.json");
+  EXPECT_EQ(per_rank_path("t{rank}.json", -1, 0), "t0.json");
+}
+
+TEST(GpufeedTrace, TheRankRoundTrips) {
+  profiler::Timeline t;
+  t.rank = 3;
+  t.world_size = 8;
+  t.host.push_back({"step", 1000, 2000, 1, 0, 0, {}});
+  std::ostringstream text;
+  profiler::ChromeTrace::write(text, t, nullptr);
+  const TraceInput whole = parse_gpufeed_trace(text.str(), "t.json");
+  EXPECT_EQ(whole.timeline.rank, 3);
+  EXPECT_EQ(whole.timeline.world_size, 8);
+  std::string cut = text.str();
+  cut.resize(cut.size() - 5);  // a damaged file keeps its header line
+  const TraceInput damaged = parse_gpufeed_trace(cut, "t.json");
+  EXPECT_TRUE(damaged.truncated);
+  EXPECT_EQ(damaged.timeline.rank, 3);
+  EXPECT_EQ(damaged.timeline.world_size, 8);
+}
 
 TEST(ProgressLine, ShowsStepRateUtilizationAndQueue) {
   const ProgressPoint before{1'000'000'000, 0, 10, 2560, 900'000'000, 0, 0};

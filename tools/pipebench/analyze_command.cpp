@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/idle_breakdown.hpp"
+#include "gpufeed/profiler/job_report.hpp"
 #include "gpufeed/profiler/report_json.hpp"
 #include "gpufeed/profiler/summary.hpp"
 #include "pipebench/diagnosis.hpp"
@@ -108,15 +110,47 @@ json source_json(const TraceInput& in) {
 
 CLI::App* add_analyze_command(CLI::App& app, AnalyzeOptions& o) {
   CLI::App* cmd = app.add_subcommand(
-      "analyze", "Diagnose a PyTorch profiler (Kineto) trace or a pipebench --trace file");
-  cmd->add_option("trace", o.trace, "TRACE.json or TRACE.json.gz")->required();
+      "analyze",
+      "Diagnose a PyTorch profiler (Kineto) trace or a gpufeed trace; with one trace per rank "
+      "of a job, compare the ranks and name the straggler");
+  cmd->add_option("trace", o.traces, "TRACE.json or TRACE.json.gz; several: one per rank")
+      ->required();
   cmd->add_option("--json", o.json, "write the report as JSON to this file");
   cmd->add_option("--report", o.report, "write a self-contained HTML report to this file");
   return cmd;
 }
 
+namespace {
+
+/// Several traces: one per rank of a job, compared.
+int run_job(const AnalyzeOptions& o) {
+  if (!o.report.empty()) {
+    throw UsageError("--report takes one trace; analyze the rank you want a report of alone");
+  }
+  std::vector<TraceInput> inputs;
+  std::vector<profiler::Timeline> timelines;
+  for (const std::string& path : o.traces) {
+    inputs.push_back(read_trace(path));
+    timelines.push_back(inputs.back().timeline);
+  }
+  const profiler::JobReport job = profiler::analyze_job(timelines);
+  for (const TraceInput& in : inputs) print_source(in);
+  std::fputs(profiler::format_job(job).c_str(), stdout);
+  std::fflush(stdout);
+  if (!o.json.empty()) {
+    json j = json::parse(profiler::job_json(job));
+    j["traces"] = json::array();
+    for (const TraceInput& in : inputs) j["traces"].push_back(source_json(in));
+    write_text_atomically(o.json, j.dump(2) + "\n");
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 int run_analyze(const AnalyzeOptions& o) {
-  const TraceInput in = read_trace(o.trace);
+  if (o.traces.size() > 1) return run_job(o);
+  const TraceInput in = read_trace(o.traces.front());
   // A pipebench run without a training stage: analyzed as pipebench itself did.
   const bool consumer_only =
       in.format == "gpufeed" && !has_range(in.timeline, "step") && has_range(in.timeline, "wait");

@@ -1,14 +1,17 @@
 #pragma once
 // `pipebench analyze TRACE.json`: the gap report of a PyTorch profiler (Kineto) trace or of a
 // trace pipebench wrote, plus HolisticTraceAnalysis's per-stream idle breakdown.
+// `pipebench analyze R0.json R1.json ...`: one trace per rank of a job, side by side, and the
+// straggler: which rank the others wait for, why, and what it cost them.
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 namespace gpufeed::tools::pipebench {
 
 struct AnalyzeOptions {
-  std::string trace;
+  std::vector<std::string> traces;
   std::string json;    ///< --json OUT.json
   std::string report;  ///< --report OUT.html
 };

@@ -67,6 +67,8 @@ Diagnosis Recording::finish(const RunFacts& facts) {
   d.recorder_events = snapshot.events.size();
   d.recorder_dropped = snapshot.dropped;
   d.timeline = profiler::timeline_from(snapshot);
+  d.timeline.rank = facts.rank;
+  d.timeline.world_size = facts.world_size;
   if (cupti_) {
     cupti.append_to(d.timeline);
     d.cupti = cupti.stats();
@@ -130,6 +132,23 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
     f.chunks_read_once = std::min(s.chunk_reads, r.chunks * std::max<std::uint64_t>(1, r.epochs));
   }
   return f;
+}
+
+std::string per_rank_path(const std::string& path, std::int32_t rank, std::int32_t world_size) {
+  std::string out = path;
+  const std::string mark = "{rank}";
+  bool marked = false;
+  for (std::size_t at = out.find(mark); at != std::string::npos; at = out.find(mark, at)) {
+    out.replace(at, mark.size(), std::to_string(std::max(rank, 0)));
+    marked = true;
+  }
+  if (marked || world_size <= 1) return out;
+  const std::size_t slash = out.find_last_of('/');
+  const std::size_t dot = out.find_last_of('.');
+  const bool has_extension =
+      dot != std::string::npos && (slash == std::string::npos || dot > slash);
+  const std::string tag = ".rank" + std::to_string(rank);
+  return has_extension ? out.insert(dot, tag) : out + tag;
 }
 
 void check_writable(const char* option, const std::string& path) {

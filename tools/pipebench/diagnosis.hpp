@@ -86,6 +86,10 @@ void write_trace(const std::string& path, const Diagnosis& diagnosis);
 /// The self-contained HTML report, written atomically.
 void write_report(const std::string& path, const Diagnosis& diagnosis);
 
+/// Where one rank of a job writes `path`: every "{rank}" replaced by the rank; without one, in
+/// a job of several ranks, ".rankR" goes before the extension (run.json -> run.rank1.json).
+std::string per_rank_path(const std::string& path, std::int32_t rank, std::int32_t world_size);
+
 /// Throws std::runtime_error (naming `option`) when `path` is set and cannot be written: a
 /// directory, or in a directory that does not exist or is not writable.
 void check_writable(const char* option, const std::string& path);

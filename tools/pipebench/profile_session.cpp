@@ -20,8 +20,9 @@ Diagnosis ProfileSession::finish(const BenchReport& report) {
 }
 
 void write_profile_outputs(const BenchOptions& o, const Diagnosis& d) {
-  if (!o.trace.empty()) write_trace(o.trace, d);
-  if (!o.report.empty()) write_report(o.report, d);
+  const std::int32_t rank = d.timeline.rank, world = d.timeline.world_size;
+  if (!o.trace.empty()) write_trace(per_rank_path(o.trace, rank, world), d);
+  if (!o.report.empty()) write_report(per_rank_path(o.report, rank, world), d);
 }
 
 }  // namespace gpufeed::tools::pipebench

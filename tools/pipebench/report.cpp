@@ -85,6 +85,10 @@ RunFacts run_facts(const BenchReport& r) {
   f.seed = r.options.seed;
   f.order = r.options.order;
   f.augment = r.options.augment;
+  if (const Shard shard = Shard::from_environment(); shard.world_size > 1) {
+    f.rank = static_cast<std::int32_t>(shard.rank);  // the loader's shard under torchrun
+    f.world_size = static_cast<std::int32_t>(shard.world_size);
+  }
   f.training = r.run.training.has_value();
   if (f.training) {
     f.torch_threads = r.run.training->threads;

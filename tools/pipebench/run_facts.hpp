@@ -27,6 +27,9 @@ struct RunFacts {
   std::uint64_t seed = 0;
   std::string order;
   std::string augment;
+  /// The process's place in a distributed job (-1, 0: not distributed).
+  std::int32_t rank = -1;
+  std::int32_t world_size = 0;
   // The training stage, when one ran:
   bool training = false;
   unsigned torch_threads = 0;  ///< its intra-op CPU threads (0: unknown)

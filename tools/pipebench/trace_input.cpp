@@ -147,9 +147,25 @@ TraceInput parse_gpufeed_trace(const std::string& text, const std::string& sourc
   if (!doc.is_discarded() && doc.is_object() && doc.contains("traceEvents") &&
       doc["traceEvents"].is_array()) {
     for (const json& e : doc["traceEvents"]) reader.add(e);
+    if (const auto info = doc.find("distributedInfo"); info != doc.end() && info->is_object()) {
+      in.timeline.rank = info->value("rank", -1);
+      in.timeline.world_size = info->value("world_size", 0);
+    }
   } else {
     in.truncated = true;
     read_lines(text, reader);
+    // The header line holds "distributedInfo":{"rank":R,"world_size":W} ahead of the events.
+    constexpr std::string_view kRankKey = "\"distributedInfo\":{\"rank\":";
+    if (const auto at = text.find(kRankKey); at != std::string::npos) {
+      const char* p = text.c_str() + at + kRankKey.size();
+      char* end = nullptr;
+      in.timeline.rank = static_cast<std::int32_t>(std::strtol(p, &end, 10));
+      constexpr std::string_view kWorldKey = "\"world_size\":";
+      if (const char* w = std::strstr(end, kWorldKey.data()); w != nullptr) {
+        in.timeline.world_size =
+            static_cast<std::int32_t>(std::strtol(w + kWorldKey.size(), nullptr, 10));
+      }
+    }
   }
   std::vector<std::string>& w = in.timeline.warnings;
   if (in.timeline.host.empty() && in.timeline.device.empty()) {
