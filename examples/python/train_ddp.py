@@ -4,6 +4,7 @@ reading its own shard of the file through gpufeed.
     torchrun --standalone --nproc_per_node=2 examples/python/train_ddp.py
     torchrun --standalone --nproc_per_node=8 examples/python/train_ddp.py --data train.h5 \\
         --trace trace.json        # one trace per rank: trace.rank0.json, trace.rank1.json, ...
+    pipebench analyze trace.rank*.json   # the ranks side by side, and the straggler named
 
 gpufeed.Loader takes RANK and WORLD_SIZE from the environment torchrun sets (shard=), and a
 "cuda" device follows LOCAL_RANK: every rank reads a disjoint share of each epoch, the same
@@ -14,6 +15,7 @@ Without --data, rank 0 writes the embedded synthetic dataset and the others wait
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 
@@ -32,7 +34,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch", type=int, default=64, help="per rank")
     p.add_argument("--workers", type=int, default=2, help="loader threads per rank")
+    p.add_argument("--order", default="random", choices=["random", "chunk", "sequential"])
     p.add_argument("--trace", help="per-rank Chrome trace: NAME.rankR.json")
+    p.add_argument("--record", help="write each rank's sample indices to DIR/rankR.json")
+    p.add_argument("--stall-rank", type=int, default=-1,
+                   help="testing aid: this rank's loader gets --stall injected")
+    p.add_argument("--stall", default="read:200@1", help="the injected stall, STAGE:MS@EVERY")
     return p.parse_args()
 
 
@@ -44,11 +51,6 @@ def shared_dataset(args: argparse.Namespace, scratch: str) -> str:
         gpufeed.write_synthetic(path, args.samples, (32, 32, 3))
     dist.barrier()
     return path
-
-
-def rank_path(path: str, rank: int) -> str:
-    root, extension = os.path.splitext(path)
-    return f"{root}.rank{rank}{extension}"
 
 
 def main() -> None:
@@ -65,24 +67,34 @@ def main() -> None:
         tempfile.gettempdir(), f"gpufeed-ddp-{os.environ.get('TORCHELASTIC_RUN_ID', 'run')}")
     os.makedirs(scratch, exist_ok=True)
     path = shared_dataset(args, scratch)
+    stall = args.stall if rank == args.stall_rank else None
     loader = gpufeed.Loader(path, batch_size=args.batch, workers=args.workers, device=device,
-                            order="random", seed=0)  # shard from RANK / WORLD_SIZE
+                            order=args.order, seed=0, inject_stall=stall)  # shard from RANK etc.
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(4),
         torch.nn.Flatten(), torch.nn.Linear(32 * 16, 10)).to(device)
     model = DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-    trace = rank_path(args.trace, rank) if args.trace else None
     seen = torch.zeros((), dtype=torch.int64, device=device)
-    with gpufeed.profile(trace=trace) as prof:
+    indices = {}
+    # The trace goes to NAME.rankR.json on every rank; watch() times DDP's all-reduces.
+    with gpufeed.profile(trace=args.trace) as prof:
+        prof.watch(model)
         for epoch in range(args.epochs):
-            for images, labels in loader.epoch(epoch):
+            indices[epoch] = []
+            for batch in loader.epoch(epoch):
+                images, labels = batch
                 with prof.step():
                     loss = F.cross_entropy(model(images), labels)
                     optimizer.zero_grad(set_to_none=True)
                     loss.backward()  # DDP all-reduces the gradients here
                     optimizer.step()
                 seen += labels.numel()
+                indices[epoch].extend(batch.indices)
+    if args.record:
+        os.makedirs(args.record, exist_ok=True)
+        with open(os.path.join(args.record, f"rank{rank}.json"), "w") as f:
+            json.dump({"world_size": world, "batches": len(loader), "indices": indices}, f)
     dist.all_reduce(seen)
     if rank == 0:
         print(f"{world} ranks trained {args.epochs} epochs of {len(loader)} batches each: "

@@ -24,6 +24,18 @@ def note_loader(loader: Any) -> None:
         current._see(loader)
 
 
+def _job_place(torch: Any) -> tuple:
+    """(rank, world_size) of this process in a distributed job, or (-1, 0)."""
+    distributed = getattr(torch, "distributed", None) if torch is not None else None
+    if distributed is not None and distributed.is_available() and distributed.is_initialized():
+        return distributed.get_rank(), distributed.get_world_size()
+    try:
+        rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    except (KeyError, ValueError):
+        return -1, 0
+    return (rank, world) if world > 1 else (-1, 0)
+
+
 class _Range:
     """`with`: records one range of a registered name on the calling thread."""
 
@@ -62,6 +74,13 @@ class profile:
     during the profile (the busiest, if several) supplies the input side. ``trace`` opens in
     Perfetto, ``pipebench analyze`` reads it too. The outputs are written when the block ends,
     also when it ends with an exception (Ctrl-C included).
+
+    In a job of several ranks (torch.distributed initialized, or RANK/WORLD_SIZE set) each
+    rank writes its own files: "{rank}" in a path becomes the rank, else ".rankR" goes before
+    the extension (run.json -> run.rank1.json), and the trace records the rank.
+    ``prof.watch(ddp_model)`` times DistributedDataParallel's gradient all-reduces as
+    collectives, so ``pipebench analyze run.rank*.json`` can tell which rank the others waited
+    for and how long.
     """
 
     def __init__(
@@ -84,6 +103,8 @@ class profile:
         self._steps = 0
         self._step_name = _native.range_name("step")
         self._sync_name = _native.range_name("sync")
+        self._collective_name = _native.range_name("collective")
+        self._rank, self._world_size = -1, 0
 
     def __enter__(self) -> "profile":
         global _active
@@ -112,6 +133,29 @@ class profile:
         if self._native is None:
             raise _native.UsageError("prof.sync() outside its `with gpufeed.profile()` block")
         return _Range(self._native, self._sync_name, self._steps)
+
+    def watch(self, model: Any) -> Any:
+        """Times the gradient all-reduces of a torch DistributedDataParallel ``model`` (its
+        default hook, wrapped) as "collective" ranges: from the start of each bucket's
+        all-reduce until every rank's part arrived. Returns the model."""
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+
+        native, name = self._native, self._collective_name
+        if native is None:
+            raise _native.UsageError("prof.watch() outside its `with gpufeed.profile()` block")
+
+        def timed_allreduce(state, bucket):
+            begin = _native.now_ns()
+            future = default_hooks.allreduce_hook(state, bucket)
+
+            def arrived(done):
+                native.record(name, begin, _native.now_ns(), -1)
+                return done.value()[0] if isinstance(done.value(), list) else done.value()
+
+            return future.then(arrived)
+
+        model.register_comm_hook(None, timed_allreduce)
+        return model
 
     def _see(self, loader: Any) -> None:
         entry = self._loaders.get(id(loader))
@@ -143,6 +187,8 @@ class profile:
         if torch is not None:
             loop.torch_threads = torch.get_num_threads()
             loop.deterministic = bool(torch.are_deterministic_algorithms_enabled())
+        self._rank, self._world_size = _job_place(torch)
+        loop.rank, loop.world_size = self._rank, self._world_size
         busiest = self._busiest_loader()
         if busiest is None:
             self._report = native.finish(None, None, loop)
@@ -154,12 +200,15 @@ class profile:
 
     def _write_outputs(self) -> None:
         report = self._report
-        if self._outputs["trace"]:
-            report.write_trace(self._outputs["trace"])
-        if self._outputs["report"]:
-            report.write_report(self._outputs["report"])
-        if self._outputs["json"]:
-            path = self._outputs["json"]
+        paths = {what: None if path is None else
+                 _native.per_rank_path(path, self._rank, self._world_size)
+                 for what, path in self._outputs.items()}
+        if paths["trace"]:
+            report.write_trace(paths["trace"])
+        if paths["report"]:
+            report.write_report(paths["report"])
+        if paths["json"]:
+            path = paths["json"]
             temporary = f"{path}.tmp.{os.getpid()}"
             with open(temporary, "w") as f:
                 f.write(report.json())

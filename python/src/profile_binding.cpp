@@ -33,6 +33,8 @@ struct LoopFacts {
   std::uint64_t epochs = 0;
   unsigned torch_threads = 0;
   bool deterministic = false;
+  std::int32_t rank = -1;  ///< torch.distributed's, when the loop is one rank of a job
+  std::int32_t world_size = 0;
 };
 
 /// The loader's settings and its counters since `baseline` (when it was first seen).
@@ -152,6 +154,8 @@ class NativeProfile {
     facts.training = loop.steps > 0;
     facts.torch_threads = loop.torch_threads;
     facts.deterministic = loop.deterministic;
+    facts.rank = loop.rank;
+    facts.world_size = loop.world_size;
     Diagnosis d;
     {
       nb::gil_scoped_release release;
@@ -185,7 +189,11 @@ void bind_profile(nb::module_& m) {
       .def_rw("steps", &LoopFacts::steps)
       .def_rw("epochs", &LoopFacts::epochs)
       .def_rw("torch_threads", &LoopFacts::torch_threads)
-      .def_rw("deterministic", &LoopFacts::deterministic);
+      .def_rw("deterministic", &LoopFacts::deterministic)
+      .def_rw("rank", &LoopFacts::rank)
+      .def_rw("world_size", &LoopFacts::world_size);
+  m.def("per_rank_path", &tools::pipebench::per_rank_path, nb::arg("path"), nb::arg("rank"),
+        nb::arg("world_size"));
 
   nb::class_<ProfileReport>(m, "ProfileReport")
       .def("summary", &ProfileReport::summary)
