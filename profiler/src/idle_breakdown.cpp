@@ -2,24 +2,80 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <unordered_map>
+#include <unordered_set>
+
+#include "interval_set.hpp"
 
 namespace gpufeed::profiler {
 
 namespace {
 
-void classify_gaps(StreamIdle& s, std::vector<const DeviceActivity*>& acts,
-                   const std::unordered_map<std::uint64_t, std::int64_t>& launch_begin,
+constexpr std::int64_t kMicro = 1000;
+
+// HTA rounds fractional-microsecond timestamps inwards (trace_parser.round_down_time_stamps).
+std::int64_t ceil_us(std::int64_t ns) {
+  const std::int64_t q = ns / kMicro;
+  return (ns % kMicro > 0 ? q + 1 : q) * kMicro;
+}
+std::int64_t floor_us(std::int64_t ns) {
+  const std::int64_t q = ns / kMicro;
+  return (ns % kMicro < 0 ? q - 1 : q) * kMicro;
+}
+
+/// A device event as HTA sees it.
+struct Event {
+  const DeviceActivity* activity;
+  std::int64_t begin;
+  std::int64_t end;
+};
+
+/// Launching calls by correlation id, their start rounded as HTA rounds it.
+std::unordered_map<std::uint64_t, std::int64_t> launch_begins(const Timeline& t) {
+  std::unordered_map<std::uint64_t, std::int64_t> out;
+  for (const HostRange& r : t.host) {
+    if (r.correlation != 0) out.emplace(r.correlation, ceil_us(r.begin_ns));
+  }
+  return out;
+}
+
+/// HTA's _filter_irrelevant_gpu_kernels: with two or more ProfilerStep annotations, only the
+/// device events launched before the last one began.
+std::vector<Event> hta_events(const Timeline& t, const HtaOptions& o,
+                              const std::unordered_map<std::uint64_t, std::int64_t>& launches) {
+  std::vector<std::int64_t> steps;
+  for (const HostRange& r : t.host) {
+    if (r.name.find("ProfilerStep") != std::string::npos ||
+        r.detail.find("ProfilerStep") != std::string::npos) {
+      steps.push_back(ceil_us(r.begin_ns));
+    }
+  }
+  const bool filter = o.exclude_last_step && steps.size() >= 2;
+  const std::int64_t last_step = steps.empty() ? 0 : *std::max_element(steps.begin(), steps.end());
+  std::vector<Event> out;
+  for (const DeviceActivity& a : t.device) {
+    if (filter) {
+      const auto launch = launches.find(a.correlation);
+      if (launch == launches.end() || launch->second >= last_step) continue;
+    }
+    out.push_back({&a, ceil_us(a.begin_ns), floor_us(a.end_ns)});
+  }
+  return out;
+}
+
+void classify_gaps(StreamIdle& s, std::vector<Event>& events,
+                   const std::unordered_map<std::uint64_t, std::int64_t>& launches,
                    std::int64_t threshold) {
-  std::stable_sort(acts.begin(), acts.end(),
-                   [](const auto* a, const auto* b) { return a->begin_ns < b->begin_ns; });
-  for (std::size_t i = 0; i < acts.size(); ++i) {
-    s.busy_ns += acts[i]->end_ns - acts[i]->begin_ns;
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.begin < b.begin; });
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    s.busy_ns += events[i].end - events[i].begin;
     if (i == 0) continue;
-    const std::int64_t prev_end = acts[i - 1]->end_ns;
-    const std::int64_t gap = acts[i]->begin_ns - prev_end;
-    const auto launch = launch_begin.find(acts[i]->correlation);
-    if (launch != launch_begin.end() && launch->second > prev_end) {
+    const std::int64_t prev_end = events[i - 1].end;
+    const std::int64_t gap = events[i].begin - prev_end;
+    const auto launch = launches.find(events[i].activity->correlation);
+    if (launch != launches.end() && launch->second > prev_end) {
       s.host_wait_ns += gap;
       ++s.host_wait_gaps;
     } else if (gap < threshold) {
@@ -32,27 +88,50 @@ void classify_gaps(StreamIdle& s, std::vector<const DeviceActivity*>& acts,
   }
 }
 
+/// HTA's get_kernel_type(...) == COMPUTATION: not a communication kernel (^nccl.*Kernel), not
+/// a memory one (^Memcpy, ^Memset, ^dma), and not matching its non-compute pattern.
+bool is_compute(const std::string& name) {
+  static const std::regex comm("^nccl.*Kernel");
+  static const std::regex memory("(^Memcpy)|(^Memset)|(^dma)");
+  static const std::regex not_compute("(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)");
+  const auto at_start = std::regex_constants::match_continuous;
+  return !std::regex_search(name, comm, at_start) && !std::regex_search(name, memory, at_start) &&
+         !std::regex_search(name, not_compute, at_start);
+}
+
 }  // namespace
 
-std::vector<StreamIdle> idle_time_breakdown(const Timeline& timeline,
-                                            std::int64_t kernel_wait_threshold_ns) {
-  std::unordered_map<std::uint64_t, std::int64_t> launch_begin;
-  for (const HostRange& r : timeline.host) {
-    if (r.correlation != 0) launch_begin.emplace(r.correlation, r.begin_ns);
-  }
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const DeviceActivity*>> streams;
-  for (const DeviceActivity& a : timeline.device) {
-    if (a.is_work()) streams[{a.device, a.stream}].push_back(&a);
+std::vector<StreamIdle> idle_time_breakdown(const Timeline& timeline, const HtaOptions& options) {
+  const auto launches = launch_begins(timeline);
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Event>> streams;
+  for (const Event& e : hta_events(timeline, options, launches)) {
+    if (e.activity->is_work()) streams[{e.activity->device, e.activity->stream}].push_back(e);
   }
   std::vector<StreamIdle> out;
-  for (auto& [key, acts] : streams) {
+  for (auto& [key, events] : streams) {
     StreamIdle s;
     s.device = key.first;
     s.stream = key.second;
-    s.activities = acts.size();
-    classify_gaps(s, acts, launch_begin, kernel_wait_threshold_ns);
+    s.activities = events.size();
+    classify_gaps(s, events, launches, options.kernel_wait_threshold_ns);
     out.push_back(s);
   }
+  return out;
+}
+
+TemporalBreakdown temporal_breakdown(const Timeline& timeline, const HtaOptions& options) {
+  std::vector<detail::Interval> all, compute;
+  for (const Event& e : hta_events(timeline, options, launch_begins(timeline))) {
+    all.push_back({e.begin, e.end});
+    if (is_compute(e.activity->name)) compute.push_back({e.begin, e.end});
+  }
+  TemporalBreakdown out;
+  const detail::IntervalSet merged = detail::make_union(std::move(all));
+  if (merged.empty()) return out;
+  out.span_ns = merged.back().end - merged.front().begin;
+  out.idle_ns = out.span_ns - detail::total_length(merged);
+  out.compute_ns = detail::total_length(detail::make_union(std::move(compute)));
+  out.non_compute_ns = out.span_ns - out.compute_ns - out.idle_ns;
   return out;
 }
 

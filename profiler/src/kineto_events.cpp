@@ -148,7 +148,10 @@ void KinetoEventReader::add_complete(const json& e, const std::string& cat, std:
       return add_device(e, ActivityKind::memset, ts, dur);
     case Kind::sync:
       ++c.syncs;
-      if (name.find("Wait Event") == std::string::npos) add_device(e, ActivityKind::sync, ts, dur);
+      add_device(e,
+                 name.find("Wait Event") == std::string::npos ? ActivityKind::sync
+                                                              : ActivityKind::stream_wait,
+                 ts, dur);
       return;
     case Kind::runtime: {
       ++c.runtime_calls;

@@ -37,6 +37,8 @@ inline const char* activity_color(ActivityKind k) noexcept {
       return "#34495e";
     case ActivityKind::sync:
       return "#8e44ad";
+    case ActivityKind::stream_wait:
+      return "#bdc3c7";
   }
   return "#7f8c8d";
 }

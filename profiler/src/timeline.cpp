@@ -8,7 +8,7 @@ namespace gpufeed::profiler {
 
 namespace {
 
-constexpr std::array<std::pair<ActivityKind, const char*>, 7> kKindNames{{
+constexpr std::array<std::pair<ActivityKind, const char*>, 8> kKindNames{{
     {ActivityKind::kernel, "kernel"},
     {ActivityKind::memcpy_h2d, "memcpy_h2d"},
     {ActivityKind::memcpy_d2h, "memcpy_d2h"},
@@ -16,6 +16,7 @@ constexpr std::array<std::pair<ActivityKind, const char*>, 7> kKindNames{{
     {ActivityKind::memcpy_other, "memcpy_other"},
     {ActivityKind::memset, "memset"},
     {ActivityKind::sync, "sync"},
+    {ActivityKind::stream_wait, "stream_wait"},
 }};
 
 }  // namespace

@@ -48,6 +48,25 @@ void print_source(const TraceInput& in) {
   }
 }
 
+void print_temporal(const profiler::TemporalBreakdown& t) {
+  if (t.span_ns <= 0) return;
+  std::printf(
+      "temporal breakdown (HolisticTraceAnalysis method) over %.3f ms of device time: idle "
+      "%.2f%%, compute %.2f%%, non-compute %.2f%%\n",
+      ms(t.span_ns), 100.0 * t.share(t.idle_ns), 100.0 * t.share(t.compute_ns),
+      100.0 * t.share(t.non_compute_ns));
+}
+
+json temporal_json(const profiler::TemporalBreakdown& t) {
+  return {{"span_ns", t.span_ns},
+          {"idle_ns", t.idle_ns},
+          {"compute_ns", t.compute_ns},
+          {"non_compute_ns", t.non_compute_ns},
+          {"idle_share", t.share(t.idle_ns)},
+          {"compute_share", t.share(t.compute_ns)},
+          {"non_compute_share", t.share(t.non_compute_ns)}};
+}
+
 void print_breakdown(const std::vector<profiler::StreamIdle>& streams) {
   std::printf(
       "idle time per stream (HolisticTraceAnalysis method: gaps between consecutive "
@@ -159,14 +178,17 @@ int run_analyze(const AnalyzeOptions& o) {
   profiler::GapReport report = profiler::analyze(analyzed);
   if (consumer_only) mark_consumer_only(report);
   const std::vector<profiler::StreamIdle> streams = profiler::idle_time_breakdown(in.timeline);
+  const profiler::TemporalBreakdown temporal = profiler::temporal_breakdown(in.timeline);
   print_source(in);
   std::fputs(profiler::format_summary(report).c_str(), stdout);
+  print_temporal(temporal);
   print_breakdown(streams);
   std::fflush(stdout);
   if (!o.json.empty()) {
     json j = json::parse(profiler::report_json(report));
     j["trace"] = source_json(in);
     j["idle_breakdown"] = breakdown_json(streams);
+    j["temporal_breakdown"] = temporal_json(temporal);
     write_text_atomically(o.json, j.dump(2) + "\n");
   }
   if (!o.report.empty()) {

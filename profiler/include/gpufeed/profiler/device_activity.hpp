@@ -15,6 +15,9 @@ enum class ActivityKind : std::uint8_t {
   memcpy_other,  ///< host-to-host, peer-to-peer
   memset,
   sync,  ///< a host-side synchronization as the driver saw it; not device work
+  /// A stream waiting for an event of another stream (cudaStreamWaitEvent): neither device
+  /// work nor a host sync; kept because HolisticTraceAnalysis counts it.
+  stream_wait,
 };
 
 /// Stable lower-case name ("kernel", "memcpy_h2d", ...), as used in JSON and traces.
@@ -33,8 +36,10 @@ struct DeviceActivity {
   bool pageable = false;          ///< a copy to or from pageable (unpinned) host memory
   std::string name;               ///< kernel name (demangled) or copy description
 
-  /// Work that occupies the device (everything but sync records).
-  [[nodiscard]] bool is_work() const noexcept { return kind != ActivityKind::sync; }
+  /// Work that occupies the device (everything but sync and stream-wait records).
+  [[nodiscard]] bool is_work() const noexcept {
+    return kind != ActivityKind::sync && kind != ActivityKind::stream_wait;
+  }
   /// A communication kernel (NCCL's): device time that includes waiting for other ranks.
   [[nodiscard]] bool is_collective() const noexcept {
     return kind == ActivityKind::kernel && name.rfind("nccl", 0) == 0;
