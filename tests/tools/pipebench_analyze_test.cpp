@@ -178,11 +178,15 @@ TEST(PipebenchAnalyze, AlexnetTraceMatchesTheHtaBreakdown) {
   std::map<int, json> streams;
   for (const json& s : j["idle_breakdown"]) streams[s["stream"].get<int>()] = s;
   ASSERT_EQ(streams.size(), 2u);
-  // HolisticTraceAnalysis's figures for this trace (see tests/profiler/kineto_trace_test.cpp).
+  // HolisticTraceAnalysis 0.5.0's figures for this trace (see kineto_trace_test.cpp).
   EXPECT_EQ(streams[7]["host_wait_ns"], 12'855'007'000);
   EXPECT_EQ(streams[7]["host_wait_gaps"], 34);
-  EXPECT_EQ(streams[7]["other_ns"], 104'000);
+  EXPECT_EQ(streams[7]["kernel_wait_ns"], 104'000);
+  EXPECT_EQ(streams[7]["other_ns"], 0);
   EXPECT_EQ(streams[20]["host_wait_ns"], 12'011'718'000);
+  EXPECT_EQ(j["temporal_breakdown"]["idle_ns"], 12'929'684'000);
+  EXPECT_EQ(j["temporal_breakdown"]["compute_ns"], 10'637'000);
+  EXPECT_TRUE(contains(r.out, "idle 99.49%, compute 0.08%, non-compute 0.43%")) << r.out;
   EXPECT_TRUE(j["device_util"].is_number());
 }
 
