@@ -110,6 +110,23 @@ TEST_F(PipebenchProfile, TraceAndReportFiles) {
   }
 }
 
+TEST_F(PipebenchProfile, UnderTorchrunEachRankWritesItsOwnFiles) {
+  // RANK / WORLD_SIZE as torchrun sets them: rank 1 of 2 reads its shard and writes
+  // run.trace.rank1.json, which records the rank.
+  auto args = base();
+  args.insert(args.end(),
+              {"--trace", dir_->file("job.trace.json"), "--report", dir_->file("job{rank}.html")});
+  std::vector<std::string> argv{pipebench_bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = run_command(argv, {{"RANK", "1"}, {"WORLD_SIZE", "2"}});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  const auto t = read_json(dir_->file("job.trace.rank1.json"));
+  EXPECT_EQ(t["distributedInfo"]["rank"], 1);
+  EXPECT_EQ(t["distributedInfo"]["world_size"], 2);
+  EXPECT_TRUE(fs::exists(dir_->file("job1.html")));
+  EXPECT_FALSE(fs::exists(dir_->file("job.trace.json")));
+}
+
 TEST_F(PipebenchProfile, NoProfileTurnsTheRecorderOff) {
   const std::string out = dir_->file("off.json");
   auto args = base();
