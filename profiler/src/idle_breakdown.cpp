@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -88,15 +88,17 @@ void classify_gaps(StreamIdle& s, std::vector<Event>& events,
   }
 }
 
-/// HTA's get_kernel_type(...) == COMPUTATION: not a communication kernel (^nccl.*Kernel), not
-/// a memory one (^Memcpy, ^Memset, ^dma), and not matching its non-compute pattern.
-bool is_compute(const std::string& name) {
-  static const std::regex comm("^nccl.*Kernel");
-  static const std::regex memory("(^Memcpy)|(^Memset)|(^dma)");
-  static const std::regex not_compute("(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)");
-  const auto at_start = std::regex_constants::match_continuous;
-  return !std::regex_search(name, comm, at_start) && !std::regex_search(name, memory, at_start) &&
-         !std::regex_search(name, not_compute, at_start);
+/// HTA's get_kernel_type(...) == COMPUTATION: not a communication kernel (its ^nccl.*Kernel),
+/// not a memory one (^Memcpy, ^Memset, ^dma), and not matching its non-compute pattern
+/// (^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync) as re.match reads it: "Memcpy" or "Sync"
+/// anywhere, "Memset" at the start.
+bool is_compute(std::string_view name) {
+  const bool comm = name.starts_with("nccl") && name.find("Kernel", 4) != std::string_view::npos;
+  const bool memory =
+      name.starts_with("Memcpy") || name.starts_with("Memset") || name.starts_with("dma");
+  const bool not_compute =
+      name.find("Memcpy") != std::string_view::npos || name.find("Sync") != std::string_view::npos;
+  return !comm && !memory && !not_compute;
 }
 
 }  // namespace
