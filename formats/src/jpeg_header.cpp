@@ -93,16 +93,6 @@ std::optional<JpegInfo> unnamed_subsampling_info(tjhandle handle,
                   colorspace};
 }
 
-void check_pixel_limit(const JpegInfo& info, const std::string& source, std::uint64_t sample) {
-  const std::uint64_t pixels = std::uint64_t{info.width} * info.height;
-  if (pixels <= schema::kMaxJpegPixels) return;
-  throw FormatError(detail::describe_sample(source, sample) + " declares " +
-                    std::to_string(info.width) + "x" + std::to_string(info.height) +
-                    " pixels, more than the limit of " +
-                    std::to_string(schema::kMaxJpegPixels / 1'000'000) +
-                    " megapixels a JPEG may have" + std::string(detail::kBadSampleAdvice));
-}
-
 // Empty samples and other files (PNG, HTML error pages) get a plain message before libjpeg.
 void check_start_of_image(std::span<const std::uint8_t> bytes, const std::string& source,
                           std::uint64_t sample) {
@@ -179,7 +169,7 @@ JpegInfo JpegDecoder::header(std::span<const std::uint8_t> bytes, std::uint64_t 
                                          &subsampling, &colorspace);
   if (status != 0) {
     if (std::optional<JpegInfo> info = unnamed_subsampling_info(handle, bytes)) {
-      check_pixel_limit(*info, source_, sample);
+      detail::check_pixel_limit(info->width, info->height, "JPEG", source_, sample);
       return *info;
     }
     detail::check_tj(handle, status, {"read the header of", source_, sample, bytes});
@@ -199,7 +189,7 @@ JpegInfo JpegDecoder::header(std::span<const std::uint8_t> bytes, std::uint64_t 
   info.subsampling = subsampling >= 0 && subsampling <= TJSAMP_411
                          ? static_cast<JpegSubsampling>(subsampling)
                          : JpegSubsampling::other;
-  check_pixel_limit(info, source_, sample);
+  detail::check_pixel_limit(info.width, info.height, "JPEG", source_, sample);
   return info;
 }
 

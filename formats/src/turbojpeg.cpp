@@ -46,13 +46,6 @@ TjHandle checked_handle(tjhandle handle, const char* kind) {
 
 }  // namespace
 
-std::string describe_sample(const std::string& source, std::uint64_t sample) {
-  if (sample == kNoSample) return source;
-  std::string text = "sample " + std::to_string(sample);
-  if (!source.empty()) text += " of " + source;
-  return text;
-}
-
 void on_tj_failure(tjhandle handle, const TjCall& call) {
   on_decode_failure(tjGetErrorStr2(handle), tjGetErrorCode(handle) == TJERR_WARNING, call);
 }

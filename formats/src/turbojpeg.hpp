@@ -10,19 +10,9 @@
 #include <string_view>
 
 #include "gpufeed/formats/jpeg_codec.hpp"
+#include "image_errors.hpp"
 
 namespace gpufeed::formats::detail {
-
-/// Sample index for messages about an image that is not part of a dataset.
-inline constexpr std::uint64_t kNoSample = std::numeric_limits<std::uint64_t>::max();
-
-/// "sample 17 of train.h5", "sample 17", or `source` alone for kNoSample.
-std::string describe_sample(const std::string& source, std::uint64_t sample);
-
-/// Appended to messages about a sample that cannot be decoded.
-inline constexpr std::string_view kBadSampleAdvice =
-    "; the image is damaged or not a JPEG: replace it, or skip bad samples (--on-error skip, "
-    "h5pack convert --skip-bad)";
 
 /// Where a TurboJPEG call was working, for its error message.
 struct TjCall {

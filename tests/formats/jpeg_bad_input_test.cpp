@@ -82,7 +82,7 @@ TEST_P(JpegBadInput, AbsurdDeclaredDimensionsAreRefusedBeforeDecoding) {
   // Exactly at the limit the header is accepted (decoding would then fail on missing data).
   JpegDecoder decoder;
   EXPECT_EQ(decoder.header(with_declared_size(small_jpeg(), 10000, 10000), 0).width, 10000u);
-  static_assert(formats::schema::kMaxJpegPixels == 10000ull * 10000ull);
+  static_assert(formats::schema::kMaxImagePixels == 10000ull * 10000ull);
 }
 
 TEST_P(JpegBadInput, ExtraneousBytesBetweenMarkersAreAccepted) {

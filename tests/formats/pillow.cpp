@@ -30,10 +30,14 @@ std::string quoted(const std::string& text) {
   return "'" + text + "'";  // test paths hold no quotes
 }
 
-void run(const std::vector<std::string>& args) {
-  std::string command = quoted(GPUFEED_PILLOW_PYTHON) + " " + quoted(GPUFEED_PILLOW_SCRIPT);
+void run_script(const char* script, const std::vector<std::string>& args) {
+  std::string command = quoted(GPUFEED_PILLOW_PYTHON) + " " + quoted(script);
   for (const std::string& arg : args) command += " " + quoted(arg);
   if (std::system(command.c_str()) != 0) throw std::runtime_error("failed: " + command);
+}
+
+void run(const std::vector<std::string>& args) {
+  run_script(GPUFEED_PILLOW_SCRIPT, args);
 }
 
 std::string precise(double value) {
@@ -59,6 +63,10 @@ formats::Image read_image(const std::string& path, std::uint32_t width, std::uin
 }
 
 }  // namespace
+
+void make_codec_images(const std::string& dir) {
+  run_script(GPUFEED_CODEC_IMAGES_SCRIPT, {dir});
+}
 
 std::string pillow_unavailable_reason() {
   const std::string python = GPUFEED_PILLOW_PYTHON;

@@ -14,6 +14,10 @@ namespace gpufeed::testing {
 /// Why Pillow cannot be used here, or "" when it can.
 std::string pillow_unavailable_reason();
 
+/// Writes make_codec_images.py's images of every kind, their manifest.json and Pillow's RGB
+/// reading of each into `dir`.
+void make_codec_images(const std::string& dir);
+
 /// Pillow's image.resize((width, height), filter, box).
 formats::Image pillow_resize(const formats::Image& source, std::uint32_t width,
                              std::uint32_t height, formats::ResizeFilter filter,

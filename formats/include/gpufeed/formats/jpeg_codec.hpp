@@ -86,7 +86,7 @@ using TjHandle = UniqueHandle<TjHandleTraits>;
 ///
 /// Every failure throws FormatError naming the sample ("sample 17 of train.h5"): empty bytes,
 /// bytes that are not a JPEG, a damaged or truncated file, a header declaring more than
-/// schema::kMaxJpegPixels pixels (refused before any pixel memory is allocated). Warnings that
+/// schema::kMaxImagePixels pixels (refused before any pixel memory is allocated). Warnings that
 /// lose no image data (extraneous bytes between markers) are accepted, as Pillow does.
 class JpegDecoder {
  public:

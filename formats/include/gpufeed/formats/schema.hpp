@@ -29,10 +29,10 @@ inline constexpr std::uint64_t kMaxSampleBytes = 256ull << 20;
 /// Largest chunk (or chunk row, for users' files whose chunks split images) a reader accepts.
 inline constexpr std::uint64_t kMaxChunkBytes = 1ull << 30;
 
-/// Largest image a JPEG decoder accepts: 100 megapixels (e.g. 12000x8333). A header that
-/// declares more is refused before any pixel memory is allocated: such files are damaged or
-/// hostile, and one of them would take 300 MB as RGB.
-inline constexpr std::uint64_t kMaxJpegPixels = 100'000'000;
+/// Largest image a decoder accepts (JPEG, PNG, WebP): 100 megapixels (e.g. 12000x8333). A
+/// header that declares more is refused before any pixel memory is allocated: such files are
+/// damaged or hostile ("decompression bombs"), and one of them would take 300 MB as RGB.
+inline constexpr std::uint64_t kMaxImagePixels = 100'000'000;
 
 /// Most samples a reader accepts in one dataset (it keeps a label for each in memory).
 inline constexpr std::uint64_t kMaxSamples = 1ull << 32;
