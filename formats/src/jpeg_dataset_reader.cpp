@@ -1,5 +1,7 @@
 #include <libdeflate.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <stdexcept>
 
@@ -204,6 +206,20 @@ void JpegDatasetReader::read_sample(std::uint64_t sample, std::span<std::uint8_t
   } else {
     r.read_hyperslab(sample, out);
   }
+}
+
+ImageFormat JpegDatasetReader::sample_format(std::uint64_t sample) const {
+  const Impl& r = *impl_;
+  r.check_sample(sample);
+  std::array<std::uint8_t, 16> head{};
+  const std::span<std::uint8_t> out(head.data(),
+                                    std::min<std::uint64_t>(head.size(), sample_size(sample)));
+  if (r.read_path == JpegReadPath::contiguous) {
+    r.read_contiguous(sample, out);
+  } else {
+    r.read_hyperslab(sample, out);
+  }
+  return sniff_image_format(out);
 }
 
 void JpegDatasetReader::sample_bytes(std::uint64_t sample, std::vector<std::uint8_t>& out) const {

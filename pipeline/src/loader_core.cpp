@@ -112,10 +112,10 @@ std::unique_ptr<CudaStaging> make_staging(const LoaderOptions& o, const formats:
   return std::make_unique<CudaStaging>(std::stoi(o.device.substr(5)), spec, o.batch_size);
 }
 
-std::optional<JpegSamples> make_jpeg_samples(const LoaderOptions& o, const DatasetSource& source,
-                                             const formats::SampleShape& shape) {
+std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const DatasetSource& source,
+                                               const formats::SampleShape& shape) {
   if (!source.jpeg) return std::nullopt;
-  return JpegSamples(*source.jpeg, shape.height, shape.width, o.augment, o.resize_filter, o.seed);
+  return ImageSamples(*source.jpeg, shape.height, shape.width, o.augment, o.resize_filter, o.seed);
 }
 
 HostAllocator host_allocator(CudaStaging* staging) {
@@ -129,7 +129,7 @@ LoaderCore::LoaderCore(LoaderOptions opts)
     : options((opts.device = check_device(opts), std::move(opts))),
       source(DatasetSource::open(options)),
       shape(source.slot_shape(options)),
-      jpeg_samples(make_jpeg_samples(options, source, shape)),
+      image_samples(make_image_samples(options, source, shape)),
       sampler(source.num_samples(), source.samples_per_chunk(), sampler_options(options)),
       norm(normalize_params(options, source, shape.channels)),
       batches_per_epoch(count_batches(options, sampler)),
@@ -313,16 +313,16 @@ void LoaderCore::assemble(Slot& slot) {
   oneapi::tbb::parallel_for(
       oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, grain),
       [&](const auto& r) {
-        if (jpeg_samples) {
+        if (image_samples) {
           decode_samples(slot, r.begin(), r.end());
         } else {
           copy_samples(slot, r.begin(), r.end());
         }
-        if (options.augment == Augment::flip && !jpeg_samples)
+        if (options.augment == Augment::flip && !image_samples)
           flip_samples(slot, r.begin(), r.end());
       },
       oneapi::tbb::simple_partitioner());
-  counters.add(jpeg_samples ? Stage::decode : Stage::assemble, 0, 1);
+  counters.add(image_samples ? Stage::decode : Stage::assemble, 0, 1);
 }
 
 void LoaderCore::decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
@@ -340,7 +340,7 @@ void LoaderCore::decode_or_replace(Slot& slot, std::uint32_t position) {
   for (int attempt = 0;; ++attempt) {
     const std::uint64_t sample = slot.indices[position];
     try {
-      const DecodeTiming t = jpeg_samples->decode(sample, slot.epoch, out);
+      const DecodeTiming t = image_samples->decode(sample, slot.epoch, out);
       counters.add(Stage::read, t.read_ns, 1);
       counters.add(Stage::decode, t.decode_ns, 0);
       bytes_read_.fetch_add(source.jpeg->sample_size(sample), std::memory_order_relaxed);
@@ -472,7 +472,7 @@ LoaderStats LoaderCore::stats() const {
     s.stages[i].busy_ns = counters.busy_ns[i].load(std::memory_order_relaxed);
     s.stages[i].items = counters.items[i].load(std::memory_order_relaxed);
   }
-  if (!jpeg_samples) s.stages[static_cast<std::size_t>(Stage::read)].items = chunk_reads_.load();
+  if (!image_samples) s.stages[static_cast<std::size_t>(Stage::read)].items = chunk_reads_.load();
   s.skipped_samples = skipped_.load();
   s.wall_ns = profiler::now_ns() - stats_start_ns_.load();
   s.workers = static_cast<unsigned>(arena_.max_concurrency());

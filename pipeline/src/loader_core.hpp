@@ -23,7 +23,7 @@
 #include "gpufeed/pipeline/normalize.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
-#include "jpeg_samples.hpp"
+#include "image_samples.hpp"
 #include "slot_pool.hpp"
 
 namespace gpufeed::detail {
@@ -176,8 +176,8 @@ class LoaderCore {
 
   const LoaderOptions options;
   const DatasetSource source;
-  const formats::SampleShape shape;               // one sample in a slot, before normalization
-  const std::optional<JpegSamples> jpeg_samples;  // the jpeg layout's decoder
+  const formats::SampleShape shape;                 // one sample in a slot, before normalization
+  const std::optional<ImageSamples> image_samples;  // the encoded (jpeg) layout's decoder
   const Sampler sampler;
   const NormalizeParams norm;
   const std::uint64_t batches_per_epoch;

@@ -1,7 +1,5 @@
 // Damaged PNG and WebP input: one FormatError naming the sample, never a crash, a hang, a huge
 // allocation or a silently black image.
-#include <zlib.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +10,7 @@
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/image_codec.hpp"
 #include "pillow.hpp"
+#include "png_chunks.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed::formats {
@@ -22,30 +21,10 @@ using ::testing::HasSubstr;
 
 using Bytes = std::vector<std::uint8_t>;
 
-std::uint32_t be32(const Bytes& b, std::size_t at) {
-  return std::uint32_t{b[at]} << 24 | std::uint32_t{b[at + 1]} << 16 |
-         std::uint32_t{b[at + 2]} << 8 | b[at + 3];
-}
-
-void put_be32(Bytes& b, std::size_t at, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
-}
-
-/// Where a chunk's type starts (its length is 4 bytes before); npos when absent.
-std::size_t find_chunk(const Bytes& png, const char* type) {
-  for (std::size_t at = 8; at + 8 <= png.size(); at += 12 + be32(png, at)) {
-    if (std::memcmp(png.data() + at + 4, type, 4) == 0) return at + 4;
-  }
-  return std::string::npos;
-}
-
-/// Recomputes the CRC of the chunk whose type starts at `type_at`.
-void fix_crc(Bytes& png, std::size_t type_at) {
-  const std::uint32_t length = be32(png, type_at - 4);
-  const auto crc =
-      static_cast<std::uint32_t>(crc32(0, png.data() + type_at, static_cast<uInt>(length + 4)));
-  put_be32(png, type_at + 4 + length, crc);
-}
+using testing::be32;
+using testing::find_chunk;
+using testing::fix_crc;
+using testing::put_be32;
 
 class DamagedImages : public ::testing::Test {
  protected:

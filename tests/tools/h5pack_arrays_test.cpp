@@ -213,7 +213,7 @@ TEST(H5packArrays, SyntheticDataToTheJpegLayout) {
   const std::string out = dir.file("synthetic_jpeg.h5");
   const auto r = h5pack({"convert", "20:16x24x3", out, "--store", "jpeg", "--classes", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
-  EXPECT_TRUE(contains(r.out, "20 JPEG images (jpeg layout, re-encoded), 4 classes")) << r.out;
+  EXPECT_TRUE(contains(r.out, "20 images (JPEG 20; jpeg layout, re-encoded), 4 classes")) << r.out;
   const formats::JpegDatasetReader reader(out);
   ASSERT_EQ(reader.num_samples(), 20u);
   EXPECT_EQ(reader.shape(19), (formats::JpegShape{16, 24, 3}));

@@ -13,7 +13,9 @@
 
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
+#include "image_encoders.hpp"
 #include "image_fixtures.hpp"
+#include "png_chunks.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 
@@ -54,6 +56,25 @@ fs::path good_folder(const fs::path& root) {
   return root;
 }
 
+using Bytes = std::vector<std::uint8_t>;
+
+/// A PNG whose first IDAT byte is changed, so its CRC no longer matches.
+Bytes png_with_bad_crc() {
+  Bytes png = encode_png(smooth_image(32, 24, 3, 4));
+  png[find_chunk(png, "IDAT") + 4] ^= 0x5A;
+  return png;
+}
+
+/// A small PNG whose IHDR (CRC fixed) declares 30000x30000: a decompression bomb.
+Bytes png_bomb() {
+  Bytes png = encode_png(smooth_image(16, 16, 3, 2));
+  const std::size_t ihdr = find_chunk(png, "IHDR");
+  put_be32(png, ihdr + 4, 30000);
+  put_be32(png, ihdr + 8, 30000);
+  fix_crc(png, ihdr);
+  return png;
+}
+
 struct BadCase {
   std::string name;  ///< file name, under class "b"
   std::string kind;  ///< as the summary counts it
@@ -65,7 +86,17 @@ bool write_bad(const fs::path& root, const BadCase& c) {
   if (c.kind == "truncated or damaged") {
     const auto good = encode_jpeg(smooth_image(64, 64, 3, 7));
     write_file(path, std::span(good).first(good.size() * 6 / 10));
-  } else if (c.kind == "not a JPEG") {
+  } else if (c.name == "crc.png") {
+    write_file(path, png_with_bad_crc());
+  } else if (c.name == "cut.webp") {
+    const Bytes good = encode_webp(smooth_image(48, 40, 3, 6), false);
+    write_file(path, std::span(good).first(good.size() / 2));
+  } else if (c.name == "bomb.png") {
+    write_file(path, png_bomb());
+  } else if (c.name == "anim.jpg") {
+    const char gif[] = "GIF89a\x01\x00\x01\x00\x00\x00\x00;";  // a GIF named like a JPEG
+    write_file(path, {reinterpret_cast<const std::uint8_t*>(gif), sizeof gif - 1});
+  } else if (c.kind == "not a JPEG, PNG or WebP image") {
     const std::string text = "this is a text file, not an image\n";
     write_file(path, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
   } else if (c.kind == "too large") {
@@ -93,7 +124,11 @@ bool write_bad(const fs::path& root, const BadCase& c) {
 
 const std::vector<BadCase>& bad_cases() {
   static const std::vector<BadCase> cases = {{"cut.jpg", "truncated or damaged"},
-                                             {"text.jpg", "not a JPEG"},
+                                             {"crc.png", "truncated or damaged"},
+                                             {"cut.webp", "truncated or damaged"},
+                                             {"text.jpg", "not a JPEG, PNG or WebP image"},
+                                             {"anim.jpg", "not a JPEG, PNG or WebP image"},
+                                             {"bomb.png", "too large"},
                                              {"zero.jpeg", "empty"},
                                              {"huge.jpg", "too large"},
                                              {"locked.jpg", "unreadable"},
@@ -116,6 +151,9 @@ TEST(H5packBadInput, EachBadFileStopsTheRunWithOneLineNamingIt) {
       EXPECT_TRUE(contains(r.err, "h5pack: error: ")) << r.err;
       EXPECT_TRUE(contains(r.err, (root / "b" / c.name).string())) << r.err;
       EXPECT_TRUE(contains(r.err, "--skip-bad")) << r.err;
+      if (c.name == "anim.jpg") {
+        EXPECT_TRUE(contains(r.err, "is a GIF image")) << r.err;
+      }
       EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"images"}) << "no output left";
     }
   }
@@ -168,7 +206,7 @@ TEST(H5packBadInput, AFolderWithoutImagesIsOneClearLine) {
       h5pack({"convert", dir.file("empty"), dir.file("out.h5"), "--from", "imagefolder"});
   EXPECT_EQ(r.exit_code, 1) << r.describe();
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
-  EXPECT_TRUE(contains(r.err, "no JPEG images")) << r.err;
+  EXPECT_TRUE(contains(r.err, "holds no images")) << r.err;
   EXPECT_TRUE(contains(r.err, dir.file("empty"))) << r.err;
 
   fs::create_directories(dir.path() / "flat");

@@ -68,9 +68,14 @@ int convert_array_to_jpeg(const PackInput& input, const ConvertSettings& s) {
   bar.finish();
   if (!input.class_names.empty()) writer.set_class_names(input.class_names);
   writer.set_channel_stats(sums.stats());
-  const JpegSummary summary{
-      writer.num_samples(), input.class_names.size(), writer.total_bytes(), writer.num_samples(),
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  JpegSummary summary{
+      writer.num_samples(),
+      input.class_names.size(),
+      writer.total_bytes(),
+      writer.num_samples(),
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+      {}};
+  summary.formats[static_cast<std::size_t>(formats::ImageFormat::jpeg)] = writer.num_samples();
   writer.commit();
   print_jpeg_summary(s.output, summary);
   return 0;

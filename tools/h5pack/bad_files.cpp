@@ -16,13 +16,13 @@ std::string with_advice(const std::string& message) {
 }  // namespace
 
 std::string to_string(BadKind kind) {
-  constexpr const char* kNames[kBadKinds] = {"unreadable", "not a JPEG", "truncated or damaged",
-                                             "too large", "empty"};
+  constexpr const char* kNames[kBadKinds] = {"unreadable", "not a JPEG, PNG or WebP image",
+                                             "truncated or damaged", "too large", "empty"};
   return kNames[static_cast<std::size_t>(kind)];
 }
 
 std::string key(BadKind kind) {
-  constexpr const char* kKeys[kBadKinds] = {"unreadable", "not_jpeg", "damaged", "too_large",
+  constexpr const char* kKeys[kBadKinds] = {"unreadable", "unsupported", "damaged", "too_large",
                                             "empty"};
   return kKeys[static_cast<std::size_t>(kind)];
 }
@@ -31,7 +31,9 @@ BadFileError::BadFileError(const BadFile& bad) : formats::FormatError(with_advic
 
 BadKind classify_decoder_error(const std::string& message) {
   if (message.find("is empty") != std::string::npos) return BadKind::empty;
-  if (message.find("is not a JPEG") != std::string::npos) return BadKind::not_jpeg;
+  if (message.find("gpufeed decodes JPEG, PNG and WebP") != std::string::npos) {
+    return BadKind::unsupported;
+  }
   if (message.find("megapixels") != std::string::npos) return BadKind::too_large;
   return BadKind::damaged;
 }

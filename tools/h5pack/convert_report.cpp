@@ -38,25 +38,36 @@ void print_jpeg_summary(const std::string& path, const JpegSummary& s) {
   const std::string kept = s.reencoded == 0           ? std::string("original bytes")
                            : s.reencoded == s.samples ? std::string("re-encoded")
                                                       : std::to_string(s.reencoded) + " re-encoded";
+  std::string formats;
+  for (std::size_t f = 0; f < formats::kImageFormats; ++f) {
+    if (s.formats[f] == 0) continue;
+    formats += (formats.empty() ? "" : ", ") + to_string(static_cast<formats::ImageFormat>(f)) +
+               " " + std::to_string(s.formats[f]);
+  }
   std::printf(
-      "wrote %s: %llu JPEG images (jpeg layout, %s), %llu classes, %s of JPEG data, file %s, %s "
-      "(%.0f images/s)\n",
-      path.c_str(), static_cast<unsigned long long>(s.samples), kept.c_str(),
-      static_cast<unsigned long long>(s.classes), megabytes(s.jpeg_bytes).c_str(),
-      megabytes(file_bytes(path)).c_str(), format_duration(s.seconds).c_str(), rate);
+      "wrote %s: %llu images (%s%sjpeg layout, %s), %llu classes, %s of encoded images, file %s, "
+      "%s (%.0f images/s)\n",
+      path.c_str(), static_cast<unsigned long long>(s.samples), formats.c_str(),
+      formats.empty() ? "" : "; ", kept.c_str(), static_cast<unsigned long long>(s.classes),
+      megabytes(s.jpeg_bytes).c_str(), megabytes(file_bytes(path)).c_str(),
+      format_duration(s.seconds).c_str(), rate);
 }
 
 void print_folder_notes(const ImageFolder& folder) {
   if (folder.other_files > 0) {
-    std::printf("ignored %llu files without a .jpg or .jpeg extension\n",
+    std::printf("ignored %llu files without an image extension (.jpg .jpeg .png .webp ...)\n",
                 static_cast<unsigned long long>(folder.other_files));
+  }
+  if (folder.hidden > 0) {
+    std::printf("ignored %llu hidden files and folders (names starting with '.')\n",
+                static_cast<unsigned long long>(folder.hidden));
   }
   if (!folder.empty_classes.empty()) {
     std::string names;
     for (const std::string& name : folder.empty_classes) {
       names += (names.empty() ? "" : ", ") + name;
     }
-    std::printf("%zu class folders hold no JPEG file (their labels are unused): %s\n",
+    std::printf("%zu class folders hold no image (their labels are unused): %s\n",
                 folder.empty_classes.size(), names.c_str());
   }
 }

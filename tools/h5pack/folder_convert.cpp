@@ -35,7 +35,7 @@ void on_bad_file(const ImageFile& file, const BadFile& bad, bool skip_bad, SkipL
 void check_some_left(const ImageFolder& folder, std::uint64_t packed) {
   if (packed > 0) return;
   throw formats::FormatError("every one of the " + std::to_string(folder.files.size()) +
-                             " JPEG files in " + folder.root +
+                             " image files in " + folder.root +
                              " is bad, so there is nothing to pack");
 }
 
@@ -70,7 +70,7 @@ int convert_folder_to_jpeg(const ImageFolder& folder, const ConvertSettings& s) 
   Workers workers;
   ChannelSums sums;
   SkipLog skipped;
-  std::uint64_t reencoded = 0;
+  JpegSummary summary;
   ProgressBar bar("converting", folder.files.size(), mean_file_bytes(folder));
   ordered_parallel_map(
       folder.files.size(), s.workers,
@@ -83,7 +83,8 @@ int convert_folder_to_jpeg(const ImageFolder& folder, const ConvertSettings& s) 
         } else {
           writer.append(r.bytes, r.shape, file.label);
           sums.add(r.sums);
-          reencoded += r.reencoded ? 1 : 0;
+          summary.reencoded += r.reencoded ? 1 : 0;
+          ++summary.formats[static_cast<std::size_t>(r.format)];
         }
         bar.update(i + 1);
       });
@@ -91,11 +92,12 @@ int convert_folder_to_jpeg(const ImageFolder& folder, const ConvertSettings& s) 
   check_some_left(folder, writer.num_samples());
   writer.set_class_names(folder.class_names);
   writer.set_channel_stats(sums.stats());
-  const std::uint64_t jpeg_bytes = writer.total_bytes();
-  const std::uint64_t samples = writer.num_samples();
+  summary.jpeg_bytes = writer.total_bytes();
+  summary.samples = writer.num_samples();
+  summary.classes = folder.class_names.size();
   writer.commit();
-  print_jpeg_summary(
-      s.output, {samples, folder.class_names.size(), jpeg_bytes, reencoded, seconds_since(start)});
+  summary.seconds = seconds_since(start);
+  print_jpeg_summary(s.output, summary);
   skipped.print();
   print_folder_notes(folder);
   return 0;

@@ -89,7 +89,7 @@ std::optional<BadFile> read_image_file(const std::string& path, std::vector<std:
   return std::nullopt;
 }
 
-std::optional<BadFile> ImageWorker::read_header(const std::string& path, formats::JpegInfo& info) {
+std::optional<BadFile> ImageWorker::read_header(const std::string& path, formats::ImageInfo& info) {
   decoder_.set_source(path);
   try {
     info = decoder_.header(file_, kNoSample);
@@ -100,11 +100,17 @@ std::optional<BadFile> ImageWorker::read_header(const std::string& path, formats
 }
 
 std::optional<BadFile> ImageWorker::decode_at(const std::string& path,
-                                              const formats::JpegInfo& info,
+                                              const formats::ImageInfo& info,
                                               formats::ScalingFactor scale) {
+  const bool jpeg = info.format == formats::ImageFormat::jpeg;
+  if (!jpeg) scale = {};
   reshape(decoded_, scale.scale(info.width), scale.scale(info.height), 3);
   try {
-    decoder_.decode(file_, info, scale, decoded_.view(), kNoSample);
+    if (jpeg) {
+      decoder_.jpeg().decode(file_, info.jpeg, scale, decoded_.view(), kNoSample);
+    } else {
+      decoder_.decode(file_, info, decoded_.view(), kNoSample);
+    }
   } catch (const formats::FormatError& e) {
     return BadFile{BadKind::damaged,
                    std::string(e.what()) + "; " + path + " is truncated or damaged"};
@@ -140,31 +146,34 @@ std::vector<std::uint8_t> ImageWorker::encode_bytes(const formats::ConstImageVie
 
 ImageResult ImageWorker::to_jpeg(const std::string& path, const JpegSettings& settings) {
   ImageResult r;
-  formats::JpegInfo info;
+  formats::ImageInfo info;
   if ((r.bad = read_image_file(path, file_)) || (r.bad = read_header(path, info))) return r;
   const auto [width, height] = fit(info.width, info.height, settings.max_side);
   const formats::ScalingFactor scale = formats::best_scale(info.width, info.height, width, height);
   if ((r.bad = decode_at(path, info, scale))) return r;
   if (settings.quality == 0 && width == info.width && height == info.height) {
+    // Kept as it came, whatever its format: nothing is lost or re-compressed.
     add_pixels(decoded_.view(), r.sums);
-    r.shape = jpeg_shape(info.width, info.height, info.components);
+    r.shape = jpeg_shape(info.width, info.height, info.channels);
     r.bytes = std::move(file_);
+    r.format = info.format;
     return r;
   }
   const formats::ConstImageView stored =
       shrink(decoded_.view(), settings.max_side, settings.filter);
   add_pixels(stored, r.sums);
-  const bool gray = info.components == 1;
+  const bool gray = info.channels <= 2 && !info.palette;
   const int quality = settings.quality != 0 ? settings.quality : 90;
   r.bytes = encode_bytes(stored, quality, gray);
   r.shape = jpeg_shape(stored.width, stored.height, gray ? 1 : 3);
   r.reencoded = true;
+  r.format = formats::ImageFormat::jpeg;
   return r;
 }
 
 ImageResult ImageWorker::to_raw(const std::string& path, const RawSettings& settings) {
   ImageResult r;
-  formats::JpegInfo info;
+  formats::ImageInfo info;
   if ((r.bad = read_image_file(path, file_)) || (r.bad = read_header(path, info))) return r;
   // Decode at a reduced DCT scale only while the image stays twice the target size, so that
   // the resize still averages enough pixels.
@@ -175,7 +184,8 @@ ImageResult ImageWorker::to_raw(const std::string& path, const RawSettings& sett
   const formats::ImageView out{r.bytes.data(), settings.width, settings.height, 3,
                                std::size_t{settings.width} * 3};
   resizer_.resize(decoded_.view(), out, settings.filter);
-  r.shape = jpeg_shape(info.width, info.height, info.components);
+  r.shape = jpeg_shape(info.width, info.height, info.channels);
+  r.format = info.format;
   return r;
 }
 
@@ -188,6 +198,7 @@ ImageResult ImageWorker::encode(const formats::ConstImageView& image,
   r.bytes = encode_bytes(stored, quality, stored.channels == 1);
   r.shape = jpeg_shape(stored.width, stored.height, stored.channels);
   r.reencoded = true;
+  r.format = formats::ImageFormat::jpeg;
   return r;
 }
 

@@ -9,7 +9,7 @@
 
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/image.hpp"
-#include "gpufeed/formats/jpeg_codec.hpp"
+#include "gpufeed/formats/image_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/resize.hpp"
 #include "h5pack/bad_files.hpp"
@@ -32,9 +32,9 @@ void add_pixels(const formats::ConstImageView& rgb, ChannelSums& sums);
 /// Adds the pixels of a 1- or 3-channel image; one channel counts as gray RGB.
 void add_image(const formats::ConstImageView& image, ChannelSums& sums);
 
-/// How --store jpeg writes an image: its own bytes, or re-encoded at `quality` (every image
-/// when given, 90 otherwise) when its longer side is over `max_side` (0: no limit), shrunk to
-/// max_side.
+/// How --store jpeg writes an image: its own bytes whatever its format (JPEG, PNG, WebP), or
+/// re-encoded as JPEG at `quality` (every image when given, 90 otherwise) when its longer side
+/// is over `max_side` (0: no limit), shrunk to max_side.
 struct JpegSettings {
   int quality = 0;
   std::uint32_t max_side = 0;
@@ -56,6 +56,7 @@ struct ImageResult {
   formats::JpegShape shape;
   ChannelSums sums;
   bool reencoded = false;  ///< jpeg store: the bytes are not the file's own
+  formats::ImageFormat format = formats::ImageFormat::unknown;  ///< of the stored bytes
 };
 
 /// The file's bytes. A file that cannot be opened or read is a BadFile (unreadable), one over
@@ -68,22 +69,23 @@ class ImageWorker {
   /// The file as a jpeg-layout sample. Decodes it once (to validate it and sum its pixels);
   /// keeps its bytes, or re-encodes it as `settings` ask.
   ImageResult to_jpeg(const std::string& path, const JpegSettings& settings);
-  /// The file decoded (at a reduced DCT scale when much larger than the target) and resized
-  /// to the raw settings' size: height * width * 3 bytes.
+  /// The file decoded (a JPEG at a reduced DCT scale when much larger than the target) and
+  /// resized to the raw settings' size: height * width * 3 bytes.
   ImageResult to_raw(const std::string& path, const RawSettings& settings);
   /// Pixels (1 or 3 channels) encoded as a JPEG at `settings.quality`, shrunk to max_side.
   ImageResult encode(const formats::ConstImageView& image, const JpegSettings& settings);
 
  private:
-  std::optional<BadFile> read_header(const std::string& path, formats::JpegInfo& info);
-  std::optional<BadFile> decode_at(const std::string& path, const formats::JpegInfo& info,
+  std::optional<BadFile> read_header(const std::string& path, formats::ImageInfo& info);
+  /// Decodes into decoded_: a JPEG at `scale`, other formats at full size.
+  std::optional<BadFile> decode_at(const std::string& path, const formats::ImageInfo& info,
                                    formats::ScalingFactor scale);
   formats::ConstImageView shrink(const formats::ConstImageView& image, std::uint32_t max_side,
                                  formats::ResizeFilter filter);
   std::vector<std::uint8_t> encode_bytes(const formats::ConstImageView& image, int quality,
                                          bool gray);
 
-  formats::JpegDecoder decoder_;
+  formats::ImageDecoder decoder_;
   std::optional<formats::JpegEncoder> encoder_;
   int encoder_quality_ = 0;
   formats::Resizer resizer_;

@@ -44,17 +44,21 @@ json shape_stats(const formats::JpegDatasetReader& r) {
   Range width;
   Range bytes;
   std::map<std::string, std::uint64_t> channels;
+  std::map<std::string, std::uint64_t> image_formats;
   for (std::uint64_t i = 0; i < r.num_samples(); ++i) {
     const formats::JpegShape shape = r.shape(i);
     height.add(shape.height);
     width.add(shape.width);
     bytes.add(r.sample_size(i));
     ++channels[std::to_string(shape.channels)];
+    // Told by the sample's first bytes: the layout stores every image as it came.
+    ++image_formats[r.sample_size(i) == 0 ? "empty" : key(r.sample_format(i))];
   }
   return {{"height", height.to_json()},
           {"width", width.to_json()},
           {"sample_bytes", bytes.to_json()},
-          {"channels", channels}};
+          {"channels", channels},
+          {"formats", image_formats}};
 }
 
 json jpeg_info_json(const formats::JpegDatasetReader& r) {
@@ -89,8 +93,25 @@ std::string range_text(const json& range, const char* unit) {
 std::string channels_text(const json& channels) {
   std::string text;
   for (const auto& [c, n] : channels.items()) {
-    const std::string kind = c == "1" ? "grayscale" : c == "3" ? "color" : c == "4" ? "CMYK" : c;
+    const std::string kind = c == "1"   ? "grayscale"
+                             : c == "2" ? "grayscale + alpha"
+                             : c == "3" ? "color"
+                             : c == "4" ? "CMYK or color + alpha"
+                                        : c;
     text += (text.empty() ? "" : ", ") + n.dump() + " " + kind;
+  }
+  return text;
+}
+
+std::string formats_text(const json& image_formats) {
+  std::string text;
+  for (const auto& [k, n] : image_formats.items()) {
+    std::string name = k;
+    for (std::size_t f = 0; f < formats::kImageFormats; ++f) {
+      const auto format = static_cast<formats::ImageFormat>(f);
+      if (key(format) == k) name = to_string(format);
+    }
+    text += (text.empty() ? "" : ", ") + n.dump() + " " + name;
   }
   return text;
 }
@@ -103,12 +124,13 @@ void print_jpeg_text(const json& j) {
   row("schema", j["schema_version"].dump() + (j["schema_version"] == 0 ? " (not h5pack)" : ""));
   row("layout", "jpeg (encoded images back to back in /jpeg/bytes)");
   row("samples", j["samples"].dump() + " (" + channels_text(j["channels"]) + ")");
+  row("formats", formats_text(j["formats"]));
   row("height", range_text(j["height"], "px"));
   row("width", range_text(j["width"], "px"));
   row("image size", range_text(j["sample_bytes"], "bytes"));
-  row("stored", megabytes(j["stored_bytes"].get<std::uint64_t>()) + " of JPEG data, file " +
+  row("stored", megabytes(j["stored_bytes"].get<std::uint64_t>()) + " of encoded images, file " +
                     megabytes(j["file_bytes"].get<std::uint64_t>()));
-  row("compression", "jpeg (the bytes dataset is unfiltered)");
+  row("compression", "the images' own (the bytes dataset is unfiltered)");
   row("read path", j["read_path"].get<std::string>());
   row("checksums",
       j["checksums"].get<std::string>() == "crc32" ? "CRC-32 of every sample" : "none");

@@ -1,5 +1,6 @@
 // h5pack verify of a jpeg-layout file: the reader validates the offsets when it opens the
-// file; then every sample is read, its CRC-32 compared and it is decoded, on every core.
+// file; then every sample is read, its CRC-32 compared and it is decoded with the codec its
+// bytes call for (JPEG, PNG or WebP), on every core.
 #include <algorithm>
 #include <cstdio>
 #include <optional>
@@ -12,7 +13,7 @@
 #include "common/ordered_pipeline.hpp"
 #include "common/progress.hpp"
 #include "gpufeed/formats/error.hpp"
-#include "gpufeed/formats/jpeg_codec.hpp"
+#include "gpufeed/formats/image_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/problem_list.hpp"
@@ -22,7 +23,7 @@ namespace gpufeed::tools::h5pack {
 namespace {
 
 struct VerifyThread {
-  formats::JpegDecoder decoder;
+  formats::ImageDecoder decoder;
   std::vector<std::uint8_t> bytes;
   formats::Image image;
 };
@@ -39,18 +40,19 @@ std::optional<std::string> check_sample(const formats::JpegDatasetReader& reader
     if (reader.has_checksums() && !reader.verify_checksum(i, t.bytes)) {
       return "its bytes do not match the stored CRC-32 (the file was changed or damaged)";
     }
-    const formats::JpegInfo info = t.decoder.header(t.bytes, i);
+    const formats::ImageInfo info = t.decoder.header(t.bytes, i);
     const formats::JpegShape stored = reader.shape(i);
     if (info.height != stored.height || info.width != stored.width ||
-        info.components != stored.channels) {
-      return "its header declares " + shape_text(info.height, info.width, info.components) +
-             " but /jpeg/shapes says " + shape_text(stored.height, stored.width, stored.channels);
+        info.channels != stored.channels) {
+      return "its " + to_string(info.format) + " header declares " +
+             shape_text(info.height, info.width, info.channels) + " but /jpeg/shapes says " +
+             shape_text(stored.height, stored.width, stored.channels);
     }
     t.image.width = info.width;
     t.image.height = info.height;
     t.image.channels = 3;
     t.image.pixels.resize(std::size_t{info.width} * info.height * 3);
-    t.decoder.decode(t.bytes, info, {}, t.image.view(), i);
+    t.decoder.decode(t.bytes, info, t.image.view(), i);
   } catch (const formats::FormatError& e) {
     return one_line(e.what());
   }
@@ -59,7 +61,7 @@ std::optional<std::string> check_sample(const formats::JpegDatasetReader& reader
 
 std::uint64_t check_samples(const formats::JpegDatasetReader& reader) {
   oneapi::tbb::enumerable_thread_specific<VerifyThread> threads([&reader] {
-    return VerifyThread{formats::JpegDecoder(reader.path()), {}, {}};
+    return VerifyThread{formats::ImageDecoder(reader.path()), {}, {}};
   });
   ProgressBar bar("verifying", reader.num_samples(),
                   reader.total_bytes() / std::max<std::uint64_t>(1, reader.num_samples()));

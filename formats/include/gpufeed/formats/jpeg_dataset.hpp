@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/image_format.hpp"
 
 namespace gpufeed::formats {
 
@@ -95,6 +96,9 @@ class JpegDatasetReader {
   void sample_bytes(std::uint64_t sample, std::vector<std::uint8_t>& out) const;
   /// The same into `out`, which must be exactly sample_size(sample) bytes.
   void read_sample(std::uint64_t sample, std::span<std::uint8_t> out) const;
+  /// What the sample's first bytes say it is (one small read). Thread-safe. Throws FormatError
+  /// for an empty sample.
+  [[nodiscard]] ImageFormat sample_format(std::uint64_t sample) const;
 
   /// The file stores /jpeg/crc32.
   [[nodiscard]] bool has_checksums() const;

@@ -1,5 +1,6 @@
 #pragma once
-// Decodes jpeg-layout samples straight into their place in a batch slot.
+// Decodes the encoded layout's samples (JPEG, PNG, WebP) straight into their place in a batch
+// slot.
 #include <cstdint>
 
 #include "gpufeed/formats/jpeg_dataset.hpp"
@@ -14,16 +15,18 @@ struct DecodeTiming {
   std::int64_t decode_ns = 0;
 };
 
-/// Reads a sample's bytes (pread, no HDF5 call), decodes it with libjpeg-turbo at the fastest
-/// DCT scale that still covers the output (formats::fastest_scale), only the part the crop
-/// (augment) and the resize filter need, resizes into the slot and flips.
-/// Each worker thread has its own TurboJPEG handle, resizer and scratch (thread_local), so
-/// decode() is thread-safe and allocates nothing in steady state. Throws FormatError naming the
-/// file and sample when the sample cannot be decoded.
-class JpegSamples {
+/// Reads a sample's bytes (pread, no HDF5 call) and decodes it by what its bytes are. A JPEG is
+/// decoded with libjpeg-turbo at the fastest DCT scale that still covers the output
+/// (formats::fastest_scale), only the part the crop (augment) and the resize filter need; a
+/// PNG or WebP is decoded whole. Either is then cropped and resized into the slot and flipped,
+/// with the same crop and flip for every format. Each worker thread has its own decoders,
+/// resizer and scratch (thread_local), so decode() is thread-safe and allocates nothing in
+/// steady state once the largest image has been seen. Throws FormatError naming the file and
+/// sample when the sample cannot be decoded (or is of a format gpufeed does not decode).
+class ImageSamples {
  public:
-  JpegSamples(const formats::JpegDatasetReader& reader, std::uint32_t height, std::uint32_t width,
-              Augment augment, formats::ResizeFilter filter, std::uint64_t seed);
+  ImageSamples(const formats::JpegDatasetReader& reader, std::uint32_t height, std::uint32_t width,
+               Augment augment, formats::ResizeFilter filter, std::uint64_t seed);
 
   /// Decodes `sample` of `epoch` into `out` (height x width x 3, HWC, densely packed).
   DecodeTiming decode(std::uint64_t sample, std::uint64_t epoch, std::uint8_t* out) const;

@@ -1,0 +1,118 @@
+#include "image_samples.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "gpufeed/formats/crop.hpp"
+#include "gpufeed/formats/image.hpp"
+#include "gpufeed/formats/image_codec.hpp"
+#include "gpufeed/profiler/clock.hpp"
+#include "gpufeed/profiler/range.hpp"
+
+namespace gpufeed::detail {
+
+namespace {
+
+/// One per worker thread: the decoders (TurboJPEG and libjpeg state, the decoded region), the
+/// resizer's taps, the encoded bytes and a whole decoded PNG or WebP.
+struct DecodeScratch {
+  formats::ImageDecoder decoder;
+  formats::Resizer resizer;
+  std::vector<std::uint8_t> bytes;
+  formats::Image whole;
+};
+
+/// The part of the stored image a sample shows: the augment's crop of it, in its pixels.
+formats::CropBox crop_of(Augment augment, std::uint32_t image_width, std::uint32_t image_height,
+                         std::uint32_t out_width, std::uint32_t out_height, std::uint64_t seed,
+                         std::uint64_t epoch, std::uint64_t sample) {
+  if (augment == Augment::crop_flip) {
+    return formats::random_resized_crop(image_width, image_height, seed, epoch, sample);
+  }
+  if (augment == Augment::center) {
+    return formats::center_crop(image_width, image_height, out_width, out_height, 0.875);
+  }
+  return {0, 0, image_width, image_height};
+}
+
+DecodeScratch& scratch() {
+  thread_local DecodeScratch s;
+  return s;
+}
+
+}  // namespace
+
+ImageSamples::ImageSamples(const formats::JpegDatasetReader& reader, std::uint32_t height,
+                           std::uint32_t width, Augment augment, formats::ResizeFilter filter,
+                           std::uint64_t seed)
+    : reader_(reader),
+      height_(height),
+      width_(width),
+      augment_(augment),
+      filter_(filter),
+      seed_(seed) {}
+
+DecodeTiming ImageSamples::decode(std::uint64_t sample, std::uint64_t epoch,
+                                  std::uint8_t* out) const {
+  DecodeScratch& s = scratch();
+  DecodeTiming timing;
+  const std::int64_t t0 = profiler::now_ns();
+  {
+    GPUFEED_RANGE("read");
+    reader_.sample_bytes(sample, s.bytes);
+  }
+  const std::int64_t t1 = profiler::now_ns();
+  GPUFEED_RANGE("decode");
+  if (s.decoder.source() != reader_.path()) s.decoder.set_source(reader_.path());
+  const formats::ImageInfo info = s.decoder.header(s.bytes, sample);
+  const formats::CropBox crop =
+      crop_of(augment_, info.width, info.height, width_, height_, seed_, epoch, sample);
+  const formats::ImageView dst{out, width_, height_, 3, std::size_t{width_} * 3};
+  if (info.format == formats::ImageFormat::jpeg) {
+    const formats::ScalingFactor scale =
+        formats::fastest_scale(crop.width, crop.height, width_, height_);
+    // At the reduced size, the crop becomes a box in the scaled image; only the pixels the
+    // resize filter reads around it are decoded (all of them without a crop).
+    const std::uint32_t sw = scale.scale(info.width), sh = scale.scale(info.height);
+    const formats::SourceBox box = crop.box_scaled(info.width, info.height, sw, sh);
+    const formats::PixelRect needed = s.resizer.footprint(sw, sh, box, width_, height_, filter_);
+    const formats::DecodedRegion region =
+        s.decoder.jpeg().decode_region(s.bytes, info.jpeg, scale, needed, sample);
+    s.resizer.resize({region.pixels, region.x, region.y, sw, sh}, box, dst, filter_);
+  } else {
+    // PNG and WebP decode whole; the crop is a box in the full image.
+    s.whole.width = info.width;
+    s.whole.height = info.height;
+    s.whole.channels = 3;
+    s.whole.pixels.resize(std::size_t{info.width} * info.height * 3);
+    s.decoder.decode(s.bytes, info, s.whole.view(), sample);
+    const formats::SourceBox box =
+        crop.box_scaled(info.width, info.height, info.width, info.height);
+    s.resizer.resize({s.whole.view(), 0, 0, info.width, info.height}, box, dst, filter_);
+  }
+  const bool flip = (augment_ == Augment::flip || augment_ == Augment::crop_flip) &&
+                    formats::random_flip(seed_, epoch, sample);
+  if (flip) flip_horizontal(out, height_, width_, 3, false);
+  timing.read_ns = t1 - t0;
+  timing.decode_ns = profiler::now_ns() - t1;
+  return timing;
+}
+
+void flip_horizontal(std::uint8_t* pixels, std::uint32_t height, std::uint32_t width,
+                     std::uint32_t channels, bool planar) {
+  if (planar) {
+    for (std::uint32_t row = 0; row < channels * height; ++row) {
+      std::uint8_t* r = pixels + std::size_t{row} * width;
+      std::reverse(r, r + width);
+    }
+    return;
+  }
+  for (std::uint32_t y = 0; y < height; ++y) {
+    std::uint8_t* r = pixels + std::size_t{y} * width * channels;
+    for (std::uint32_t a = 0, b = width - 1; a < b; ++a, --b) {
+      std::swap_ranges(r + a * channels, r + (a + 1) * channels, r + b * channels);
+    }
+  }
+}
+
+}  // namespace gpufeed::detail
