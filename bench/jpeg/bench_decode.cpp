@@ -1,11 +1,14 @@
-// The jpeg target of the pipeline: samples/s of the Loader decoding a jpeg-layout file into
-// normalized float batches, against plain libjpeg-turbo decoding (full size, no resize) of the
-// same files on the same number of threads, measured in one run. The two alternate, one pass
-// over the file each per round after a warm-up round, so a change in the machine's load hits
-// both; the ratio is the median of the rounds' ratios. One JSON line.
+// The jpeg-layout target of the pipeline: samples/s of the Loader decoding a jpeg-layout file
+// (JPEG, PNG or WebP samples) into normalized float batches, against plain decoding (full size,
+// no resize: tjDecompress2 for JPEG, libspng, libwebp) of the same files on the same number of
+// threads, measured in one run. The two alternate, one pass over the file each per round after
+// a warm-up round, so a change in the machine's load hits both; the ratio is the median of the
+// rounds' ratios. One JSON line.
+//
+// --plain-only times plain decoding alone (run_formats_vs_pillow.sh alternates it with Pillow).
 //
 //   bench_jpeg_decode --data photos.h5 [--size 128x128] [--workers N] [--rounds 5]
-//                     [--augment none|flip|crop-flip|center]
+//                     [--augment none|flip|crop-flip|center] [--plain-only 1]
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -13,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpufeed/formats/jpeg_codec.hpp"
+#include "gpufeed/formats/image_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/profiler/clock.hpp"
@@ -26,6 +29,7 @@ struct Args {
   unsigned workers = std::max(1u, std::thread::hardware_concurrency());
   unsigned rounds = 5;
   gpufeed::Augment augment = gpufeed::Augment::none;
+  bool plain_only = false;
 };
 
 Args parse(int argc, char** argv) {
@@ -36,6 +40,7 @@ Args parse(int argc, char** argv) {
     if (key == "--workers") a.workers = static_cast<unsigned>(std::stoul(value));
     if (key == "--rounds" || key == "--epochs") a.rounds = static_cast<unsigned>(std::stoul(value));
     if (key == "--augment") a.augment = gpufeed::parse_augment(value);
+    if (key == "--plain-only") a.plain_only = value != "0";
     if (key == "--size") {
       a.height = static_cast<std::uint32_t>(std::stoul(value.substr(0, value.find('x'))));
       a.width = static_cast<std::uint32_t>(std::stoul(value.substr(value.find('x') + 1)));
@@ -45,7 +50,8 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
-/// tjDecompress2 at full size on `workers` threads, each with its own handle and a reused
+/// Each sample decoded at full size to RGB by its own format's library (ImageDecoder:
+/// tjDecompress2, libspng, libwebp) on `workers` threads, each with its own decoder and a reused
 /// output buffer, each sample once per pass; the bytes are read into memory first so only
 /// decoding is timed.
 class PlainDecode {
@@ -63,16 +69,16 @@ class PlainDecode {
     std::vector<std::thread> threads;
     for (unsigned w = 0; w < workers_; ++w) {
       threads.emplace_back([&, w] {
-        gpufeed::formats::JpegDecoder decoder(reader_.path());
+        gpufeed::formats::ImageDecoder decoder(reader_.path());
         std::vector<std::uint8_t> out;
         for (std::uint64_t i = w; i < n; i += workers_) {
-          const gpufeed::formats::JpegInfo info = decoder.header(bytes_[i], i);
+          const gpufeed::formats::ImageInfo info = decoder.header(bytes_[i], i);
           if (out.size() < std::size_t{info.width} * info.height * 3) {
             out.resize(std::size_t{info.width} * info.height * 3);
           }
           const gpufeed::formats::ImageView view{out.data(), info.width, info.height, 3,
                                                  std::size_t{info.width} * 3};
-          decoder.decode(bytes_[i], info, {1, 1}, view, i);
+          decoder.decode(bytes_[i], info, view, i);
           pixels[w] += static_cast<double>(info.width) * info.height;
         }
       });
@@ -132,15 +138,27 @@ int main(int argc, char** argv) {
   if (a.data.empty()) {
     std::fprintf(stderr,
                  "usage: bench_jpeg_decode --data photos.h5 [--size HxW] [--workers N] "
-                 "[--rounds R] [--augment MODE]\n");
+                 "[--rounds R] [--augment MODE] [--plain-only 1]\n");
     return 2;
   }
   try {
     const gpufeed::formats::JpegDatasetReader reader(a.data);
     const PlainDecode plain(reader, a.workers);
-    gpufeed::Loader loader(loader_options(a));
     double megapixels = 0;
     plain.pass(megapixels);  // warm-up: threads, page faults, caches
+    if (a.plain_only) {
+      std::vector<double> rate;
+      megapixels = 0;
+      for (unsigned r = 0; r < a.rounds; ++r) rate.push_back(plain.pass(megapixels));
+      double seconds = 0;
+      for (double x : rate) seconds += plain.seconds_of(x);
+      std::printf(
+          "{\"workers\": %u, \"rounds\": %u, \"plain_decode_images_per_s\": %.1f, "
+          "\"plain_decode_megapixels_per_s\": %.1f}\n",
+          a.workers, a.rounds, median(rate), megapixels / seconds);
+      return 0;
+    }
+    gpufeed::Loader loader(loader_options(a));
     loader_epoch(loader, 0);
     megapixels = 0;
     std::vector<double> plain_rate, loader_rate, ratio;

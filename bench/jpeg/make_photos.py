@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""Writes a folder of photo-like JPEG files in the ImageFolder layout (one subfolder per class).
+"""Writes a folder of photo-like images in the ImageFolder layout (one subfolder per class).
 
 Each image is a smooth two-colour gradient with soft shapes (ellipses, polygons, rectangles),
 a blur, fine sensor-like noise and a little texture, of a random size between 400x300 and
-1200x900 (either orientation), saved by Pillow at quality 90. Every 20th image is grayscale.
-Deterministic for a given --seed.
+1200x900 (either orientation), saved by Pillow: JPEG at quality 90 (the default), PNG at
+Pillow's default compression, or lossy WebP at quality 90. Every 20th image is grayscale; with
+PNG and WebP every 10th other one has an alpha channel. Deterministic for a given --seed.
 
     /usr/bin/python3 bench/jpeg/make_photos.py OUT_DIR [--count 300] [--classes 10] [--seed 0]
+        [--format jpeg|png|webp]
 """
 import argparse
 import os
@@ -54,12 +56,16 @@ def photo(rng, width, height):
     return Image.fromarray(pixels, "RGB")
 
 
+EXTENSION = {"jpeg": "jpg", "png": "png", "webp": "webp"}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")
     parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--format", choices=("jpeg", "png", "webp"), default="jpeg")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     total = 0
@@ -73,11 +79,18 @@ def main():
         image = photo(rng, width, height)
         if i % 20 == 19:
             image = image.convert("L")
-        path = os.path.join(folder, "img%05d.jpg" % i)
-        image.save(path, quality=90)
+        elif i % 10 == 4 and args.format != "jpeg":
+            alpha = np.asarray(image.convert("L").filter(ImageFilter.GaussianBlur(8)))
+            image.putalpha(Image.fromarray(np.clip(alpha.astype(np.int32) + 64, 0, 255)
+                                           .astype(np.uint8), "L"))
+        path = os.path.join(folder, "img%05d.%s" % (i, EXTENSION[args.format]))
+        if args.format == "png":
+            image.save(path)
+        else:
+            image.save(path, quality=90)
         total += os.path.getsize(path)
-    print("wrote %d JPEG files (%.1f MB) in %d classes to %s"
-          % (args.count, total / 1e6, args.classes, args.out))
+    print("wrote %d %s files (%.1f MB) in %d classes to %s"
+          % (args.count, args.format.upper(), total / 1e6, args.classes, args.out))
 
 
 if __name__ == "__main__":

@@ -35,4 +35,22 @@ inline void fix_crc(std::vector<std::uint8_t>& png, std::size_t type_at) {
   put_be32(png, type_at + 4 + length, crc);
 }
 
+/// Splits the chunk whose type starts at `type_at` into two chunks of the same type, the first
+/// holding `first` bytes of its data; both CRCs valid.
+inline void split_chunk(std::vector<std::uint8_t>& png, std::size_t type_at, std::uint32_t first) {
+  const std::uint32_t length = be32(png, type_at - 4);
+  std::vector<std::uint8_t> second(12);
+  put_be32(second, 0, length - first);
+  std::memcpy(second.data() + 4, png.data() + type_at, 4);
+  second.insert(second.begin() + 8, png.begin() + static_cast<std::ptrdiff_t>(type_at + 4 + first),
+                png.begin() + static_cast<std::ptrdiff_t>(type_at + 4 + length));
+  put_be32(png, type_at - 4, first);
+  png.erase(png.begin() + static_cast<std::ptrdiff_t>(type_at + 4 + first),
+            png.begin() + static_cast<std::ptrdiff_t>(type_at + 8 + length));
+  png.insert(png.begin() + static_cast<std::ptrdiff_t>(type_at + 8 + first), second.begin(),
+             second.end());
+  fix_crc(png, type_at);
+  fix_crc(png, type_at + 12 + first);
+}
+
 }  // namespace gpufeed::testing

@@ -25,6 +25,7 @@ using testing::be32;
 using testing::find_chunk;
 using testing::fix_crc;
 using testing::put_be32;
+using testing::split_chunk;
 
 class DamagedImages : public ::testing::Test {
  protected:
@@ -75,6 +76,27 @@ TEST_F(DamagedImages, PngWithABadCrcOrABrokenZlibStream) {
   for (std::size_t i = 2; i < be32(zlib_broken, idat - 4); ++i) zlib_broken[idat + 4 + i] = 0xA7;
   fix_crc(zlib_broken, idat);  // a valid chunk holding an invalid deflate stream
   EXPECT_THAT(failure(zlib_broken), HasSubstr("damaged PNG"));
+  // The CRC of the last IDAT chunk, which libspng reads only after the last row.
+  Bytes last_crc = file("rgb8.png");
+  last_crc[idat + 4 + be32(last_crc, idat - 4)] ^= 0x01;
+  EXPECT_THAT(failure(last_crc), AllOf(HasSubstr("damaged PNG"), HasSubstr("sample 9")));
+  // The image data in two IDAT chunks, the first one damaged: its CRC catches it.
+  Bytes two = file("rgb8.png");
+  split_chunk(two, idat, be32(two, idat - 4) / 2);
+  ASSERT_EQ(failure(two), "");
+  two[idat + 4 + be32(two, idat - 4) / 2] ^= 0x5A;
+  EXPECT_THAT(failure(two), AllOf(HasSubstr("damaged PNG"), HasSubstr("sample 9")));
+}
+
+TEST_F(DamagedImages, PngWithoutItsEndChunkDecodesAsPillowDoes) {
+  const Bytes whole = file("rgb8.png");
+  const Bytes cut(whole.begin(), whole.end() - 12);  // IEND gone: the image data is all there
+  ImageDecoder decoder("data.h5");
+  const ImageInfo info = decoder.header(whole, 9);
+  Image a(info.width, info.height, 3), b(info.width, info.height, 3);
+  decoder.decode(whole, info, a.view(), 9);
+  decoder.decode(cut, decoder.header(cut, 9), b.view(), 9);
+  EXPECT_EQ(a.pixels, b.pixels);
 }
 
 TEST_F(DamagedImages, AbsurdDimensionsAreRefusedBeforeAllocating) {

@@ -121,16 +121,17 @@ PackInput open_array(const ConvertOptions& o, const std::string& kind) {
 
 CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
   CLI::App* cmd = app.add_subcommand("convert", "Pack images into a chunked HDF5 file");
-  cmd->add_option("SRC", o.source,
-                  "an image folder (one subfolder of JPEG files per class), CIFAR-10 binary "
-                  "batches, MNIST idx files, a uint8 .npy array [N,H,W,C], or N:HxWxC")
+  cmd->add_option(
+         "SRC", o.source,
+         "an image folder (one subfolder of JPEG, PNG or WebP files per class), CIFAR-10 binary "
+         "batches, MNIST idx files, a uint8 .npy array [N,H,W,C], or N:HxWxC")
       ->required();
   cmd->add_option("OUT", o.output, "the HDF5 file to write (replaced atomically)")->required();
   cmd->add_option("--from", o.from, "what SRC is")
       ->check(CLI::IsMember({"auto", "npy", "synthetic", "imagefolder", "cifar10", "mnist"}));
   cmd->add_option("--store", o.store,
-                  "raw pixels or jpeg bytes (auto: jpeg for an image folder without --size, "
-                  "raw otherwise)")
+                  "raw pixels, or jpeg: each image's original bytes (JPEG, PNG, WebP; auto: "
+                  "jpeg for an image folder without --size, raw otherwise)")
       ->check(CLI::IsMember({"auto", "raw", "jpeg"}));
   cmd->add_option("--size", o.size, "--store raw of an image folder: resize every image to HxW");
   cmd->add_option("--quality", o.quality,
