@@ -240,7 +240,7 @@ bool JpegDatasetReader::verify_checksum(std::uint64_t sample,
 }
 
 bool JpegDatasetReader::verify_checksum(std::uint64_t sample) const {
-  thread_local std::vector<std::uint8_t> bytes;
+  std::vector<std::uint8_t> bytes;  // verification reads each sample once
   sample_bytes(sample, bytes);
   return verify_checksum(sample, bytes);
 }

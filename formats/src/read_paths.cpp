@@ -1,5 +1,5 @@
-// The four ways read_chunk() fetches a chunk. Each thread decodes into its own scratch buffers,
-// which only ever grow: in steady state a read allocates nothing.
+// The four ways read_chunk() fetches a chunk. A read leases its scratch buffers from the
+// reader's pool: in steady state a read allocates nothing, and the buffers die with the reader.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -13,9 +13,6 @@
 namespace gpufeed::formats::detail {
 
 namespace {
-
-thread_local std::vector<std::uint8_t> t_stored;   // a chunk's bytes as stored in the file
-thread_local std::vector<std::uint8_t> t_decoded;  // an HDF5 chunk that splits samples
 
 std::span<std::uint8_t> scratch(std::vector<std::uint8_t>& buffer, std::uint64_t bytes) {
   if (buffer.size() < bytes) buffer.resize(bytes);
@@ -56,7 +53,8 @@ void read_by_index(const ReaderState& state, std::uint64_t chunk, std::span<std:
     pread_exact(state, chunk, full, address);  // validated at open: stored size == full size
     return;
   }
-  const std::span<std::uint8_t> stored = scratch(t_stored, state.chunk_size[chunk]);
+  const auto buffer = state.scratch.lease();  // the chunk's bytes as stored in the file
+  const std::span<std::uint8_t> stored = scratch(*buffer, state.chunk_size[chunk]);
   pread_exact(state, chunk, stored, address);
   inflate(state, chunk, stored, full);
 }
@@ -74,8 +72,9 @@ void fetch_hdf5_chunk(const ReaderState& state, std::uint64_t chunk,
     return;
   }
   const bool maybe_deflated = state.layout.deflate_stage >= 0;
+  const auto buffer = state.scratch.lease();
   const std::span<std::uint8_t> stored =
-      maybe_deflated || stored_bytes != out.size() ? scratch(t_stored, stored_bytes) : out;
+      maybe_deflated || stored_bytes != out.size() ? scratch(*buffer, stored_bytes) : out;
   std::uint32_t mask = 0;
   if (H5Dread_chunk(images, H5P_DEFAULT, offset.data(), &mask, stored.data()) < 0) {
     h5::fail("cannot read " + state.describe_chunk(chunk));
@@ -119,7 +118,8 @@ void read_direct(const ReaderState& state, std::uint64_t chunk, std::span<std::u
     fetch_hdf5_chunk(state, chunk, offset, out.first(layout.chunk_buffer_bytes()));
     return;
   }
-  const std::span<std::uint8_t> decoded = scratch(t_decoded, layout.hdf5_chunk_bytes());
+  const auto buffer = state.scratch.lease();  // one HDF5 chunk, which splits samples
+  const std::span<std::uint8_t> decoded = scratch(*buffer, layout.hdf5_chunk_bytes());
   const std::uint64_t count = state.sample_count(chunk);
   for (offset[1] = 0; offset[1] < layout.dims[1]; offset[1] += layout.chunk[1]) {
     for (offset[2] = 0; offset[2] < layout.dims[2]; offset[2] += layout.chunk[2]) {

@@ -11,6 +11,7 @@
 
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
+#include "gpufeed/formats/scratch_pool.hpp"
 #include "gpufeed/formats/unique_handle.hpp"
 #include "h5.hpp"
 
@@ -64,6 +65,12 @@ struct ReaderState {
   std::uint64_t contiguous_offset = 0;    ///< absolute byte offset of sample 0 (contiguous path)
   std::vector<std::uint64_t> chunk_addr;  ///< absolute byte offset of each chunk (index path)
   std::vector<std::uint64_t> chunk_size;  ///< stored bytes of each chunk (index path)
+  /// Buffers for chunks as stored and for HDF5 chunks that split samples, leased by the
+  /// reading threads: they live as long as the reader, and one grown past kScratchKeepBytes
+  /// by a huge chunk is freed when given back.
+  mutable ScratchPool<std::vector<std::uint8_t>> scratch{
+      [](std::vector<std::uint8_t>& b) { trim_buffer(b, kScratchKeepBytes); }};
+  static constexpr std::size_t kScratchKeepBytes = std::size_t{64} << 20;
 
   [[nodiscard]] std::uint64_t first_sample(std::uint64_t chunk) const {
     return chunk * layout.samples_per_chunk;

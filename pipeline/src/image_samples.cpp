@@ -13,15 +13,6 @@ namespace gpufeed::detail {
 
 namespace {
 
-/// One per worker thread: the decoders (TurboJPEG and libjpeg state, the decoded region), the
-/// resizer's taps, the encoded bytes and a whole decoded PNG or WebP.
-struct DecodeScratch {
-  formats::ImageDecoder decoder;
-  formats::Resizer resizer;
-  std::vector<std::uint8_t> bytes;
-  formats::Image whole;
-};
-
 /// The part of the stored image a sample shows: the augment's crop of it, in its pixels.
 formats::CropBox crop_of(Augment augment, std::uint32_t image_width, std::uint32_t image_height,
                          std::uint32_t out_width, std::uint32_t out_height, std::uint64_t seed,
@@ -33,11 +24,6 @@ formats::CropBox crop_of(Augment augment, std::uint32_t image_width, std::uint32
     return formats::center_crop(image_width, image_height, out_width, out_height, 0.875);
   }
   return {0, 0, image_width, image_height};
-}
-
-DecodeScratch& scratch() {
-  thread_local DecodeScratch s;
-  return s;
 }
 
 }  // namespace
@@ -54,7 +40,8 @@ ImageSamples::ImageSamples(const formats::JpegDatasetReader& reader, std::uint32
 
 DecodeTiming ImageSamples::decode(std::uint64_t sample, std::uint64_t epoch,
                                   std::uint8_t* out) const {
-  DecodeScratch& s = scratch();
+  const auto lease = scratch_.lease();
+  DecodeScratch& s = *lease;
   DecodeTiming timing;
   const std::int64_t t0 = profiler::now_ns();
   {

@@ -115,7 +115,8 @@ std::unique_ptr<CudaStaging> make_staging(const LoaderOptions& o, const formats:
 std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const DatasetSource& source,
                                                const formats::SampleShape& shape) {
   if (!source.jpeg) return std::nullopt;
-  return ImageSamples(*source.jpeg, shape.height, shape.width, o.augment, o.resize_filter, o.seed);
+  return std::optional<ImageSamples>(std::in_place, *source.jpeg, shape.height, shape.width,
+                                     o.augment, o.resize_filter, o.seed);
 }
 
 HostAllocator host_allocator(CudaStaging* staging) {
