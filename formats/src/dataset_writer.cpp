@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "channel_sums.hpp"
 #include "dataset_meta.hpp"
 #include "deflate.hpp"
 #include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "h5.hpp"
 
@@ -77,6 +79,7 @@ struct DatasetWriter::Impl {
   std::vector<double> channel_sum_sq;
   bool labels_written = false;
   bool committed = false;
+  std::optional<PendingFile> pending;  // temporary_path, until committed
 
   [[nodiscard]] std::uint64_t chunk_bytes() const { return samples_per_chunk * shape.bytes(); }
   [[nodiscard]] std::string context() const { return "cannot write " + temporary_path; }
@@ -114,6 +117,7 @@ DatasetWriter::DatasetWriter(std::string path, std::uint64_t num_samples, Sample
   w.channel_sum.assign(shape.channels, 0.0);
   w.channel_sum_sq.assign(shape.channels, 0.0);
   w.temporary_path = w.path + ".tmp." + std::to_string(::getpid());
+  w.pending.emplace(w.temporary_path);  // before the file exists: an interrupt removes it
   w.file = h5::create_file(w.temporary_path);
   const std::array<hsize_t, 4> dims = {num_samples, shape.height, shape.width, shape.channels};
   w.images =
@@ -276,6 +280,7 @@ void DatasetWriter::commit() {
     throw_errno("cannot move " + w.temporary_path + " to " + w.path);
   }
   w.committed = true;
+  w.pending.reset();
 }
 
 }  // namespace gpufeed::formats

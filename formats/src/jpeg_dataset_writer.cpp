@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <optional>
 #include <stdexcept>
 
 #include "dataset_meta.hpp"
 #include "file_io.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "h5.hpp"
 
@@ -81,6 +83,7 @@ struct JpegDatasetWriter::Impl {
   std::optional<ChannelStats> channel_stats;
   h5::Id file;
   bool committed = false;
+  std::optional<PendingFile> pending;  // temporary_path, until committed
 
   [[nodiscard]] std::string context() const { return "cannot write " + temporary_path; }
   void flush_staging();
@@ -150,6 +153,7 @@ JpegDatasetWriter::JpegDatasetWriter(std::string path, JpegWriterOptions options
   w.staging_file = open_staging_file(w.path + ".bytes.tmp." + pid);
   w.staging.reserve(options.staging_bytes);
   w.temporary_path = w.path + ".tmp." + pid;
+  w.pending.emplace(w.temporary_path);  // before the file exists: an interrupt removes it
   w.file = h5::create_file(w.temporary_path);
 }
 
@@ -225,6 +229,7 @@ void JpegDatasetWriter::commit() {
     throw_errno("cannot move " + w.temporary_path + " to " + w.path);
   }
   w.committed = true;
+  w.pending.reset();
   w.staging_file.reset();
 }
 

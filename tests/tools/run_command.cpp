@@ -1,6 +1,7 @@
 #include "run_command.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "temp_dir.hpp"
 
@@ -66,11 +68,11 @@ std::string CommandResult::describe() const {
   return "exit code " + std::to_string(exit_code) + "\n--- stdout:\n" + out + "--- stderr:\n" + err;
 }
 
-CommandResult run_command(const std::vector<std::string>& args,
-                          const std::map<std::string, std::string>& env) {
-  const TempDir capture;
-  const std::string out_path = capture.file("stdout");
-  const std::string err_path = capture.file("stderr");
+RunningCommand::RunningCommand(const std::vector<std::string>& args,
+                               const std::map<std::string, std::string>& env)
+    : capture_(std::make_unique<TempDir>()) {
+  const std::string out_path = capture_->file("stdout");
+  const std::string err_path = capture_->file("stderr");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -82,15 +84,42 @@ CommandResult run_command(const std::vector<std::string>& args,
   std::vector<std::string> env_strings = environment(env);
   std::vector<char*> argv = pointers(argv_strings);
   std::vector<char*> envp = pointers(env_strings);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  const int rc = ::posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(rc));
+}
+
+RunningCommand::~RunningCommand() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+std::string RunningCommand::out_so_far() const {
+  return slurp(capture_->file("stdout"));
+}
+
+std::string RunningCommand::err_so_far() const {
+  return slurp(capture_->file("stderr"));
+}
+
+void RunningCommand::signal(int signal) const {
+  if (pid_ > 0) ::kill(pid_, signal);
+}
+
+CommandResult RunningCommand::wait() {
   CommandResult result;
-  result.exit_code = wait_for(pid);
-  result.out = slurp(out_path);
-  result.err = slurp(err_path);
+  result.exit_code = wait_for(std::exchange(pid_, -1));
+  result.out = slurp(capture_->file("stdout"));
+  result.err = slurp(capture_->file("stderr"));
   return result;
+}
+
+CommandResult run_command(const std::vector<std::string>& args,
+                          const std::map<std::string, std::string>& env) {
+  return RunningCommand(args, env).wait();
 }
 
 }  // namespace gpufeed::testing

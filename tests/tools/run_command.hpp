@@ -1,6 +1,9 @@
 #pragma once
 // Runs a program and captures its exit code, stdout and stderr (for testing the tools).
+#include <sys/types.h>
+
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,32 @@ struct CommandResult {
   [[nodiscard]] std::vector<std::string> err_lines() const;
   /// Everything, for failure messages.
   [[nodiscard]] std::string describe() const;
+};
+
+class TempDir;
+
+/// A program started with args (no shell), stdin from /dev/null, stdout and stderr captured, with
+/// extra environment variables; for tests that signal it while it runs.
+class RunningCommand {
+ public:
+  explicit RunningCommand(const std::vector<std::string>& args,
+                          const std::map<std::string, std::string>& env = {});
+  ~RunningCommand();  // kills and reaps it when wait() was not called
+  RunningCommand(const RunningCommand&) = delete;
+  RunningCommand& operator=(const RunningCommand&) = delete;
+
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  /// What it has written to stdout and stderr so far.
+  [[nodiscard]] std::string out_so_far() const;
+  [[nodiscard]] std::string err_so_far() const;
+  /// Sends `signal` to it.
+  void signal(int signal) const;
+  /// Waits for it to end.
+  CommandResult wait();
+
+ private:
+  std::unique_ptr<TempDir> capture_;
+  pid_t pid_ = -1;
 };
 
 /// Runs args[0] with args (no shell), stdin from /dev/null, with extra environment variables.

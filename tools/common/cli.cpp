@@ -1,13 +1,16 @@
 #include "common/cli.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
 
+#include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 
 namespace gpufeed::tools {
@@ -40,6 +43,82 @@ void print_line(std::string_view program, std::string_view kind, std::string_vie
 
 void print_error(std::string_view program, std::string_view message) {
   print_line(program, "error", message);
+}
+
+namespace {
+
+char g_program[64] = "gpufeed";
+char g_then[160] = "";
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "signal handlers need lock-free atomics");
+
+void write_text(const char* text) noexcept {
+  std::size_t size = 0;
+  while (text[size] != '\0') ++size;
+  while (size > 0) {
+    const ssize_t n = ::write(STDERR_FILENO, text, size);
+    if (n <= 0) return;
+    text += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+void report_removed(const char* path) noexcept {
+  write_text(g_program);
+  write_text(": removed the unfinished ");
+  write_text(path);
+  write_text("\n");
+}
+
+extern "C" void on_interrupt(int signal) {
+  write_text("\n");
+  write_text(g_program);
+  write_text(signal == SIGINT ? ": interrupted (SIGINT)\n" : ": terminated (SIGTERM)\n");
+  formats::remove_pending_files(report_removed);
+  ::_exit(128 + signal);
+}
+
+void handle_signals(void (*handler)(int)) noexcept {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+}
+
+extern "C" void on_stop_request(int signal) {
+  g_stop_signal.store(signal);
+  handle_signals(on_interrupt);  // the next one ends the program
+  write_text("\n");
+  write_text(g_program);
+  write_text(signal == SIGINT ? ": interrupted (SIGINT); " : ": terminated (SIGTERM); ");
+  write_text(g_then);
+  write_text("\n");
+}
+
+}  // namespace
+
+void exit_on_interrupt(const char* program) {
+  std::snprintf(g_program, sizeof g_program, "%s", program);
+  handle_signals(on_interrupt);
+}
+
+void stop_on_interrupt(const char* program, const char* then) {
+  std::snprintf(g_program, sizeof g_program, "%s", program);
+  std::snprintf(g_then, sizeof g_then, "%s", then);
+  handle_signals(on_stop_request);
+}
+
+int stop_signal() {
+  return g_stop_signal.load();
+}
+
+std::string signal_name(int signal) {
+  if (signal == SIGINT) return "SIGINT";
+  if (signal == SIGTERM) return "SIGTERM";
+  return "signal " + std::to_string(signal);
 }
 
 void print_note(std::string_view program, std::string_view message) {

@@ -21,6 +21,21 @@ void print_error(std::string_view program, std::string_view message);
 /// "<program>: note: <message>" on stderr, as one line.
 void print_note(std::string_view program, std::string_view message);
 
+/// SIGINT and SIGTERM end the program at once, the way a user expects of a converter: the files
+/// its writers have not committed are removed (formats::PendingFile), "<program>: interrupted
+/// (SIGINT)" and each removed file are printed, and the exit code is 128 + the signal (130,
+/// 143). An output that existed before the run is left as it was.
+void exit_on_interrupt(const char* program);
+
+/// SIGINT and SIGTERM ask the program to finish early instead of ending it: stop_signal() turns
+/// non-zero and "<program>: interrupted (SIGINT); <then>" is printed. A second signal ends the
+/// program at once, as with exit_on_interrupt().
+void stop_on_interrupt(const char* program, const char* then);
+/// The signal that asked the program to stop (SIGINT, SIGTERM), 0 while none has.
+int stop_signal();
+/// "SIGINT", "SIGTERM", or "signal N".
+std::string signal_name(int signal);
+
 /// True when stderr is a terminal (progress bars are drawn only then).
 bool stderr_is_tty();
 

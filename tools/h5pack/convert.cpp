@@ -6,10 +6,12 @@
 
 #include "common/cli.hpp"
 #include "common/synthetic.hpp"
+#include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "h5pack/array_sources.hpp"
 #include "h5pack/commands.hpp"
+#include "h5pack/convert_report.hpp"
 #include "h5pack/convert_settings.hpp"
 #include "h5pack/npy_input.hpp"
 
@@ -158,6 +160,11 @@ CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
 }
 
 int run_convert(const ConvertOptions& o) {
+  for (const formats::StaleTemporary& stale : formats::remove_stale_temporaries(o.output)) {
+    print_note(kProgram, "removed " + stale.path + " (" + megabytes(stale.bytes) +
+                             "), left behind by an earlier conversion to " + o.output +
+                             " that was killed");
+  }
   const std::string kind = source_kind(o);
   const std::string store = store_of(o, kind);
   check_store_options(o, kind, store);

@@ -7,6 +7,7 @@
 int main(int argc, char** argv) {
   using namespace gpufeed::tools;
   using namespace gpufeed::tools::h5pack;
+  exit_on_interrupt(kProgram);
   CLI::App app{"Convert datasets to chunked HDF5 files, inspect and verify them", kProgram};
   app.require_subcommand(1);
   ConvertOptions convert;

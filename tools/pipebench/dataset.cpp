@@ -48,6 +48,7 @@ BenchDataset::BenchDataset(const BenchOptions& o) {
   settings.threads = o.workers;
   path_ = temporary_path();
   temporary_ = true;
+  pending_ = std::make_unique<formats::PendingFile>(path_);
   ProgressBar bar("generating", input.samples, input.shape.bytes());
   pack_file(path_, input, settings, [&bar](std::uint64_t done) { bar.update(done); });
 }

@@ -1,8 +1,11 @@
 #pragma once
 // The file a benchmark reads: the user's --data, or synthetic samples (--synthetic, or the
-// embedded default) generated into a temporary file that is removed again.
+// embedded default) generated into a temporary file that is removed again, also when a second
+// Ctrl-C ends pipebench at once.
+#include <memory>
 #include <string>
 
+#include "gpufeed/formats/pending_files.hpp"
 #include "pipebench/options.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -25,6 +28,7 @@ class BenchDataset {
   std::string path_;
   std::string synthetic_;
   bool temporary_ = false;
+  std::unique_ptr<formats::PendingFile> pending_;  // the temporary file, for signal handlers
 };
 
 }  // namespace gpufeed::tools::pipebench

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/text.hpp"
+#include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
 #include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/report_json.hpp"
@@ -121,6 +122,7 @@ void write_report(const std::string& path, const Diagnosis& d) {
 
 void write_text_atomically(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  const formats::PendingFile pending(temporary);  // removed if a signal ends the program
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/cli.hpp"
+#include "gpufeed/formats/pending_files.hpp"
 #include "pipebench/report.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -102,6 +104,8 @@ json report_json(const BenchReport& r) {
   j["samples"] = r.run.samples;
   j["batches"] = r.run.batches;
   j["epochs_run"] = r.run.epochs;
+  j["interrupted"] =
+      r.run.interrupted_by != 0 ? json(signal_name(r.run.interrupted_by)) : json(nullptr);
   j["steady_samples_per_s"] = optional_number(steady_samples_per_s(r));
   j["output_bytes_per_s"] = output_bytes_per_s(r);
   j["peak_rss_bytes"] = r.peak_rss_bytes;
@@ -126,6 +130,7 @@ json report_json(const BenchReport& r) {
 
 void write_json_file(const std::string& path, const json& value) {
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  const formats::PendingFile pending(temporary);  // a second Ctrl-C removes it
   {
     std::ofstream out(temporary, std::ios::trunc);
     out << value.dump(2) << '\n';

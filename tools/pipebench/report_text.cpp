@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/cli.hpp"
 #include "common/text.hpp"
 #include "pipebench/report.hpp"
 
@@ -70,6 +71,10 @@ void print_throughput(const BenchReport& r) {
   row("run",
       format("%llu samples in %llu batches, %.2f s", static_cast<unsigned long long>(r.run.samples),
              static_cast<unsigned long long>(r.run.batches), r.run.wall_s));
+  if (r.run.interrupted_by != 0) {
+    row("interrupted", format("by %s: every figure below covers the part that ran",
+                              signal_name(r.run.interrupted_by).c_str()));
+  }
   std::string text = format("%.0f samples/s, %.1f MB/s float32 output", samples_per_s(r),
                             output_bytes_per_s(r) / 1e6);
   if (const auto steady = steady_samples_per_s(r)) {

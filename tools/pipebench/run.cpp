@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/cli.hpp"
 #include "gpufeed/profiler/clock.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -30,7 +31,7 @@ ProgressPoint progress_point(const Loader& loader, std::uint64_t epoch, const St
 void consume_epoch(Loader& loader, std::uint64_t epoch, const RunPlan& plan,
                    TrainingStage* training, Progress* progress, StageStats& steps, RunResult& r) {
   loader.start_epoch(epoch);
-  while (plan.steps == 0 || r.batches < plan.steps) {
+  while ((plan.steps == 0 || r.batches < plan.steps) && stop_signal() == 0) {
     Batch batch = loader.next();
     if (!batch) break;
     r.checksum += touch(batch);
@@ -67,7 +68,7 @@ RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* trai
   const std::int64_t start = profiler::now_ns();
   std::int64_t first_epoch_end = 0;
   std::uint64_t first_epoch_samples = 0;
-  for (std::uint64_t epoch = 0; more_to_do(r, plan, epoch); ++epoch) {
+  for (std::uint64_t epoch = 0; more_to_do(r, plan, epoch) && stop_signal() == 0; ++epoch) {
     const std::uint64_t before = r.batches;
     consume_epoch(loader, epoch, plan, training, progress, steps, r);
     ++r.epochs;
@@ -78,6 +79,7 @@ RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* trai
     if (r.batches == before) break;  // an empty epoch: nothing more will come
   }
   const std::int64_t end = profiler::now_ns();
+  r.interrupted_by = stop_signal();
   if (progress != nullptr) progress->finish();
   r.stats = loader.stats();
   if (training != nullptr) {

@@ -22,10 +22,13 @@ struct RunResult {
   /// The loader's counters; with a training stage, `step` holds its time and steps.
   LoaderStats stats;
   std::optional<TrainingStats> training;  ///< with a training stage
+  /// The signal that stopped the run early (SIGINT, SIGTERM; tools::stop_signal()), else 0.
+  int interrupted_by = 0;
 };
 
 /// Iterates the loader as a trainer would, touching every batch, running `training` (if any)
-/// on it, then releasing it; reports to `progress` (if any) as it goes.
+/// on it, then releasing it; reports to `progress` (if any) as it goes. Stops after the step in
+/// progress when tools::stop_signal() turns non-zero (RunResult::interrupted_by).
 RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* training = nullptr,
                         Progress* progress = nullptr);
 

@@ -68,6 +68,7 @@ std::unique_ptr<Progress> make_progress(const BenchOptions& options, const Loade
 
 int run_bench(const BenchOptions& given) {
   reject_unsupported(given);
+  stop_on_interrupt(kProgram, "stopping to report what was measured (again to quit at once)");
   BenchOptions options = given;
   options.model = model_name(given);
   const DeviceChoice device = choose_device(options.device);
@@ -79,6 +80,10 @@ int run_bench(const BenchOptions& given) {
   const std::unique_ptr<Progress> progress = make_progress(options, loader, training != nullptr);
   ProfileSession profile(options, device.used);
   const RunResult run = run_benchmark(loader, run_plan(options), training.get(), progress.get());
+  if (run.interrupted_by != 0 && run.batches == 0) {
+    print_note(kProgram, "interrupted before the first batch: nothing to report");
+    return 128 + run.interrupted_by;
+  }
   const BenchReport report = make_report(loader, data, options, device, run);
   const Diagnosis diagnosis = profile.finish(report);
   const std::vector<PracticeCheck> practices =
@@ -96,7 +101,7 @@ int run_bench(const BenchOptions& given) {
     json["practices"] = practices_json(practices);
     write_json_file(options.json, json);
   }
-  return kExitOk;
+  return run.interrupted_by != 0 ? 128 + run.interrupted_by : kExitOk;
 }
 
 }  // namespace gpufeed::tools::pipebench

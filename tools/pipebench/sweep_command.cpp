@@ -74,6 +74,7 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
   check_writable("--csv", csv_path);  // fail now, not after the sweep
   check_writable("--json", json_path);
 
+  stop_on_interrupt(kProgram, "reporting the settings that finished (again to quit at once)");
   const DeviceChoice device = choose_device(options.device);
   const BenchDataset data(options);
   TrainingOptions training_opts;
@@ -84,7 +85,7 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
               options.steps != 0 ? (std::to_string(options.steps) + " steps").c_str()
                                  : (std::to_string(options.epochs) + " epochs").c_str());
   std::fflush(stdout);
-  for (std::size_t i = 0; i < points.size(); ++i) {
+  for (std::size_t i = 0; i < points.size() && stop_signal() == 0; ++i) {
     const BenchOptions o = with_point(options, points[i]);
     SweepRow row;
     row.point = points[i];
@@ -96,6 +97,7 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
       const std::unique_ptr<Progress> progress = make_progress(o, loader, training != nullptr);
       ProfileSession profile(o, device.used);
       const RunResult run = run_benchmark(loader, run_plan(o), training.get(), progress.get());
+      if (run.interrupted_by != 0) break;  // a part of a run is no row to compare
       const BenchReport report = make_report(loader, data, o, device, run);
       fill_row(row, report, profile.finish(report));
       std::printf("%-11s %zu/%zu %s: %.0f samples/s\n", "setting", i + 1, points.size(),
@@ -111,6 +113,11 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
     rows.push_back(std::move(row));
   }
 
+  if (const int signal = stop_signal(); signal != 0) {
+    std::printf("%-11s by %s after %zu of %zu settings\n", "interrupted",
+                signal_name(signal).c_str(), rows.size(), points.size());
+    if (rows.empty()) return 128 + signal;
+  }
   print_sweep_table(rows);
   const std::optional<std::size_t> best = best_row(rows);
   if (best) {
@@ -126,9 +133,14 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
   const Confirmation confirmation = confirm_recommendation(rows);
   std::printf("%-11s %s\n", "advice", confirmation.text.c_str());
   write_text_atomically(csv_path, sweep_csv(rows));
-  write_json_file(json_path, sweep_json(rows, best, confirmation));
+  nlohmann::json json = sweep_json(rows, best, confirmation);
+  json["interrupted"] =
+      stop_signal() != 0 ? nlohmann::json(signal_name(stop_signal())) : nlohmann::json(nullptr);
+  json["settings_planned"] = points.size();
+  write_json_file(json_path, json);
   std::printf("%-11s %s, %s\n", "wrote", csv_path.c_str(), json_path.c_str());
   std::fflush(stdout);
+  if (const int signal = stop_signal(); signal != 0) return 128 + signal;
   return best ? kExitOk : kExitFailure;
 }
 
