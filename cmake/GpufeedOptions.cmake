@@ -24,3 +24,11 @@ if(GPUFEED_SANITIZE)
   endif()
   target_link_options(gpufeed_build_flags INTERFACE -fsanitize=${GPUFEED_SANITIZE})
 endif()
+if(GPUFEED_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "GPUFEED_FUZZ needs clang (libFuzzer): use the fuzz preset")
+  endif()
+  # Coverage for libFuzzer in every gpufeed library; the fuzz targets link -fsanitize=fuzzer.
+  target_compile_options(gpufeed_build_flags INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
+endif()

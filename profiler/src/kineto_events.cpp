@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "runtime_api.hpp"
 
@@ -25,17 +26,30 @@ bool contains_any(const std::string& name, const std::vector<std::string>& patte
   });
 }
 
-/// Kineto timestamps are microseconds, integral or fractional; false when `key` is missing or
-/// not a finite number.
+/// The largest |microseconds| a timestamp or duration may have: its nanoseconds, and the sum of
+/// two of them (an event's end), still fit an int64 (about 146 years).
+constexpr std::int64_t kMaxMicros = std::numeric_limits<std::int64_t>::max() / 2000;
+
+/// Kineto timestamps are microseconds, integral or fractional; false when `key` is missing,
+/// not a finite number, or beyond kMaxMicros.
 bool micros_to_ns(const json& e, const char* key, std::int64_t& ns) {
   const auto it = e.find(key);
   if (it == e.end()) return false;
-  if (it->is_number_integer()) {
-    ns = it->get<std::int64_t>() * 1000;
+  if (it->is_number_unsigned()) {
+    if (it->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxMicros)) return false;
+    ns = static_cast<std::int64_t>(it->get<std::uint64_t>()) * 1000;
     return true;
   }
-  if (it->is_number_float() && std::isfinite(it->get<double>())) {
-    ns = static_cast<std::int64_t>(std::llround(it->get<double>() * 1000.0));
+  if (it->is_number_integer()) {
+    const std::int64_t us = it->get<std::int64_t>();
+    if (us > kMaxMicros || us < -kMaxMicros) return false;
+    ns = us * 1000;
+    return true;
+  }
+  if (it->is_number_float()) {
+    const double us = it->get<double>();
+    if (!(std::fabs(us) <= static_cast<double>(kMaxMicros))) return false;  // NaN too
+    ns = static_cast<std::int64_t>(std::llround(us * 1000.0));
     return true;
   }
   return false;
@@ -45,8 +59,17 @@ bool micros_to_ns(const json& e, const char* key, std::int64_t& ns) {
 std::int64_t int_of(const json& obj, const char* key, std::int64_t fallback) {
   const auto it = obj.find(key);
   if (it == obj.end()) return fallback;
+  if (it->is_number_unsigned()) {
+    const std::uint64_t v = it->get<std::uint64_t>();
+    return v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+               ? fallback
+               : static_cast<std::int64_t>(v);
+  }
   if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_number_float()) return static_cast<std::int64_t>(it->get<double>());
+  if (it->is_number_float()) {
+    const double v = it->get<double>();
+    return std::fabs(v) < 9.2e18 ? static_cast<std::int64_t>(v) : fallback;  // NaN too
+  }
   if (it->is_string()) {
     const std::string& s = it->get_ref<const std::string&>();
     char* end = nullptr;

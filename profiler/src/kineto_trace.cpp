@@ -81,7 +81,7 @@ KinetoTrace KinetoTrace::parse(std::string_view json_text, const std::string& so
   std::string error;
   try {
     doc = json::parse(json_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e999
     error = e.what();
   }
   if (error.empty()) {

@@ -117,6 +117,32 @@ TEST(KinetoBadInput, UnknownKindsAndMalformedEventsAreCountedAndSkipped) {
   EXPECT_TRUE(unknown_warned);
 }
 
+TEST(KinetoBadInput, TimesBeyondAnyClockAreMalformedNotWrappedAround) {
+  // Found by fuzzing: 168272589823937338 us overflowed int64 nanoseconds (undefined behaviour;
+  // in practice a wrapped, negative time).
+  const KinetoTrace k = KinetoTrace::parse(R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "huge_ts", "ts": 168272589823937338, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "huge_unsigned", "ts": 18446744073709551615, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "huge_dur", "ts": 1, "dur": 1e300},
+    {"ph": "X", "cat": "kernel", "name": "very_negative", "ts": -9000000000000000000, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "good", "ts": 6, "dur": 1,
+     "args": {"stream": 1e300, "correlation": 18446744073709551615}}]})");
+  EXPECT_EQ(k.counts.malformed, 4u);
+  ASSERT_EQ(k.timeline.device.size(), 1u);
+  EXPECT_EQ(k.timeline.device[0].begin_ns, 6000);
+  EXPECT_EQ(k.timeline.device[0].end_ns, 7000);
+}
+
+TEST(KinetoBadInput, ANumberNoDoubleHoldsIsDamageNotAnEscapingJsonError) {
+  // Found by fuzzing: nlohmann::json throws out_of_range, not parse_error, for 1e999.
+  const KinetoTrace k = KinetoTrace::parse(R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "good", "ts": 6, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "overflow", "ts": 1e999, "dur": 1}]})",
+                                           "big.json");
+  EXPECT_TRUE(k.truncated);  // read as damage: the events before it are kept
+  EXPECT_EQ(k.counts.kernels, 1u);
+}
+
 TEST(KinetoBadInput, FilesMissingCorruptOrMultiMemberGzip) {
   gpufeed::testing::TempDir dir;
   EXPECT_THROW(KinetoTrace::read(dir.file("missing.json")), TraceError);
