@@ -460,7 +460,11 @@ void LoaderCore::reaugment(Slot& from, Slot& target, std::uint32_t repeat) {
       flip_horizontal(target.raw.get() + i * shape.bytes(), shape.height, shape.width,
                       shape.channels, shape.layout == formats::Layout::nchw);
     }
-    arena_.execute([&] { normalize_on_host(target); });
+    // The consumer runs this inside EpochRun::next(), holding its mutex. Isolated, the thread
+    // waiting for the parallel_for runs only the parallel_for's own tasks; else it may steal a
+    // flow-graph task of this arena, such as `deliver`, which takes that same mutex.
+    arena_.execute(
+        [&] { oneapi::tbb::this_task_arena::isolate([&] { normalize_on_host(target); }); });
   }
   target.repeat = repeat;
   reaugmented_.fetch_add(1, std::memory_order_relaxed);
