@@ -1,14 +1,6 @@
 // The --json object of a run, written atomically.
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <stdexcept>
-
 #include "common/cli.hpp"
-#include "gpufeed/formats/pending_files.hpp"
+#include "pipebench/diagnosis.hpp"
 #include "pipebench/report.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -129,25 +121,7 @@ json report_json(const BenchReport& r) {
 }
 
 void write_json_file(const std::string& path, const json& value) {
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  const formats::PendingFile pending(temporary);  // a second Ctrl-C removes it
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << value.dump(2) << '\n';
-    out.close();
-    if (!out) {
-      const int error = errno;
-      std::remove(temporary.c_str());
-      throw std::runtime_error("cannot write " + path + ": " + std::strerror(error) +
-                               "; check that its directory exists and is writable");
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    std::remove(temporary.c_str());
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(error) +
-                             "; check that its directory exists and is writable");
-  }
+  write_text_atomically(path, value.dump(2) + "\n");
 }
 
 }  // namespace gpufeed::tools::pipebench
