@@ -22,7 +22,7 @@ std::vector<std::uint64_t> read_table(const ReaderState& state, const char* name
   h5::Id dataset = h5::open_dataset_if_exists(state.file.get(), name);
   h5::Id type = h5::check_id(H5Dget_type(dataset.get()), std::string("cannot inspect ") + name);
   const std::vector<std::uint64_t> dims = h5::dims(dataset.get());
-  if (H5Tget_class(type.get()) != H5T_INTEGER || dims.size() != 1) {
+  if (!h5::is_integer(type.get()) || dims.size() != 1) {
     inconsistent(state, std::string(name) + " is " + h5::type_name(type.get()) + " " +
                             h5::shape_text(dims) + ", not a list of integers");
   }

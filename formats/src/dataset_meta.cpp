@@ -13,15 +13,10 @@ namespace {
 // Far above any real label set; a larger count means a damaged file, not a wish to allocate.
 constexpr std::uint64_t kMaxClassNames = 1u << 24;
 
-bool is_number(hid_t type) {
-  const H5T_class_t kind = H5Tget_class(type);
-  return kind == H5T_INTEGER || kind == H5T_FLOAT;
-}
-
 void check_labels_shape(hid_t dataset, const std::string& where,
                         const std::vector<std::uint64_t>& dims) {
   h5::Id type = h5::check_id(H5Dget_type(dataset), "cannot inspect " + where);
-  if (H5Tget_class(type.get()) != H5T_INTEGER) {
+  if (!h5::is_integer(type.get())) {
     throw FormatError(where + " is " + h5::type_name(type.get()) +
                       "; gpufeed reads integer labels (give the path of the labels dataset, or "
                       "none)");
@@ -37,7 +32,7 @@ std::optional<std::vector<float>> read_floats(hid_t file, const char* name, std:
   if (!dataset) return std::nullopt;
   h5::Id type = h5::check_id(H5Dget_type(dataset.get()), std::string("cannot inspect ") + name);
   const std::vector<std::uint64_t> dims = h5::dims(dataset.get());
-  if (!is_number(type.get()) || dims.size() != 1 || dims[0] != count) return std::nullopt;
+  if (!h5::is_number(type.get()) || dims.size() != 1 || dims[0] != count) return std::nullopt;
   std::vector<float> values(count);
   h5::read_prefix(dataset.get(), H5T_NATIVE_FLOAT, count, values.data(),
                   std::string("cannot read ") + name);
@@ -78,6 +73,16 @@ std::vector<std::string> read_fixed_strings(hid_t dataset, hid_t type, std::size
 }
 
 }  // namespace
+
+void check_declared_bytes(hid_t file, std::uint64_t bytes, const std::string& declared) {
+  hsize_t file_bytes = 0;
+  h5::check(H5Fget_filesize(file, &file_bytes), "cannot read the size of the file");
+  if (bytes / schema::kMaxBytesPerFileByte <= file_bytes) return;
+  throw FormatError(declared + " (" + std::to_string(bytes) + " bytes), more than a file of " +
+                    std::to_string(file_bytes) +
+                    " bytes can hold; the file is damaged or was not written completely: "
+                    "re-create it with h5pack convert");
+}
 
 std::vector<std::int64_t> read_labels(hid_t file, const std::string& path, const std::string& name,
                                       const std::string& images_name, std::uint64_t num_samples) {
@@ -122,6 +127,9 @@ std::vector<std::string> read_class_names(hid_t file, const std::string& path) {
     throw FormatError(where + " declares " + std::to_string(dims[0]) +
                       " class names; the file is damaged");
   }
+  check_declared_bytes(file, dims[0] * H5Tget_size(type.get()),
+                       where + " declares " + std::to_string(dims[0]) + " names of " +
+                           std::to_string(H5Tget_size(type.get())) + " bytes");
   const std::string context = "cannot read " + where;
   if (H5Tis_variable_str(type.get()) > 0) {
     return read_variable_strings(dataset.get(), type.get(), dims[0], context);
@@ -151,18 +159,19 @@ void write_channel_stats(hid_t file, const ChannelStats& stats, const std::strin
 }
 
 int read_schema_version(hid_t file) {
-  if (H5Aexists(file, schema::kSchemaAttr) <= 0) {
-    h5::take_error_stack();
+  const std::string context = std::string("cannot read the attribute ") + schema::kSchemaAttr;
+  // No version (0) when it is absent or unreadable; a read the disk failed is an error.
+  const auto none = [&] {
+    const h5::StackError error = h5::take_error_stack();
+    if (error.os_error != 0) h5::fail_os(context, error);
     return 0;
-  }
-  h5::Id attribute = h5::check_id(H5Aopen(file, schema::kSchemaAttr, H5P_DEFAULT),
-                                  std::string("cannot read the attribute ") + schema::kSchemaAttr);
-  h5::Id type = h5::check_id(H5Aget_type(attribute.get()), "cannot read gpufeed.schema");
+  };
+  if (H5Aexists(file, schema::kSchemaAttr) <= 0) return none();
+  h5::Id attribute = h5::check_id(H5Aopen(file, schema::kSchemaAttr, H5P_DEFAULT), context);
+  h5::Id type = h5::check_id(H5Aget_type(attribute.get()), context);
   int version = 0;
-  if (H5Tget_class(type.get()) != H5T_INTEGER ||
-      H5Aread(attribute.get(), H5T_NATIVE_INT, &version) < 0) {
-    h5::take_error_stack();
-    return 0;
+  if (!h5::is_integer(type.get()) || H5Aread(attribute.get(), H5T_NATIVE_INT, &version) < 0) {
+    return none();
   }
   return version;
 }

@@ -12,6 +12,11 @@
 
 namespace gpufeed::formats::detail {
 
+/// Throws FormatError "<declared> (<bytes> bytes), more than a file of F bytes can hold ..."
+/// when `bytes` of data, as `declared` describes them ("/images in x.h5 declares 9 samples of
+/// 12 bytes"), cannot come from `file`: more than schema::kMaxBytesPerFileByte per byte of it.
+void check_declared_bytes(hid_t file, std::uint64_t bytes, const std::string& declared);
+
 /// The first `num_samples` labels of dataset `name` (integers, [n] or [n, 1]) as int64; -1
 /// for every sample when `name` is empty. Throws FormatError naming `path` when the dataset
 /// is missing, not integers, or shorter than the images.

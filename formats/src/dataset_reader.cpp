@@ -109,7 +109,13 @@ DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
   state.fd = detail::open_read_only(path);
   state.file_bytes = detail::file_size(state.fd.get(), path);
   state.file = h5::open_file(path);
-  state.images = h5::open_dataset_if_exists(state.file.get(), state.images_name);
+  // Without HDF5's chunk cache: the loader caches chunks itself, and after the file shrank
+  // under a read, HDF5's cache would keep serving the zeros it read past the end.
+  const h5::Id access = h5::check_id(H5Pcreate(H5P_DATASET_ACCESS), "cannot open " + path);
+  h5::check(H5Pset_chunk_cache(access.get(), H5D_CHUNK_CACHE_NSLOTS_DEFAULT, 0,
+                               H5D_CHUNK_CACHE_W0_DEFAULT),
+            "cannot open " + path);
+  state.images = h5::open_dataset_if_exists(state.file.get(), state.images_name, access.get());
   if (!state.images) {
     throw FormatError(path + " has no dataset " + state.images_name +
                       "; pass --images with the right path");
@@ -121,7 +127,14 @@ DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
                       " samples, more than the " + std::to_string(schema::kMaxSamples) +
                       " a dataset may hold; the file is damaged");
   }
+  detail::check_declared_bytes(state.file.get(), samples * state.layout.sample_bytes,
+                               state.where() + " declares " + std::to_string(samples) +
+                                   " samples of " + to_string(state.layout.shape));
   state.stored_bytes = H5Dget_storage_size(state.images.get());
+  if (state.stored_bytes == 0) {  // nothing written yet, or the chunk index could not be read
+    const h5::StackError error = h5::take_error_stack();
+    if (error.os_error != 0) h5::fail_os("cannot inspect " + state.where(), error);
+  }
   choose_read_path(state, impl_->options);
   const hid_t file = state.file.get();
   impl_->labels =

@@ -12,6 +12,7 @@
 #include "channel_sums.hpp"
 #include "dataset_meta.hpp"
 #include "deflate.hpp"
+#include "file_io.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/schema.hpp"
@@ -90,6 +91,7 @@ struct DatasetWriter::Impl {
   // Without commit() the temporary file is incomplete: it must not outlive the writer.
   ~Impl() {
     if (committed) return;
+    if (file) h5::discard_writes(file.get());
     images.reset();
     file.reset();
     if (!temporary_path.empty()) ::unlink(temporary_path.c_str());
@@ -179,6 +181,7 @@ EncodedChunk DatasetWriter::encode(std::uint64_t index, std::span<const std::uin
 }
 
 void DatasetWriter::write(const EncodedChunk& chunk) {
+  h5::silence_errors();  // pack_images() calls this from its own threads
   Impl& w = *impl_;
   if (chunk.index >= w.num_chunks || chunk.channel_sum.size() != w.shape.channels ||
       chunk.channel_sum_sq.size() != w.shape.channels ||
@@ -203,6 +206,7 @@ void DatasetWriter::write(const EncodedChunk& chunk) {
 }
 
 void DatasetWriter::write_labels(std::span<const std::int64_t> labels) {
+  h5::silence_errors();
   Impl& w = *impl_;
   if (labels.size() != w.num_samples) {
     throw FormatError("cannot write " + w.path + ": " + std::to_string(labels.size()) +
@@ -215,6 +219,7 @@ void DatasetWriter::write_labels(std::span<const std::int64_t> labels) {
 }
 
 void DatasetWriter::write_class_names(const std::vector<std::string>& names) {
+  h5::silence_errors();
   detail::write_class_names(impl_->file.get(), names, impl_->context() + " (class names)");
 }
 
@@ -259,6 +264,7 @@ void DatasetWriter::Impl::close_file() {
 }
 
 void DatasetWriter::commit() {
+  h5::silence_errors();
   Impl& w = *impl_;
   if (w.committed || !w.file) throw FormatError(w.path + " was already committed");
   if (w.written_count != w.num_chunks) {
@@ -276,6 +282,7 @@ void DatasetWriter::commit() {
   h5::write_string_attribute(w.file.get(), schema::kLayoutAttr, schema::kLayoutRaw, w.context());
   h5::write_int_attribute(w.file.get(), schema::kSchemaAttr, schema::kVersion, w.context());
   w.close_file();
+  detail::sync_file(w.temporary_path);
   if (std::rename(w.temporary_path.c_str(), w.path.c_str()) != 0) {
     throw_errno("cannot move " + w.temporary_path + " to " + w.path);
   }

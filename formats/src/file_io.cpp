@@ -39,6 +39,14 @@ ReadResult pread_full(int fd, std::span<std::uint8_t> out, std::uint64_t offset)
   return result;
 }
 
+void sync_file(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw_errno("cannot write " + path);
+  while (::fsync(fd.get()) != 0) {
+    if (errno != EINTR) throw_errno("cannot write " + path);
+  }
+}
+
 void write_all(int fd, std::span<const std::uint8_t> bytes, const std::string& what) {
   std::size_t done = 0;
   while (done < bytes.size()) {

@@ -24,6 +24,12 @@ struct ReadResult {
 /// caller can word the message (which chunk of which file).
 ReadResult pread_full(int fd, std::span<std::uint8_t> out, std::uint64_t offset) noexcept;
 
+/// Flushes the written file `path` to its disk (fsync), before it is renamed into place: an
+/// error the disk reports only at write-back (a full disk, an I/O error) shows here, and a crash
+/// after the rename cannot leave a complete-looking file with missing data. Throws IoError
+/// "cannot write <path>: <reason>".
+void sync_file(const std::string& path);
+
 /// Writes all of `bytes` at the descriptor's position, retrying short writes and EINTR;
 /// throws IoError "<what>: <reason>".
 void write_all(int fd, std::span<const std::uint8_t> bytes, const std::string& what);

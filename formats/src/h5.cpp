@@ -1,8 +1,13 @@
 #include "h5.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 
 #include "gpufeed/formats/error.hpp"
 
@@ -15,16 +20,42 @@ void IdTraits::destroy(hid_t id) noexcept {
 void silence_errors() noexcept {
   thread_local bool silenced = false;
   if (silenced) return;
+  static std::once_flag first;
+  std::call_once(first, [] { H5dont_atexit(); });  // fails (harmless) if HDF5 is initialized
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   silenced = true;
 }
 
 namespace {
 
-// Copies the first (most specific) entry only: the outer ones repeat it in vaguer words.
+// HDF5's file driver describes a failed read or write as "... errno = 28, error message = ...".
+int os_error_in(const char* text) {
+  if (text == nullptr) return 0;
+  const char* at = std::strstr(text, "errno = ");
+  if (at == nullptr) return 0;
+  const long value = std::strtol(at + 8, nullptr, 10);
+  return value > 0 && value < 4096 ? static_cast<int>(value) : 0;
+}
+
+// ... and names the file as "filename = '<name>'".
+std::string os_file_in(const char* text) {
+  if (text == nullptr) return {};
+  const char* at = std::strstr(text, "filename = '");
+  if (at == nullptr) return {};
+  at += 12;
+  const char* end = std::strchr(at, '\'');
+  return end == nullptr ? std::string() : std::string(at, end);
+}
+
+// Copies the first (most specific) entry only: the outer ones repeat it in vaguer words. The
+// errno of a failed system call is taken from whichever entry carries it.
 herr_t keep_innermost(unsigned n, const H5E_error2_t* entry, void* data) {
-  if (n != 0) return 0;
   auto* out = static_cast<StackError*>(data);
+  if (out->os_error == 0) {
+    out->os_error = os_error_in(entry->desc);
+    if (out->os_error != 0) out->os_file = os_file_in(entry->desc);
+  }
+  if (n != 0) return 0;
   out->minor = entry->min_num;
   if (entry->desc != nullptr) out->text = entry->desc;
   return 0;
@@ -54,10 +85,21 @@ std::string error_stack_message() {
   return error.text.empty() ? "unknown HDF5 error" : error.text;
 }
 
-void fail(std::string_view context) {
+void fail_os(std::string_view context, const StackError& error) {
+  std::string message(context);
+  if (!error.os_file.empty() && message.find(error.os_file) == std::string::npos) {
+    message += " in " + error.os_file;
+  }
+  throw IoError(message + ": " + std::strerror(error.os_error) + errno_advice(error.os_error));
+}
+
+void fail(std::string_view context, std::string_view advice) {
+  const StackError error = take_error_stack();
+  if (error.os_error != 0) fail_os(context, error);
   std::string message(context);
   message += ": ";
-  message += error_stack_message();
+  message += error.text.empty() ? "unknown HDF5 error" : error.text;
+  message += advice;
   throw FormatError(message);
 }
 
@@ -75,7 +117,9 @@ bool exists(hid_t file, const std::string& path) {
       prefix += '/';
       prefix.append(path, pos, next - pos);
       if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) {
-        take_error_stack();
+        // Absent, or a path through a non-group: "no". A read the disk failed is no answer.
+        const StackError error = take_error_stack();
+        if (error.os_error != 0) fail_os("cannot look up " + prefix, error);
         return false;
       }
     }
@@ -84,17 +128,20 @@ bool exists(hid_t file, const std::string& path) {
   if (prefix.empty()) return false;
   // A soft link may point nowhere: the link exists but the object does not.
   const htri_t object = H5Oexists_by_name(file, prefix.c_str(), H5P_DEFAULT);
-  if (object <= 0) take_error_stack();
+  if (object <= 0) {
+    const StackError error = take_error_stack();
+    if (error.os_error != 0) fail_os("cannot look up " + prefix, error);
+  }
   return object > 0;
 }
 
-Id open_dataset_if_exists(hid_t file, const std::string& path) {
+Id open_dataset_if_exists(hid_t file, const std::string& path, hid_t dapl) {
   if (!exists(file, path)) return Id();
   H5O_info_t info{};
   check(H5Oget_info_by_name2(file, path.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT),
         "cannot inspect " + path);
   if (info.type != H5O_TYPE_DATASET) return Id();
-  return check_id(H5Dopen2(file, path.c_str(), H5P_DEFAULT), "cannot open dataset " + path);
+  return check_id(H5Dopen2(file, path.c_str(), dapl), "cannot open dataset " + path);
 }
 
 std::vector<std::uint64_t> dims(hid_t dataset) {
@@ -146,6 +193,17 @@ bool is_uint8(hid_t type) {
          H5Tget_sign(type) == H5T_SGN_NONE;
 }
 
+bool is_integer(hid_t type) {
+  const std::size_t size = H5Tget_size(type);
+  return H5Tget_class(type) == H5T_INTEGER && size >= 1 && size <= 8;
+}
+
+bool is_number(hid_t type) {
+  const std::size_t size = H5Tget_size(type);
+  return (H5Tget_class(type) == H5T_INTEGER || H5Tget_class(type) == H5T_FLOAT) && size >= 1 &&
+         size <= 8;
+}
+
 void read_prefix(hid_t dataset, hid_t mem_type, std::uint64_t count, void* out,
                  std::string_view context) {
   if (count == 0) return;
@@ -176,18 +234,34 @@ void write_vector(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, 
 Id create_file(const std::string& path) {
   UniqueFd probe(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!probe) {
+    const bool known = !errno_advice(errno).empty();  // a full disk, a read-only filesystem
     throw_errno("cannot create " + path,
-                "; check that the output directory exists and is writable");
+                known ? "" : "; check that the output directory exists and is writable");
   }
   probe.reset();
-  return check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+  const Id access = check_id(H5Pcreate(H5P_FILE_ACCESS), "cannot create " + path);
+  check(H5Pset_sieve_buf_size(access.get(), 0), "cannot create " + path);
+  return check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()),
                   "cannot create " + path);
+}
+
+void discard_writes(hid_t file) noexcept {
+  void* handle = nullptr;
+  if (H5Fget_vfd_handle(file, H5P_DEFAULT, &handle) < 0 || handle == nullptr) {
+    take_error_stack();
+    return;
+  }
+  const int scratch = ::memfd_create("gpufeed-discarded", MFD_CLOEXEC);
+  if (scratch < 0) return;
+  ::dup2(scratch, *static_cast<int*>(handle));  // the sec2 driver's descriptor
+  ::close(scratch);
 }
 
 Id open_file(const std::string& path) {
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id >= 0) return Id(id);
   const StackError error = take_error_stack();
+  if (error.os_error != 0) fail_os("cannot open " + path, error);  // the file may be fine
   const std::string advice = "; check the path or re-create it with h5pack convert";
   if (error.minor == H5E_NOTHDF5) {
     throw FormatError("cannot open " + path + ": not an HDF5 file (" + error.text + ")" + advice);

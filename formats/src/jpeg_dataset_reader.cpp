@@ -52,7 +52,8 @@ struct JpegDatasetReader::Impl {
   UniqueFd fd;
   JpegReadPath read_path = JpegReadPath::hyperslab;
   std::uint64_t total_bytes = 0;
-  std::uint64_t base = 0;  ///< absolute file offset of /jpeg/bytes (contiguous path)
+  std::uint64_t file_bytes = 0;  ///< the file's size when it was opened
+  std::uint64_t base = 0;        ///< absolute file offset of /jpeg/bytes (contiguous path)
   std::vector<std::uint64_t> offsets;
   std::vector<JpegShape> shapes;
   std::vector<std::uint32_t> checksums;
@@ -68,6 +69,7 @@ struct JpegDatasetReader::Impl {
   void check_sample(std::uint64_t sample) const;
   void read_contiguous(std::uint64_t sample, std::span<std::uint8_t> out) const;
   void read_hyperslab(std::uint64_t sample, std::span<std::uint8_t> out) const;
+  void check_not_truncated(std::uint64_t sample) const;
 };
 
 void JpegDatasetReader::Impl::choose_read_path() {
@@ -79,7 +81,6 @@ void JpegDatasetReader::Impl::choose_read_path() {
     read_path = JpegReadPath::hyperslab;
     return;
   }
-  const std::uint64_t file_bytes = detail::file_size(fd.get(), path);
   if (offset > file_bytes || total_bytes > file_bytes - offset) {
     throw FormatError(path + " is truncated: " + schema::kJpegBytes + " needs " +
                       std::to_string(total_bytes) + " bytes from byte " + std::to_string(offset) +
@@ -106,7 +107,8 @@ void JpegDatasetReader::Impl::read_contiguous(std::uint64_t sample,
   const std::uint64_t at = base + offsets[sample];
   const detail::ReadResult got = detail::pread_full(fd.get(), out, at);
   if (got.error != 0) {
-    throw IoError("cannot read " + describe(sample) + ": " + std::strerror(got.error));
+    throw IoError("cannot read " + describe(sample) + ": " + std::strerror(got.error) +
+                  errno_advice(got.error));
   }
   if (got.bytes < out.size()) {
     throw FormatError(path + " is truncated: " + describe(sample) + " ends at byte " +
@@ -127,8 +129,19 @@ void JpegDatasetReader::Impl::read_hyperslab(std::uint64_t sample,
   h5::Id memory_space = h5::check_id(H5Screate_simple(1, count, nullptr), context);
   if (H5Dread(bytes.get(), H5T_NATIVE_UINT8, memory_space.get(), file_space.get(), H5P_DEFAULT,
               out.data()) < 0) {
-    throw FormatError(context + ": " + h5::error_stack_message() + kRecreate);
+    check_not_truncated(sample);  // the clearer reason, when it is the reason
+    h5::fail(context, kRecreate);
   }
+  // HDF5 reads the bytes past the end of a file that shrank after it was opened as zeros.
+  check_not_truncated(sample);
+}
+
+void JpegDatasetReader::Impl::check_not_truncated(std::uint64_t sample) const {
+  const std::uint64_t now = detail::file_size(fd.get(), path);
+  if (now >= file_bytes) return;
+  throw FormatError(path + " is truncated: it had " + std::to_string(file_bytes) +
+                    " bytes when it was opened and has " + std::to_string(now) + " now (reading " +
+                    describe(sample) + ")" + kRecreate);
 }
 
 JpegDatasetReader::JpegDatasetReader(const std::string& path, JpegReaderOptions options)
@@ -137,6 +150,7 @@ JpegDatasetReader::JpegDatasetReader(const std::string& path, JpegReaderOptions 
   Impl& r = *impl_;
   r.path = path;
   r.fd = detail::open_read_only(path);
+  r.file_bytes = detail::file_size(r.fd.get(), path);
   r.file = h5::open_file(path);
   const hid_t file = r.file.get();
   r.bytes = open_bytes(file, path);

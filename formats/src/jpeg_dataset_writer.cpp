@@ -93,6 +93,7 @@ struct JpegDatasetWriter::Impl {
 
   ~Impl() {
     if (committed) return;
+    if (file) h5::discard_writes(file.get());
     file.reset();
     if (!temporary_path.empty()) ::unlink(temporary_path.c_str());
   }
@@ -211,6 +212,7 @@ void JpegDatasetWriter::set_channel_stats(ChannelStats stats) {
 }
 
 void JpegDatasetWriter::commit() {
+  h5::silence_errors();  // HDF5 reports errors to stderr on threads that did not silence it
   Impl& w = *impl_;
   if (w.committed || !w.file) throw FormatError(w.path + " was already committed");
   if (w.shapes.empty()) throw FormatError("cannot commit " + w.path + ": there are no samples");
@@ -225,6 +227,7 @@ void JpegDatasetWriter::commit() {
   h5::write_int_attribute(w.file.get(), schema::kSchemaAttr, schema::kVersion, w.context());
   // H5Fclose is where buffered metadata reaches the disk, so its failure must be seen.
   if (H5Fclose(w.file.release()) < 0) h5::fail(w.context());
+  detail::sync_file(w.temporary_path);
   if (std::rename(w.temporary_path.c_str(), w.path.c_str()) != 0) {
     throw_errno("cannot move " + w.temporary_path + " to " + w.path);
   }

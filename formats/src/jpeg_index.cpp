@@ -1,5 +1,6 @@
 #include "jpeg_index.hpp"
 
+#include "dataset_meta.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "h5.hpp"
@@ -24,7 +25,7 @@ h5::Id open_integers(hid_t file, const char* name, const std::string& path, int 
   }
   h5::Id type = h5::check_id(H5Dget_type(dataset.get()), "cannot inspect " + where(name, path));
   const std::size_t dims = h5::dims(dataset.get()).size();
-  if (H5Tget_class(type.get()) != H5T_INTEGER || dims != static_cast<std::size_t>(rank)) {
+  if (!h5::is_integer(type.get()) || dims != static_cast<std::size_t>(rank)) {
     throw FormatError(where(name, path) + " is " + h5::type_name(type.get()) + " " +
                       h5::shape_text(h5::dims(dataset.get())) + "; expected " +
                       std::to_string(rank) + "-D integers" + kRecreate);
@@ -77,6 +78,9 @@ std::vector<std::uint64_t> read_jpeg_offsets(hid_t file, const std::string& path
                       " entries; a file of N samples has N+1 (1 <= N <= " +
                       std::to_string(schema::kMaxSamples) + ")" + kRecreate);
   }
+  check_declared_bytes(
+      file, entries * sizeof(std::uint64_t),
+      where(schema::kJpegOffsets, path) + " declares " + std::to_string(entries) + " offsets");
   std::vector<std::uint64_t> offsets(entries);
   h5::read_prefix(dataset.get(), H5T_NATIVE_UINT64, entries, offsets.data(),
                   "cannot read " + where(schema::kJpegOffsets, path));

@@ -55,9 +55,11 @@ NpyArray::NpyArray(const std::string& path) : path_(path) {
   }
   map_ = std::exchange(mapping.data, nullptr);
   map_size_ = mapping.size;
+  region_ = MappedRegion(map_, map_size_, path_);
 }
 
 NpyArray::~NpyArray() {
+  region_.release();
   if (map_ != nullptr) ::munmap(map_, map_size_);
 }
 
@@ -68,10 +70,12 @@ NpyArray::NpyArray(NpyArray&& other) noexcept
       item_size_(other.item_size_),
       map_(std::exchange(other.map_, nullptr)),
       map_size_(std::exchange(other.map_size_, 0)),
-      data_offset_(other.data_offset_) {}
+      data_offset_(other.data_offset_),
+      region_(std::move(other.region_)) {}
 
 NpyArray& NpyArray::operator=(NpyArray&& other) noexcept {
   if (this != &other) {
+    region_ = std::move(other.region_);
     if (map_ != nullptr) ::munmap(map_, map_size_);
     path_ = std::move(other.path_);
     dtype_ = std::move(other.dtype_);

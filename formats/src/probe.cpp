@@ -32,12 +32,16 @@ FileLayout probe_layout(const std::string& path, const std::string& images) {
   h5::Id file;
   try {
     file = h5::open_file(path);
+  } catch (const IoError&) {
+    throw;  // the disk failed: guessing would only give a misleading message later
   } catch (const FormatError&) {
     h5::take_error_stack();
-    return FileLayout::raw;
+    return FileLayout::raw;  // the reader of the raw layout says what is wrong with it
   }
   const std::string layout = layout_attribute(file.get());
-  h5::take_error_stack();
+  if (const h5::StackError error = h5::take_error_stack(); error.os_error != 0) {
+    h5::fail_os("cannot read " + path, error);
+  }
   if (layout == schema::kLayoutJpeg) return FileLayout::jpeg;
   if (layout == schema::kLayoutRaw) return FileLayout::raw;
   const bool jpeg = h5::exists(file.get(), schema::kJpegBytes) && !h5::exists(file.get(), images);

@@ -27,7 +27,8 @@ void pread_exact(const ReaderState& state, std::uint64_t chunk, std::span<std::u
                  std::uint64_t offset) {
   const ReadResult got = pread_full(state.fd.get(), out, offset);
   if (got.error != 0) {
-    throw IoError("cannot read " + state.describe_chunk(chunk) + ": " + std::strerror(got.error));
+    throw IoError("cannot read " + state.describe_chunk(chunk) + ": " + std::strerror(got.error) +
+                  errno_advice(got.error));
   }
   if (got.bytes < out.size()) {
     throw FormatError(state.path + " is truncated: " + state.describe_chunk(chunk) +
@@ -65,11 +66,16 @@ void fetch_hdf5_chunk(const ReaderState& state, std::uint64_t chunk,
   const hid_t images = state.images.get();
   hsize_t stored_bytes = 0;
   if (H5Dget_chunk_storage_size(images, offset.data(), &stored_bytes) < 0) {
-    h5::fail("cannot read " + state.describe_chunk(chunk));
+    h5::fail("cannot read " + state.describe_chunk(chunk), recovery_advice());
   }
   if (stored_bytes == 0) {  // never written: HDF5 would return the fill value
     std::memset(out.data(), state.layout.fill_value, out.size());
     return;
+  }
+  if (stored_bytes > state.file_bytes) {
+    damaged(state, chunk,
+            "HDF5's chunk index gives it " + std::to_string(stored_bytes) +
+                " bytes, more than the file's " + std::to_string(state.file_bytes));
   }
   const bool maybe_deflated = state.layout.deflate_stage >= 0;
   const auto buffer = state.scratch.lease();
@@ -77,7 +83,7 @@ void fetch_hdf5_chunk(const ReaderState& state, std::uint64_t chunk,
       maybe_deflated || stored_bytes != out.size() ? scratch(*buffer, stored_bytes) : out;
   std::uint32_t mask = 0;
   if (H5Dread_chunk(images, H5P_DEFAULT, offset.data(), &mask, stored.data()) < 0) {
-    h5::fail("cannot read " + state.describe_chunk(chunk));
+    h5::fail("cannot read " + state.describe_chunk(chunk), recovery_advice());
   }
   // A set mask bit means that filter was skipped for this chunk (an optional filter failed).
   if (maybe_deflated && (mask & (1u << state.layout.deflate_stage)) == 0) {
@@ -144,8 +150,30 @@ void read_hyperslab(const ReaderState& state, std::uint64_t chunk, std::span<std
   h5::Id memory_space = h5::check_id(H5Screate_simple(1, total, nullptr), context);
   if (H5Dread(state.images.get(), H5T_NATIVE_UINT8, memory_space.get(), file_space.get(),
               H5P_DEFAULT, out.data()) < 0) {
-    throw FormatError(context + ": " + h5::error_stack_message() + recovery_advice());
+    h5::fail(context, recovery_advice());
   }
+}
+
+// HDF5 reads the bytes past the end of a file that shrank after it was opened as zeros, without
+// an error; the paths through HDF5 look at the file's size after each read.
+void check_not_truncated(const ReaderState& state, std::uint64_t chunk) {
+  const std::uint64_t now = file_size(state.fd.get(), state.path);
+  if (now >= state.file_bytes) return;
+  throw FormatError(state.path + " is truncated: it had " + std::to_string(state.file_bytes) +
+                    " bytes when it was opened and has " + std::to_string(now) + " now (reading " +
+                    state.describe_chunk(chunk) +
+                    "); copy it again or re-create it with h5pack convert");
+}
+
+template <typename Read>
+void read_through_hdf5(const ReaderState& state, std::uint64_t chunk, const Read& read) {
+  try {
+    read();
+  } catch (const FormatError&) {
+    check_not_truncated(state, chunk);  // the clearer reason, when it is the reason
+    throw;
+  }
+  check_not_truncated(state, chunk);
 }
 
 }  // namespace
@@ -155,13 +183,13 @@ void read_chunk(const ReaderState& state, std::uint64_t chunk, std::span<std::ui
     case ReadPath::index:
       return read_by_index(state, chunk, out);
     case ReadPath::direct_chunk:
-      return read_direct(state, chunk, out);
+      return read_through_hdf5(state, chunk, [&] { read_direct(state, chunk, out); });
     case ReadPath::contiguous:
       return pread_exact(
           state, chunk, out.first(state.sample_count(chunk) * state.layout.sample_bytes),
           state.contiguous_offset + state.first_sample(chunk) * state.layout.sample_bytes);
     case ReadPath::hyperslab:
-      return read_hyperslab(state, chunk, out);
+      return read_through_hdf5(state, chunk, [&] { read_hyperslab(state, chunk, out); });
   }
 }
 

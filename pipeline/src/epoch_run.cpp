@@ -13,12 +13,18 @@ namespace gpufeed::detail {
 namespace flow = oneapi::tbb::flow;
 using Clock = std::chrono::steady_clock;
 
+TestHooks test_hooks;
+
 namespace {
 
 /// How long every slot may stay held elsewhere, with nothing in flight, before next() calls it
 /// a deadlock; and how often it looks again meanwhile.
 constexpr auto kStarvedGrace = std::chrono::seconds(1);
 constexpr auto kStarvedPoll = std::chrono::milliseconds(20);
+
+void run_hook(const std::atomic<void (*)()>& hook) {
+  if (auto* f = hook.load(std::memory_order_relaxed)) f();
+}
 
 }  // namespace
 
@@ -32,7 +38,11 @@ EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch, const EpochPlan& plan)
       echoes_done_(plan.echoes_done),
       echo_(core.echo),
       assemble_(graph_, flow::unlimited,
-                [this](const Ticket& t) { return run_stage("read", t, &LoaderCore::assemble); }),
+                [this](const Ticket& t) {
+                  // An encoded layout's samples are read and decoded in this one stage.
+                  return run_stage(core_.image_samples ? "decode" : "read", t,
+                                   &LoaderCore::assemble);
+                }),
       normalize_(
           graph_, flow::unlimited,
           [this](const Ticket& t) { return run_stage("normalize", t, &LoaderCore::normalize); }),
@@ -51,6 +61,7 @@ void EpochRun::feed() {
   while (next_to_feed_ < num_batches_ && !cancelled_.load(std::memory_order_acquire)) {
     Slot* slot = core_.pool.try_acquire();
     if (slot == nullptr) return;  // back-pressure: the next release feeds again
+    run_hook(test_hooks.slot_taken);
     core_.prepare(*slot, epoch_, next_to_feed_, index_base_ + next_to_feed_, order_);
     slot->refs.store(1, std::memory_order_relaxed);  // the graph's, handed to the consumer
     in_flight_.fetch_add(1);
@@ -89,19 +100,25 @@ void EpochRun::fail(const char* stage, const Ticket& ticket, std::exception_ptr 
 }
 
 void EpochRun::deliver(const Ticket& ticket) {
-  std::lock_guard lock(mutex_);
-  in_flight_.fetch_sub(1);
-  if (cancelled_.load(std::memory_order_acquire)) {
-    core_.pool.release(ticket.slot);
-  } else {
-    ready_.push_back(ticket.slot);
+  run_hook(test_hooks.delivering);
+  {
+    std::lock_guard lock(mutex_);
+    in_flight_.fetch_sub(1);
+    if (cancelled_.load(std::memory_order_acquire)) {
+      core_.pool.release(ticket.slot);
+    } else {
+      ready_.push_back(ticket.slot);
+    }
+    ready_cv_.notify_one();
   }
-  ready_cv_.notify_one();
+  run_hook(test_hooks.delivered);
 }
 
-bool EpochRun::starved() const {
-  // Every slot is in the consumer's hands (or held for echoing) and nothing is being prepared.
-  // The pool is read first: a slot released meanwhile is fed (in flight) before it is taken.
+bool EpochRun::starved() {
+  // feed() takes a slot from the pool and counts it in flight under feed_mutex_: without it, a
+  // slot released on another thread could be seen in neither place. Lock order: mutex_, then
+  // feed_mutex_ (a release inside next() feeds with mutex_ held too).
+  std::lock_guard lock(feed_mutex_);
   return ready_.empty() && core_.pool.available() == 0 && in_flight_.load() == 0;
 }
 
@@ -166,7 +183,7 @@ Delivery EpochRun::next(Deadline deadline) {
         // With both held, the echo repeats the batch unchanged.
         Slot* target = slot->refs.load() == 1 ? slot : core_.echo_pool.try_acquire();
         if (target != nullptr) {
-          core_.reaugment(*current_, *target, echo_.echoes_of_current());
+          reaugment_unlocked(lock, *target);
           slot = target;
         }
       }
@@ -198,13 +215,35 @@ Delivery EpochRun::next(Deadline deadline) {
   }
 }
 
+void EpochRun::reaugment_unlocked(std::unique_lock<std::mutex>& lock, Slot& target) {
+  // Normalizing a whole batch (or waiting for the device) must not hold up the workers'
+  // deliveries; only this thread and cancel_and_wait() touch current_, and cancel waits.
+  reaugmenting_ = true;
+  lock.unlock();
+  std::exception_ptr error;
+  try {
+    run_hook(test_hooks.reaugmenting);
+    core_.reaugment(*current_, target, echo_.echoes_of_current());
+  } catch (...) {
+    error = std::current_exception();
+  }
+  lock.lock();
+  reaugmenting_ = false;
+  ready_cv_.notify_all();
+  if (error) {
+    if (target.echo_target) core_.echo_pool.release(&target);
+    std::rethrow_exception(error);
+  }
+}
+
 void EpochRun::cancel_and_wait() {
   {
     std::lock_guard lock(feed_mutex_);
     cancelled_.store(true, std::memory_order_release);
   }
   graph_.wait_for_all();
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  ready_cv_.wait(lock, [this] { return !reaugmenting_; });
   for (Slot* slot : ready_) core_.pool.release(slot);
   ready_.clear();
   drop_echo_hold();

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -117,6 +119,22 @@ std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const Dat
   if (!source.jpeg) return std::nullopt;
   return std::optional<ImageSamples>(std::in_place, *source.jpeg, shape.height, shape.width,
                                      o.augment, o.resize_filter, o.seed);
+}
+
+void run_hook(const std::atomic<void (*)()>& hook) {
+  if (auto* f = hook.load(std::memory_order_relaxed)) f();
+}
+
+/// Runs a stage's work; running out of memory in it becomes a message that says what to do
+/// (the consumer gets it with the stage and batch added).
+template <typename Work>
+void with_memory_advice(const Work& work) {
+  try {
+    work();
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(
+        "out of memory; free memory, or lower the batch size, prefetch, chunk cache or workers");
+  }
 }
 
 HostAllocator host_allocator(CudaStaging* staging) {
@@ -309,20 +327,23 @@ void LoaderCore::assemble(Slot& slot) {
   maybe_stall(Stage::decode, slot);
   maybe_stall(Stage::assemble, slot);
   GPUFEED_RANGE("assemble");
-  const std::uint32_t grain =
-      std::max(16u, slot.count / (2 * static_cast<std::uint32_t>(arena_.max_concurrency())));
-  oneapi::tbb::parallel_for(
-      oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, grain),
-      [&](const auto& r) {
-        if (image_samples) {
-          decode_samples(slot, r.begin(), r.end());
-        } else {
-          copy_samples(slot, r.begin(), r.end());
-        }
-        if (options.augment == Augment::flip && !image_samples)
-          flip_samples(slot, r.begin(), r.end());
-      },
-      oneapi::tbb::simple_partitioner());
+  with_memory_advice([&] {
+    run_hook(test_hooks.assembling);
+    const std::uint32_t grain =
+        std::max(16u, slot.count / (2 * static_cast<std::uint32_t>(arena_.max_concurrency())));
+    oneapi::tbb::parallel_for(
+        oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, grain),
+        [&](const auto& r) {
+          if (image_samples) {
+            decode_samples(slot, r.begin(), r.end());
+          } else {
+            copy_samples(slot, r.begin(), r.end());
+          }
+          if (options.augment == Augment::flip && !image_samples)
+            flip_samples(slot, r.begin(), r.end());
+        },
+        oneapi::tbb::simple_partitioner());
+  });
   counters.add(image_samples ? Stage::decode : Stage::assemble, 0, 1);
 }
 
@@ -346,6 +367,8 @@ void LoaderCore::decode_or_replace(Slot& slot, std::uint32_t position) {
       counters.add(Stage::decode, t.decode_ns, 0);
       bytes_read_.fetch_add(source.jpeg->sample_size(sample), std::memory_order_relaxed);
       return;
+    } catch (const formats::IoError&) {
+      throw;  // the disk failed, not the sample: skipping would hide it
     } catch (const formats::FormatError&) {
       if (options.on_error == OnError::fail || attempt == kReplacementTries) throw;
       skipped_.fetch_add(1, std::memory_order_relaxed);
@@ -399,13 +422,15 @@ void LoaderCore::maybe_stall(Stage stage, const Slot& slot) {
 void LoaderCore::normalize(Slot& slot) {
   maybe_stall(Stage::normalize, slot);
   GPUFEED_RANGE("normalize");
-  if (staging) {
-    staging->submit(slot);
-    counters.add(Stage::h2d, 0, 1);
-    counters.add(Stage::normalize, 0, 1);
-    return;
-  }
-  normalize_on_host(slot);
+  with_memory_advice([&] {
+    run_hook(test_hooks.normalizing);
+    if (staging) {
+      staging->submit(slot);
+      counters.add(Stage::h2d, 0, 1);
+    } else {
+      normalize_on_host(slot);
+    }
+  });
   counters.add(Stage::normalize, 0, 1);
 }
 
@@ -460,9 +485,9 @@ void LoaderCore::reaugment(Slot& from, Slot& target, std::uint32_t repeat) {
       flip_horizontal(target.raw.get() + i * shape.bytes(), shape.height, shape.width,
                       shape.channels, shape.layout == formats::Layout::nchw);
     }
-    // The consumer runs this inside EpochRun::next(), holding its mutex. Isolated, the thread
-    // waiting for the parallel_for runs only the parallel_for's own tasks; else it may steal a
-    // flow-graph task of this arena, such as `deliver`, which takes that same mutex.
+    // The consumer runs this inside EpochRun::next(). Isolated, the thread waiting for the
+    // parallel_for runs only the parallel_for's own tasks, not a flow-graph task of this arena
+    // that would keep the consumer waiting for a batch it does not need.
     arena_.execute(
         [&] { oneapi::tbb::this_task_arena::isolate([&] { normalize_on_host(target); }); });
   }

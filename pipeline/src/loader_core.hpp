@@ -50,6 +50,24 @@ struct Delivery {
 
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
+/// Points where tests pause the pipeline to make an interleaving happen on purpose. Null in
+/// production: each costs one relaxed load. Set them only while no loader runs.
+struct TestHooks {
+  /// In EpochRun::feed(), after a slot left the pool and before it is counted in flight.
+  std::atomic<void (*)()> slot_taken{nullptr};
+  /// In EpochRun::next(), while an echo is being re-augmented.
+  std::atomic<void (*)()> reaugmenting{nullptr};
+  /// In EpochRun::deliver(), before a batch joins the ready queue (no lock held).
+  std::atomic<void (*)()> delivering{nullptr};
+  /// In EpochRun::deliver(), after a batch joined the ready queue (no lock held).
+  std::atomic<void (*)()> delivered{nullptr};
+  /// In LoaderCore::assemble() (the read stage, or decode for encoded images) and normalize(),
+  /// before the stage works on a batch: a hook that throws fails the stage.
+  std::atomic<void (*)()> assembling{nullptr};
+  std::atomic<void (*)()> normalizing{nullptr};
+};
+extern TestHooks test_hooks;
+
 /// Where an epoch starts: after the `closed` segments, from the `start`-th sample of this
 /// rank's share. With `replay`, the batch at `start` was delivered before a restart, with
 /// `echoes_done` of its echoes: it is not delivered fresh again, only its remaining echoes.
@@ -81,7 +99,8 @@ class EpochRun {
   /// elsewhere, with nothing in flight, for longer than a grace period (slots released on other
   /// threads, such as tensors freed by an autograd thread, come back within it).
   Delivery next(Deadline deadline = std::nullopt);
-  /// Stops the work and waits for the workers to leave the graph.
+  /// Stops the work and waits for the workers to leave the graph and for a re-augment that
+  /// next() is doing on another thread.
   void cancel_and_wait();
   /// Fresh batches this run delivers (a batch replayed for its echoes does not count).
   [[nodiscard]] std::uint64_t fresh_batches() const { return num_batches_ - (replay_ ? 1 : 0); }
@@ -91,11 +110,15 @@ class EpochRun {
   void fail(const char* stage, const Ticket& ticket, std::exception_ptr error);
   Ticket run_stage(const char* stage, const Ticket& ticket, void (LoaderCore::*work)(Slot&));
   void deliver(const Ticket& ticket);
-  [[nodiscard]] bool starved() const;
+  /// Every slot is held outside the graph (by the consumer or for echoing). Takes feed_mutex_,
+  /// so that a slot between the pool and the graph is never missed; call with mutex_ held.
+  [[nodiscard]] bool starved();
   /// Throws once starved() has held for the whole grace period; else when to look again.
   std::chrono::steady_clock::time_point check_not_starved(
       std::chrono::steady_clock::time_point now);
   void drop_echo_hold();
+  /// Re-augments current_ into `target` with mutex_ (held by `lock`) released meanwhile.
+  void reaugment_unlocked(std::unique_lock<std::mutex>& lock, Slot& target);
 
   LoaderCore& core_;
   const std::uint64_t epoch_;
@@ -118,7 +141,8 @@ class EpochRun {
   std::optional<std::chrono::steady_clock::time_point> starved_since_;
   bool resumed_ = false;  // the last next() timed out: this call continues the same request
   EchoStage echo_;
-  Slot* current_ = nullptr;  // the last fresh batch, while the echo stage may repeat it
+  Slot* current_ = nullptr;    // the last fresh batch, while the echo stage may repeat it
+  bool reaugmenting_ = false;  // next() works on current_ without mutex_; cancel waits for it
 
   oneapi::tbb::flow::graph graph_;
   Node assemble_;

@@ -81,6 +81,29 @@ TEST_F(JpegDatasetErrors, BytesBeyondTheLastOffset) {
   EXPECT_THAT(open_error(), AllOf(HasSubstr("at sample 3"), HasSubstr("holds")));
 }
 
+// Offsets are read whole: a count the file cannot hold (never written) is refused, not
+// allocated (2^31 offsets are 16 GiB).
+TEST_F(JpegDatasetErrors, OffsetsTheFileCannotHold) {
+  write_jpeg_layout(path_, arrays_);
+  {
+    H5Handle file(H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    ASSERT_GE(H5Ldelete(file.get(), "/jpeg/offsets", H5P_DEFAULT), 0);
+    const hsize_t entries[1] = {hsize_t{1} << 31};
+    const hsize_t chunk[1] = {4096};
+    H5Handle space(H5Screate_simple(1, entries, nullptr));
+    H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+    H5Pset_chunk(dcpl.get(), 1, chunk);
+    H5Handle offsets(H5Dcreate2(file.get(), "/jpeg/offsets", H5T_STD_U64LE, space.get(),
+                                H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+    ASSERT_GE(offsets.get(), 0);
+  }
+  EXPECT_THAT(format_error_of([&] { JpegDatasetReader reader(path_); }),
+              AllOf(HasSubstr("/jpeg/offsets in " + path_ +
+                              " declares 2147483648 offsets (17179869184 bytes), more than a "
+                              "file of "),
+                    HasSubstr("h5pack convert")));
+}
+
 TEST_F(JpegDatasetErrors, ShapesOfTheWrongCount) {
   arrays_.shapes.resize(9);
   EXPECT_THAT(open_error(), AllOf(HasSubstr("/jpeg/shapes in " + path_), HasSubstr("(3, 3)"),

@@ -2,8 +2,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/error.hpp"
@@ -45,6 +48,24 @@ std::vector<std::uint64_t> read_index_table(const std::string& path, const char*
 
 std::vector<std::int64_t> as_int64(const std::vector<std::uint64_t>& values) {
   return {values.begin(), values.end()};
+}
+
+// Makes HDF5's own chunk index (a version 1 B-tree: the chunk's stored size, its filter mask,
+// its offset and then its address) say that the chunk of a 4-D dataset starting at `first`,
+// `size` bytes at `address`, stores `new_size` bytes.
+void set_stored_size(const std::string& path, std::uint64_t first, std::uint32_t size,
+                     std::uint64_t address, std::uint32_t new_size) {
+  std::vector<std::uint8_t> key(4 + 4 + 5 * 8 + 8, 0);
+  std::memcpy(key.data(), &size, 4);
+  std::memcpy(key.data() + 8, &first, 8);
+  std::memcpy(key.data() + 48, &address, 8);
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<std::uint8_t> file((std::istreambuf_iterator<char>(in)), {});
+  const auto at = std::search(file.begin(), file.end(), key.begin(), key.end());
+  ASSERT_NE(at, file.end()) << "no B-tree record of the chunk at sample " << first;
+  std::vector<std::uint8_t> bytes(4);
+  std::memcpy(bytes.data(), &new_size, 4);
+  overwrite(path, static_cast<std::uint64_t>(at - file.begin()), bytes);
 }
 
 TEST(ReaderErrors, MissingFile) {
@@ -161,6 +182,49 @@ TEST(ReaderErrors, AbsurdSampleCount) {
   EXPECT_THAT(open_error(path, no_labels()), HasSubstr("declares 8589934592 samples"));
 }
 
+// A small file that declares billions of samples it never stored is refused before the reader
+// sizes its labels (8 bytes a sample) from the declared count.
+TEST(ReaderErrors, SampleCountTheFileCannotHold) {
+  TempDir dir;
+  const std::string path = dir.file("sparse.h5");
+  UserDataset dataset;
+  dataset.dims = {hsize_t{1} << 31, 1, 1, 1};
+  dataset.chunk = {4096, 1, 1, 1};
+  write_user_file(path, dataset, {});
+  EXPECT_THAT(open_error(path, no_labels()),
+              AllOf(HasSubstr("/images in " + path +
+                              " declares 2147483648 samples of 1x1x1 nhwc (2147483648 bytes), "
+                              "more than a file of "),
+                    HasSubstr("re-create it with h5pack convert"), Not(HasSubstr("\n"))));
+}
+
+// Class names are sized from their declared count and string size: 4096 names of 1 MiB that
+// were never written are refused, not allocated (4 GiB).
+TEST(ReaderErrors, ClassNamesTheFileCannotHold) {
+  TempDir dir;
+  const std::string path = dir.file("names.h5");
+  write_packed_file(path, 10, kShape, WriterOptions{4, 0});
+  {
+    H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    ASSERT_GE(H5Ldelete(file.get(), "/meta/class_names", H5P_DEFAULT), 0);
+    H5Handle type(H5Tcopy(H5T_C_S1));
+    H5Tset_size(type.get(), 1 << 20);
+    const hsize_t count[1] = {4096};
+    const hsize_t chunk[1] = {16};
+    H5Handle space(H5Screate_simple(1, count, nullptr));
+    H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+    H5Pset_chunk(dcpl.get(), 1, chunk);
+    H5Handle names(H5Dcreate2(file.get(), "/meta/class_names", type.get(), space.get(), H5P_DEFAULT,
+                              dcpl.get(), H5P_DEFAULT));
+    ASSERT_GE(names.get(), 0);
+  }
+  EXPECT_THAT(open_error(path),
+              AllOf(HasSubstr("/meta/class_names in " + path +
+                              " declares 4096 names of 1048576 bytes (4294967296 bytes), more "
+                              "than a file of "),
+                    Not(HasSubstr("\n"))));
+}
+
 TEST(ReaderErrors, MissingLabels) {
   TempDir dir;
   const std::string path = dir.file("unlabeled.h5");
@@ -190,6 +254,19 @@ TEST(ReaderErrors, FloatLabels) {
   EXPECT_THAT(open_error(path), HasSubstr("is float64; gpufeed reads integer labels"));
 }
 
+// An integer type wider than 8 bytes is damage: HDF5 would size its conversion buffers from it
+// (a damaged type of 4 GiB a label made it allocate gigabytes).
+TEST(ReaderErrors, LabelsOfAnAbsurdIntegerWidth) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 10, kShape, WriterOptions{4, 1});
+  H5Handle wide(H5Tcopy(H5T_STD_I64LE));
+  ASSERT_GE(H5Tset_size(wide.get(), 64), 0);
+  add_int_dataset(path, "/labels", std::vector<std::int64_t>(10, 3), wide.get());
+  EXPECT_THAT(open_error(path),
+              HasSubstr("labels /labels in " + path + " is int512; gpufeed reads integer labels"));
+}
+
 TEST(ReaderErrors, DamagedChunkNamesTheChunkAndSparesTheOthers) {
   TempDir dir;
   const std::string path = dir.file("data.h5");
@@ -214,6 +291,25 @@ TEST(ReaderErrors, DamagedChunkNamesTheChunkAndSparesTheOthers) {
           << "chunk " << chunk;
     }
   }
+}
+
+// HDF5's chunk index is read from the file too: a stored size larger than the whole file is
+// damage, found before a buffer of that size is allocated.
+TEST(ReaderErrors, StoredChunkLargerThanTheFile) {
+  TempDir dir;
+  const std::string path = dir.file("data.h5");
+  write_packed_file(path, 40, kShape, WriterOptions{8, 6});
+  const auto addresses = read_index_table(path, "/index/chunk_addr");
+  const auto sizes = read_index_table(path, "/index/chunk_size");
+  set_stored_size(path, 16, static_cast<std::uint32_t>(sizes[2]), addresses[2], 0x7fffffff);
+  ReaderOptions options;
+  options.use_index = false;
+  DatasetReader reader(path, options);
+  std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
+  EXPECT_THAT(format_error_of([&] { reader.read_chunk(2, buffer); }),
+              AllOf(HasSubstr("chunk 2 of /images in " + path + " (samples 16-23) is damaged"),
+                    HasSubstr("gives it 2147483647 bytes, more than the file's")));
+  EXPECT_NO_THROW(reader.read_chunk(3, buffer));
 }
 
 TEST(ReaderErrors, InconsistentIndexSizes) {

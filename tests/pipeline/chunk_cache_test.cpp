@@ -85,5 +85,55 @@ TEST(ChunkCache, FailedLoadLeavesNothingAndIsRetried) {
   EXPECT_FALSE(hit);
 }
 
+TEST(ChunkCache, AnEvictedChunksBufferIsReusedOnceNoHandleHoldsIt) {
+  ChunkCache cache(100);
+  const std::uint8_t* first = cache.get(1, 100, fill(1))->span().data();
+  cache.get(2, 100, fill(2));  // evicts 1, whose buffer nobody holds
+  auto third = cache.get(3, 100, fill(3));
+  EXPECT_EQ(third->span().data(), first);
+  EXPECT_EQ(third->span()[99], 3);
+  EXPECT_EQ(cache.stats().recycled, 1u);
+  EXPECT_EQ(cache.stats().bytes, 100u);
+}
+
+TEST(ChunkCache, AHeldChunksBufferIsNotReused) {
+  ChunkCache cache(100);
+  auto held = cache.get(1, 100, fill(5));
+  cache.get(2, 100, fill(6));  // evicts 1, still held
+  auto third = cache.get(3, 100, fill(7));
+  EXPECT_NE(third->span().data(), held->span().data());
+  EXPECT_EQ(cache.stats().recycled, 0u);
+  EXPECT_EQ(held->span()[0], 5);
+  held.reset();  // now its buffer may become a spare
+  cache.get(4, 100, fill(8));
+  EXPECT_EQ(cache.stats().recycled, 1u);
+}
+
+TEST(ChunkCache, ASpareMuchLargerThanTheChunkIsNotUsed) {
+  ChunkCache cache(100);
+  cache.get(1, 100, fill(1));
+  cache.get(2, 10, fill(2));  // evicts 1: a 100-byte spare
+  auto half = cache.get(3, 50, fill(3));
+  EXPECT_EQ(cache.stats().recycled, 0u);
+  EXPECT_EQ(half->size, 50u);
+  EXPECT_EQ(half->capacity, 50u);
+  auto most = cache.get(4, 95, fill(4));  // within an eighth of the spare: reused
+  EXPECT_EQ(cache.stats().recycled, 1u);
+  EXPECT_EQ(most->size, 95u);
+  EXPECT_EQ(most->capacity, 100u);
+  EXPECT_EQ(most->span().size(), 95u);
+}
+
+TEST(ChunkCache, AHandleMayOutliveItsCache) {
+  ChunkHandle kept;
+  {
+    ChunkCache cache(100);
+    kept = cache.get(1, 100, fill(9));
+    cache.get(2, 100, fill(2));
+  }
+  EXPECT_EQ(kept->span()[42], 9);
+  kept.reset();  // the buffer goes to the spares, which outlived the cache
+}
+
 }  // namespace
 }  // namespace gpufeed

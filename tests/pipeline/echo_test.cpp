@@ -2,10 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "dataset_fixture.hpp"
@@ -15,6 +13,7 @@
 #include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/normalize.hpp"
 #include "temp_dir.hpp"
+#include "test_hooks.hpp"
 
 namespace gpufeed {
 namespace {
@@ -121,32 +120,57 @@ TEST_F(EchoLoader, FixedFactorDeliversEachBatchTwiceInOrder) {
   EXPECT_EQ(loader.stats().echoed_batches, 20u);
 }
 
+testing::Counter deliveries_begun;
+testing::Counter deliveries_allowed;
+testing::Counter deliveries_done;
+
+void gate_delivery() {
+  // deliver() is serial: the k-th call waits until the test allowed k + 1 deliveries.
+  const std::uint64_t k = deliveries_begun.value();
+  deliveries_begun.add();
+  deliveries_allowed.wait_for(k + 1);
+}
+
+void count_delivery() {
+  deliveries_done.add();
+}
+
 TEST_F(EchoLoader, AdaptiveEchoFillsInForASlowProducer) {
-  // Reading stalls 30 ms on every batch while the consumer asks at once: each fresh batch is
-  // followed by echoes up to the cap while the next one is still being read.
-  LoaderOptions o = options("auto:3");
-  o.workers = 1;
-  o.prefetch = 1;
-  o.inject_stall = StallInjection::parse("read:30@1");
-  Loader loader(o);
+  // The next fresh batch reaches the ready queue only after the consumer has taken every echo
+  // the cap allows of the one before: each request in between finds nothing fresh ready.
+  testing::ScopedHook gate(detail::test_hooks.delivering, gate_delivery);
+  deliveries_begun.reset();
+  deliveries_allowed.reset();
+  Loader loader(options("auto:3"));
+  deliveries_allowed.add();
   std::uint64_t fresh = 0, echoed = 0;
-  for (Batch& b : loader.epoch(0)) (b.echoed() ? echoed : fresh) += 1;
+  std::uint32_t echoes_of_current = 0;
+  for (Batch& b : loader.epoch(0)) {
+    if (!b.echoed()) {
+      ++fresh;
+      echoes_of_current = 0;
+      continue;
+    }
+    ++echoed;
+    if (++echoes_of_current == 3) deliveries_allowed.add();
+  }
   EXPECT_EQ(fresh, 20u);  // every fresh batch exactly once
+  EXPECT_EQ(echoed, 3u * 19u) << "the cap after every fresh batch but the last";
   EXPECT_EQ(loader.stats().fresh_batches, 20u);
   EXPECT_EQ(loader.stats().echoed_batches, echoed);
-  // Up to the cap after every fresh batch but the last; how many depends on scheduling (a
-  // descheduled consumer may find the next batch ready), but a 30 ms stall leaves many gaps.
-  EXPECT_GT(echoed, 10u);
-  EXPECT_LE(echoed, 3u * 19u);
 }
 
 TEST_F(EchoLoader, AdaptiveEchoCostsNothingWhenInputKeepsUp) {
+  // Each request waits until the next fresh batch is in the ready queue: no echo is needed.
+  testing::ScopedHook count(detail::test_hooks.delivered, count_delivery);
+  deliveries_done.reset();
   Loader loader(options("auto"));
   loader.start_epoch(0);
   std::uint64_t fresh = 0, echoed = 0;
   for (;;) {
-    // Give the workers time to refill before each request: a fresh batch is always ready.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (fresh < loader.batches_per_epoch()) {
+      ASSERT_TRUE(deliveries_done.wait_for(fresh + 1));
+    }
     Batch b = loader.next();
     if (!b) break;
     (b.echoed() ? echoed : fresh) += 1;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/ordered_pipeline.hpp"
 #include "common/progress.hpp"
 #include "common/synthetic.hpp"
 
@@ -27,6 +29,19 @@ TEST(SyntheticSpec, RejectsBadSpecs) {
   for (const char* text : {"", "10", "10:64x64", "0:8x8x3", "10:0x8x3", "10:8x8x5", "a:8x8x3",
                            "10:8x8x3x", "99999999999999:8x8x3", "1:70000x70000x4"}) {
     EXPECT_THROW(parse_synthetic_spec(text), std::invalid_argument) << text;
+  }
+}
+
+// N is refused before anything is sized from it (the labels of 10^11 samples are 800 GB).
+TEST(SyntheticSpec, RejectsMoreSamplesThanADatasetHolds) {
+  EXPECT_EQ(parse_synthetic_spec("4294967296:1x1x1").samples, 4294967296u);
+  try {
+    (void)parse_synthetic_spec("99999999999:1x1x1");
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "synthetic dataset '99999999999:1x1x1': 99999999999 samples are more than the "
+                 "4294967296 a dataset may hold; use a smaller N");
   }
 }
 
@@ -95,6 +110,45 @@ TEST(Progress, RendersCountsRateAndEta) {
   EXPECT_NE(text.find("25.0 MB/s"), std::string::npos) << text;
   EXPECT_NE(text.find("ETA 6.0 s"), std::string::npos) << text;
   EXPECT_EQ(format_duration(125), "2m05s");
+}
+
+}  // namespace
+}  // namespace gpufeed::tools
+
+namespace gpufeed::tools {
+namespace {
+
+// Results own memory: under AddressSanitizer's leak check, an item left between the filters of
+// a cancelled pipeline would be reported.
+TEST(OrderedParallelMap, AnErrorInConsumeStopsInOrderAndLeavesNothingBehind) {
+  std::vector<std::uint64_t> consumed;
+  try {
+    ordered_parallel_map(
+        1000, 2, [](std::uint64_t i) { return std::vector<std::uint64_t>(100, i); },
+        [&](std::uint64_t i, std::vector<std::uint64_t> v) {
+          if (i == 10) throw std::runtime_error("item 10 is bad");
+          EXPECT_EQ(v[99], i);
+          consumed.push_back(i);
+        });
+    FAIL() << "the error did not come out";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "item 10 is bad");
+  }
+  ASSERT_EQ(consumed.size(), 10u) << "nothing is consumed after the error";
+  for (std::uint64_t i = 0; i < 10; ++i) EXPECT_EQ(consumed[i], i);
+}
+
+TEST(OrderedParallelMap, AnErrorInWorkComesOutAfterTheItemsBeforeIt) {
+  std::uint64_t consumed = 0;
+  EXPECT_THROW(ordered_parallel_map(
+                   500, 2,
+                   [](std::uint64_t i) {
+                     if (i == 37) throw std::invalid_argument("cannot work on 37");
+                     return std::string(64, 'x');
+                   },
+                   [&](std::uint64_t i, const std::string&) { consumed = i + 1; }),
+               std::invalid_argument);
+  EXPECT_EQ(consumed, 37u);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "gpufeed/profiler/timeline.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
+#include "test_hooks.hpp"
 
 namespace gpufeed::testing {
 namespace {
@@ -28,6 +29,11 @@ using profiler::now_ns;
 constexpr std::int64_t kMs = 1'000'000;
 constexpr std::uint64_t kSteps = 40;
 
+Counter deliveries;
+void count_delivery() {
+  deliveries.add();
+}
+
 /// Burns CPU for `ns`: the stand-in for a training step's compute.
 void spin_for(std::int64_t ns) {
   const std::int64_t end = now_ns() + ns;
@@ -37,6 +43,9 @@ void spin_for(std::int64_t ns) {
 
 struct Consumer {
   std::int64_t step_ns = 5 * kMs;
+  /// Each step also lasts until the loader has the next batch ready, however slowly a busy
+  /// machine runs the workers: the loader keeps up by construction.
+  bool until_next_ready = false;
   std::int64_t sync_ns = 0;  ///< a forced host sync after every `sync_every`-th step
   std::uint64_t sync_every = 0;
 };
@@ -86,6 +95,9 @@ class StallAttribution : public ::testing::Test {
     o.workers = 1;
     o.order = Order::sequential;
     if (stall) o.inject_stall = StallInjection::parse(*stall);
+    std::optional<ScopedHook> hook;
+    if (consumer.until_next_ready) hook.emplace(detail::test_hooks.delivered, count_delivery);
+    deliveries.reset();
     Loader loader(o);
     profiler::Recorder& recorder = profiler::Recorder::global();
     recorder.set_enabled(true);
@@ -98,6 +110,9 @@ class StallAttribution : public ::testing::Test {
       {
         GPUFEED_RANGE_ARG("step", i);
         spin_for(consumer.step_ns);
+        if (consumer.until_next_ready) {
+          EXPECT_TRUE(deliveries.wait_for(i + 2));
+        }
       }
       if (consumer.sync_every != 0 && (i + 1) % consumer.sync_every == 0) {
         GPUFEED_RANGE("sync");
@@ -159,7 +174,9 @@ TEST_F(StallAttribution, NormalizeStallIsInputWaitInNormalize) {
 }
 
 TEST_F(StallAttribution, WithoutStallsInputWaitIsSmall) {
-  const Outcome o = run(std::nullopt, Consumer{});
+  Consumer c;
+  c.until_next_ready = true;
+  const Outcome o = run(std::nullopt, c);
   const GapReport& r = o.report;
   std::printf("[ control ] util %.3f, input_wait %.2f%%\n", r.device_util,
               100 * r.idle_share(GapCause::input_wait));

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpufeed/formats/mapped_regions.hpp"
 #include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 
@@ -78,6 +79,26 @@ extern "C" void on_interrupt(int signal) {
   ::_exit(128 + signal);
 }
 
+extern "C" void on_input_fault(int signal, siginfo_t* info, void* /*context*/) {
+  const char* path = info->si_code > 0 ? formats::mapped_file_at(info->si_addr) : nullptr;
+  if (path == nullptr) {  // not a mapped input: the default action (a core dump)
+    struct sigaction action {};
+    action.sa_handler = SIG_DFL;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(signal, &action, nullptr);
+    ::raise(signal);  // delivered when this handler returns
+    return;
+  }
+  write_text(g_program);
+  write_text(": error: cannot read ");
+  write_text(path);
+  write_text(
+      ": the file was truncated, or its disk failed, while it was being read (SIGBUS); "
+      "check the file and run again\n");
+  formats::remove_pending_files();
+  ::_exit(kExitFailure);
+}
+
 void handle_signals(void (*handler)(int)) noexcept {
   struct sigaction action {};
   action.sa_handler = handler;
@@ -103,6 +124,22 @@ extern "C" void on_stop_request(int signal) {
 void exit_on_interrupt(const char* program) {
   std::snprintf(g_program, sizeof g_program, "%s", program);
   handle_signals(on_interrupt);
+}
+
+void exit_on_input_fault(const char* program) {
+  std::snprintf(g_program, sizeof g_program, "%s", program);
+  struct sigaction action {};
+  action.sa_sigaction = on_input_fault;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGBUS, &action, nullptr);
+}
+
+void fail_writes_past_size_limit() {
+  struct sigaction action {};
+  action.sa_handler = SIG_IGN;
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGXFSZ, &action, nullptr);
 }
 
 void stop_on_interrupt(const char* program, const char* then) {

@@ -27,6 +27,17 @@ void print_note(std::string_view program, std::string_view message);
 /// 143). An output that existed before the run is left as it was.
 void exit_on_interrupt(const char* program);
 
+/// A read of a mapped input file that fails (SIGBUS in a formats::MappedRegion: the file was
+/// truncated after it was mapped, or its disk failed) ends the program with one line,
+/// "<program>: error: cannot read <file>: ...", and exit code 1, removing the files its writers
+/// have not committed (formats::PendingFile). Any other SIGBUS keeps its default action.
+void exit_on_input_fault(const char* program);
+
+/// Writes past the file-size limit (ulimit -f) fail with EFBIG and are reported like any other
+/// write error (one line, temporary files removed), instead of SIGXFSZ ending the program and
+/// leaving its temporary files behind.
+void fail_writes_past_size_limit();
+
 /// SIGINT and SIGTERM ask the program to finish early instead of ending it: stop_signal() turns
 /// non-zero and "<program>: interrupted (SIGINT); <then>" is printed. A second signal ends the
 /// program at once, as with exit_on_interrupt().

@@ -90,6 +90,11 @@ SyntheticSpec parse_synthetic_spec(const std::string& text) {
     throw std::invalid_argument("synthetic dataset '" + text +
                                 "': one image is larger than 256 MiB; use a smaller HxWxC");
   }
+  if (spec.samples > formats::schema::kMaxSamples) {
+    throw std::invalid_argument(
+        "synthetic dataset '" + text + "': " + m[1].str() + " samples are more than the " +
+        std::to_string(formats::schema::kMaxSamples) + " a dataset may hold; use a smaller N");
+  }
   spec.shape = {static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(w),
                 static_cast<std::uint32_t>(c), formats::Layout::nhwc};
   return spec;

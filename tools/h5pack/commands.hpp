@@ -40,6 +40,18 @@ struct InspectOptions {
   bool json = false;
 };
 
+/// h5pack's command line: its commands and the options they fill.
+struct CommandLine {
+  ConvertOptions convert;
+  InspectOptions info;
+  InspectOptions verify;
+  CLI::App* convert_command = nullptr;
+  CLI::App* info_command = nullptr;
+  CLI::App* verify_command = nullptr;
+};
+
+/// Adds convert, info and verify to `app` (one of them required), bound to `line`.
+void add_commands(CLI::App& app, CommandLine& line);
 CLI::App* add_convert_command(CLI::App& app, ConvertOptions& options);
 CLI::App* add_info_command(CLI::App& app, InspectOptions& options);
 CLI::App* add_verify_command(CLI::App& app, InspectOptions& options);

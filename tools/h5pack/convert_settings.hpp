@@ -5,6 +5,7 @@
 
 #include "common/pack_file.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
+#include "h5pack/commands.hpp"
 #include "h5pack/compression.hpp"
 #include "h5pack/image_folder.hpp"
 #include "h5pack/image_work.hpp"
@@ -20,6 +21,10 @@ struct ConvertSettings {
   Compression compression;  ///< --store raw
   std::uint64_t chunk = 0;  ///< --store raw: samples per chunk, 0: about 1 MiB
 };
+
+/// The settings the convert options ask for; throws UsageError for a malformed --size or
+/// --compression. Opens no file.
+ConvertSettings convert_settings(const ConvertOptions& options);
 
 /// An image folder to the jpeg layout: every file decoded once (validation and statistics),
 /// its bytes kept or re-encoded. Prints the summary; returns the exit code.

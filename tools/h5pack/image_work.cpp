@@ -83,7 +83,12 @@ std::optional<BadFile> read_image_file(const std::string& path, std::vector<std:
     const ssize_t got = ::pread(fd.get(), out.data() + done, size - done, static_cast<off_t>(done));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) return unreadable(path, errno);
-    if (got == 0) return unreadable(path, EIO);
+    if (got == 0) {  // cut after it was opened
+      return BadFile{BadKind::unreadable, "cannot read " + path + ": it ended after " +
+                                              std::to_string(done) + " of its " +
+                                              std::to_string(size) +
+                                              " bytes (it changed while it was read)"};
+    }
     done += static_cast<std::uint64_t>(got);
   }
   return std::nullopt;

@@ -116,35 +116,6 @@ std::string labels_text(const json& labels) {
          " distinct";
 }
 
-bool default_dataset_options(const InspectOptions& o) {
-  return o.images == "/images" && o.layout.empty();
-}
-
-void add_reader_options(CLI::App& command, InspectOptions& o) {
-  command.add_option("FILE", o.file, "an HDF5 dataset file")->required();
-  command.add_option("--images", o.images, "the uint8 image dataset in the file");
-  command.add_option("--labels", o.labels, "the label dataset (empty: none)");
-  command.add_option("--layout", o.layout, "pixel order of the images")
-      ->check(CLI::IsMember({"nhwc", "nchw"}));
-  command.add_flag("--no-index", o.no_index, "ignore the file's chunk index");
-}
-
-formats::ReaderOptions reader_options(const InspectOptions& o) {
-  formats::ReaderOptions options;
-  options.images = o.images;
-  options.labels = o.labels;
-  if (!o.layout.empty()) options.layout = formats::parse_layout(o.layout);
-  options.use_index = !o.no_index;
-  return options;
-}
-
-CLI::App* add_info_command(CLI::App& app, InspectOptions& o) {
-  CLI::App* cmd = app.add_subcommand("info", "Describe a dataset file");
-  add_reader_options(*cmd, o);
-  cmd->add_flag("--json", o.json, "print a JSON object instead of text");
-  return cmd;
-}
-
 int run_info(const InspectOptions& o) {
   if (default_dataset_options(o) && formats::probe_layout(o.file) == formats::FileLayout::jpeg) {
     return run_info_jpeg(o);

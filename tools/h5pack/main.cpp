@@ -8,17 +8,14 @@ int main(int argc, char** argv) {
   using namespace gpufeed::tools;
   using namespace gpufeed::tools::h5pack;
   exit_on_interrupt(kProgram);
+  exit_on_input_fault(kProgram);
+  fail_writes_past_size_limit();
   CLI::App app{"Convert datasets to chunked HDF5 files, inspect and verify them", kProgram};
-  app.require_subcommand(1);
-  ConvertOptions convert;
-  InspectOptions info;
-  InspectOptions verify;
-  const CLI::App* convert_cmd = add_convert_command(app, convert);
-  const CLI::App* info_cmd = add_info_command(app, info);
-  add_verify_command(app, verify);
+  CommandLine line;
+  add_commands(app, line);
   return run_cli(app, argc, argv, [&] {
-    if (convert_cmd->parsed()) return run_convert(convert);
-    if (info_cmd->parsed()) return run_info(info);
-    return run_verify(verify);
+    if (line.convert_command->parsed()) return run_convert(line.convert);
+    if (line.info_command->parsed()) return run_info(line.info);
+    return run_verify(line.verify);
   });
 }

@@ -35,9 +35,11 @@ MappedFile::MappedFile(std::string path) : path_(std::move(path)) {
     errno = error;
     formats::throw_errno("cannot map " + path_ + " into memory");
   }
+  region_ = formats::MappedRegion(data_, size_, path_);
 }
 
 MappedFile::~MappedFile() {
+  region_.release();
   if (data_ != nullptr) ::munmap(data_, size_);
 }
 

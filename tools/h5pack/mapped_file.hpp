@@ -4,6 +4,8 @@
 #include <span>
 #include <string>
 
+#include "gpufeed/formats/mapped_regions.hpp"
+
 namespace gpufeed::tools::h5pack {
 
 class MappedFile {
@@ -25,6 +27,7 @@ class MappedFile {
   std::string path_;
   void* data_ = nullptr;
   std::size_t size_ = 0;
+  formats::MappedRegion region_;  ///< names the file to a SIGBUS handler (a file cut while mapped)
 };
 
 }  // namespace gpufeed::tools::h5pack

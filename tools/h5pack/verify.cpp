@@ -39,13 +39,6 @@ std::uint64_t check_chunks(const formats::DatasetReader& reader) {
 
 }  // namespace
 
-CLI::App* add_verify_command(CLI::App& app, InspectOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "verify", "Read every chunk (raw) or decode every image (jpeg) and check every label");
-  add_reader_options(*cmd, o);
-  return cmd;
-}
-
 int run_verify(const InspectOptions& o) {
   if (default_dataset_options(o) && formats::probe_layout(o.file) == formats::FileLayout::jpeg) {
     return run_verify_jpeg(o);

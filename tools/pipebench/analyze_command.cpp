@@ -125,22 +125,6 @@ json source_json(const TraceInput& in) {
   return j;
 }
 
-}  // namespace
-
-CLI::App* add_analyze_command(CLI::App& app, AnalyzeOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "analyze",
-      "Diagnose a PyTorch profiler (Kineto) trace or a gpufeed trace; with one trace per rank "
-      "of a job, compare the ranks and name the straggler");
-  cmd->add_option("trace", o.traces, "TRACE.json or TRACE.json.gz; several: one per rank")
-      ->required();
-  cmd->add_option("--json", o.json, "write the report as JSON to this file");
-  cmd->add_option("--report", o.report, "write a self-contained HTML report to this file");
-  return cmd;
-}
-
-namespace {
-
 /// Several traces: one per rank of a job, compared.
 int run_job(const AnalyzeOptions& o) {
   if (!o.report.empty()) {

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 namespace gpufeed::tools::pipebench {
 
 struct AnalyzeOptions {
@@ -15,9 +13,6 @@ struct AnalyzeOptions {
   std::string json;    ///< --json OUT.json
   std::string report;  ///< --report OUT.html
 };
-
-/// Adds the `analyze` subcommand and its options to `app`.
-CLI::App* add_analyze_command(CLI::App& app, AnalyzeOptions& options);
 
 /// Prints the summary; exit code. Throws profiler::TraceError (one line) for an unreadable trace.
 int run_analyze(const AnalyzeOptions& options);

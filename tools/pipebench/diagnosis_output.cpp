@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/text.hpp"
+#include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
 #include "gpufeed/profiler/html_report.hpp"
@@ -59,8 +60,10 @@ std::string consumer_only(const profiler::GapReport& g) {
 }
 
 [[noreturn]] void fail_write(const std::string& path, int error) {
-  throw std::runtime_error("cannot write " + path + ": " + std::strerror(error) +
-                           "; check that its directory exists and is writable");
+  const std::string advice = formats::errno_advice(error);  // a full disk, a size limit
+  throw std::runtime_error(
+      "cannot write " + path + ": " + std::strerror(error) +
+      (advice.empty() ? "; check that its directory exists and is writable" : advice));
 }
 
 }  // namespace

@@ -19,7 +19,13 @@ class IoError : public FormatError {
   using FormatError::FormatError;
 };
 
-/// Throws IoError("<what>: <strerror(errno)><advice>"). Out of line so call sites stay small.
+/// What to do about the operating-system error `error` (an errno value) met reading or writing
+/// a file, as "; ..." to append to a message: a full disk, a quota, a file-size limit, a
+/// device's I/O error, a read-only filesystem. Empty for errors without such advice.
+std::string errno_advice(int error);
+
+/// Throws IoError("<what>: <strerror(errno)><advice>"), with errno_advice(errno) when `advice`
+/// is empty. Out of line so call sites stay small.
 [[noreturn]] void throw_errno(const std::string& what, const std::string& advice = {});
 
 }  // namespace gpufeed::formats

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/formats/mapped_regions.hpp"
+
 namespace gpufeed::formats {
 
 /// A .npy file mapped into memory. Only C-order (not Fortran-order) arrays of fixed-size
@@ -37,6 +39,7 @@ class NpyArray {
   void* map_ = nullptr;
   std::size_t map_size_ = 0;
   std::size_t data_offset_ = 0;
+  MappedRegion region_;  ///< names the file to a SIGBUS handler (a file cut while mapped)
 };
 
 /// Writes a C-order .npy file (used by tests and benchmarks to make inputs).

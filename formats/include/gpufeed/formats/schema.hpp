@@ -37,6 +37,12 @@ inline constexpr std::uint64_t kMaxImagePixels = 100'000'000;
 /// Most samples a reader accepts in one dataset (it keeps a label for each in memory).
 inline constexpr std::uint64_t kMaxSamples = 1ull << 32;
 
+/// Most bytes of data a file can hold per byte of its own size: deflate, the densest codec a
+/// reader decodes itself, packs at most 1032 bytes into one. A dataset that declares more was
+/// never written in full, or the file is damaged; readers refuse it before they size memory
+/// (labels, offsets, names) from what it declares.
+inline constexpr std::uint64_t kMaxBytesPerFileByte = 1032;
+
 /// Default chunk size h5pack aims for (DESIGN: 256 KiB - 4 MiB a chunk).
 inline constexpr std::uint64_t kTargetChunkBytes = 1ull << 20;
 

@@ -14,7 +14,8 @@ namespace gpufeed {
 /// One decoded chunk. Immutable once loaded; shared by every batch that reads from it.
 struct ChunkBuffer {
   std::unique_ptr<std::uint8_t[]> bytes;
-  std::size_t size = 0;
+  std::size_t size = 0;      ///< the chunk's bytes
+  std::size_t capacity = 0;  ///< the buffer's bytes (>= size when it held a larger chunk before)
   [[nodiscard]] std::span<const std::uint8_t> span() const { return {bytes.get(), size}; }
 };
 using ChunkHandle = std::shared_ptr<const ChunkBuffer>;
@@ -23,7 +24,8 @@ struct ChunkCacheStats {
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;
   std::uint64_t evictions = 0;
-  std::uint64_t bytes = 0;       ///< held by the cache now
+  std::uint64_t recycled = 0;    ///< misses loaded into the buffer of an evicted chunk
+  std::uint64_t bytes = 0;       ///< buffer bytes held by the cache now
   std::uint64_t peak_bytes = 0;  ///< most ever held by the cache
 };
 
@@ -34,6 +36,12 @@ struct ChunkCacheStats {
 /// reading the file again. Chunks evicted while a handle still holds them stay alive until
 /// the handle is dropped, so memory is bounded by the budget plus the chunks in use (one per
 /// worker). Thread-safe. A load that throws leaves nothing behind; the next get() retries.
+///
+/// Buffers are recycled: an evicted chunk's buffer, once no handle holds it, waits among a few
+/// spares (at most an eighth of the budget, or one buffer) for the next miss of a chunk that
+/// fits it. Once the cache is full, a miss allocates nothing, so the process's peak memory
+/// does not grow with the dataset (freed and reallocated chunk-sized blocks would otherwise
+/// scatter over the allocator's per-thread arenas, which keep them).
 class ChunkCache {
  public:
   using LoadFn = std::function<void(std::span<std::uint8_t> out)>;
@@ -55,8 +63,13 @@ class ChunkCache {
     std::list<std::uint64_t>::iterator lru;
   };
   void evict_locked();
+  /// A buffer for `bytes`: a spare that fits, else a new one. Outside the lock.
+  std::shared_ptr<ChunkBuffer> make_buffer(std::size_t bytes, bool* recycled);
+
+  struct Spares;  // evicted chunks' buffers awaiting reuse; outlives the cache while handles do
 
   const std::uint64_t budget_;
+  const std::shared_ptr<Spares> spares_;
   mutable std::mutex mutex_;
   std::condition_variable loaded_;
   std::unordered_map<std::uint64_t, Entry> entries_;

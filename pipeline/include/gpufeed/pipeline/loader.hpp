@@ -39,7 +39,9 @@ struct LoaderOptions {
   Order order = Order::chunk;
   std::uint64_t seed = 0;
   std::uint64_t chunk_window = 16;
-  std::uint64_t cache_bytes = 512ull << 20;  ///< chunk cache budget
+  /// Chunk cache budget. Smaller than one chunk (0 included) still works: the cache then keeps
+  /// the last chunk read, besides the chunks the workers are reading from.
+  std::uint64_t cache_bytes = 512ull << 20;
   /// Rank and world size; unset: RANK / WORLD_SIZE from the environment (torchrun).
   std::optional<Shard> shard;
   bool drop_tail = false;        ///< DistributedSampler's drop_last
