@@ -140,8 +140,10 @@ TEST_F(PipebenchTest, SweepRunsEverySettingAndWritesCsvAndJson) {
   const std::string csv = dir_->file("sweep.csv");
   const std::string json = dir_->file("sweep.json");
   const auto r =
-      pipebench({"sweep", "--data", data_, "--batch", "64", "--epochs", "1", "--workers", "1,2",
-                 "--prefetch", "1,3", "--inject-stall", "read:20@1", "--csv", csv, "--json", json});
+      // 16 batches stalled 40 ms each: about 0.64 s with one worker, half with two, so that
+      // the overlap outweighs what a busy machine adds to a one-epoch run.
+      pipebench({"sweep", "--data", data_, "--batch", "32", "--epochs", "1", "--workers", "1,2",
+                 "--prefetch", "1,3", "--inject-stall", "read:40@1", "--csv", csv, "--json", json});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const auto j = read_json(json);
   ASSERT_EQ(j["settings"].size(), 4u);
@@ -153,7 +155,7 @@ TEST_F(PipebenchTest, SweepRunsEverySettingAndWritesCsvAndJson) {
     EXPECT_GT(s["samples_per_s"].get<double>(), 0.0) << s;
     EXPECT_GT(s["peak_rss_bytes"].get<std::uint64_t>(), 0u) << s;
     EXPECT_TRUE(s["error"].is_null()) << s;
-    // Every read stalls 20 ms: the consumer waits on "read" in every setting.
+    // Every read stalls 40 ms: the consumer waits on "read" in every setting.
     EXPECT_EQ(s["bottleneck_stage"], "read") << s;
   }
   ASSERT_TRUE(j["best"].is_number());
