@@ -15,6 +15,7 @@
 #include "gpufeed/formats/resize.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed {
@@ -24,20 +25,6 @@ using ::testing::HasSubstr;
 
 constexpr std::uint64_t kSamples = 40;
 
-/// A smooth, sample-specific picture of `w` x `h`.
-formats::Image picture(std::uint64_t i, std::uint32_t w, std::uint32_t h) {
-  formats::Image img(w, h, 3);
-  for (std::uint32_t y = 0; y < h; ++y) {
-    for (std::uint32_t x = 0; x < w; ++x) {
-      std::uint8_t* p = img.pixels.data() + (std::size_t{y} * w + x) * 3;
-      p[0] = static_cast<std::uint8_t>((x * 255) / w);
-      p[1] = static_cast<std::uint8_t>((y * 255) / h);
-      p[2] = static_cast<std::uint8_t>((i * 37) % 256);
-    }
-  }
-  return img;
-}
-
 /// Writes kSamples JPEGs of mixed sizes; sample `broken` (if any) is not a JPEG.
 void write_jpeg_file(const std::string& path, std::uint64_t broken = ~0ull) {
   formats::JpegDatasetWriter writer(path);
@@ -45,7 +32,7 @@ void write_jpeg_file(const std::string& path, std::uint64_t broken = ~0ull) {
   for (std::uint64_t i = 0; i < kSamples; ++i) {
     const std::uint32_t w = 40 + static_cast<std::uint32_t>(i % 5) * 16;
     const std::uint32_t h = 32 + static_cast<std::uint32_t>(i % 3) * 16;
-    std::vector<std::uint8_t> bytes = encoder.encode(picture(i, w, h).view());
+    std::vector<std::uint8_t> bytes = encoder.encode(testing::smooth_picture(i, w, h).view());
     if (i == broken) bytes.assign(bytes.size(), 0x42);
     writer.append(bytes, {static_cast<std::uint16_t>(h), static_cast<std::uint16_t>(w), 3},
                   static_cast<std::int64_t>(i % 4));

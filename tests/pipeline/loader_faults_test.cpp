@@ -31,6 +31,7 @@
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
 
@@ -94,20 +95,6 @@ void write_user_file(const std::string& path, bool contiguous, formats::SampleSh
   H5Fclose(file);
 }
 
-/// A smooth picture of `w` x `h` that differs per sample.
-formats::Image picture(std::uint64_t i, std::uint32_t w, std::uint32_t h) {
-  formats::Image img(w, h, 3);
-  for (std::uint32_t y = 0; y < h; ++y) {
-    for (std::uint32_t x = 0; x < w; ++x) {
-      std::uint8_t* p = img.pixels.data() + (std::size_t{y} * w + x) * 3;
-      p[0] = static_cast<std::uint8_t>((x * 255) / w);
-      p[1] = static_cast<std::uint8_t>((y * 255) / h);
-      p[2] = static_cast<std::uint8_t>((i * 37) % 256);
-    }
-  }
-  return img;
-}
-
 constexpr std::uint64_t kJpegSamples = 48;
 
 /// kJpegSamples JPEGs; sample `broken` (if any) is not an image.
@@ -115,7 +102,7 @@ void write_jpeg_file(const std::string& path, std::uint64_t broken = kNever) {
   formats::JpegDatasetWriter writer(path);
   formats::JpegEncoder encoder(90);
   for (std::uint64_t i = 0; i < kJpegSamples; ++i) {
-    std::vector<std::uint8_t> bytes = encoder.encode(picture(i, 40, 32).view());
+    std::vector<std::uint8_t> bytes = encoder.encode(testing::smooth_picture(i, 40, 32).view());
     if (i == broken) bytes.assign(bytes.size(), 0x42);
     writer.append(bytes, {32, 40, 3}, static_cast<std::int64_t>(i % 4));
   }
