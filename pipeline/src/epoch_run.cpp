@@ -22,10 +22,6 @@ namespace {
 constexpr auto kStarvedGrace = std::chrono::seconds(1);
 constexpr auto kStarvedPoll = std::chrono::milliseconds(20);
 
-void run_hook(const std::atomic<void (*)()>& hook) {
-  if (auto* f = hook.load(std::memory_order_relaxed)) f();
-}
-
 }  // namespace
 
 EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch, const EpochPlan& plan)

@@ -121,10 +121,6 @@ std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const Dat
                                      o.augment, o.resize_filter, o.seed);
 }
 
-void run_hook(const std::atomic<void (*)()>& hook) {
-  if (auto* f = hook.load(std::memory_order_relaxed)) f();
-}
-
 /// Runs a stage's work; running out of memory in it becomes a message that says what to do
 /// (the consumer gets it with the stage and batch added).
 template <typename Work>

@@ -68,6 +68,11 @@ struct TestHooks {
 };
 extern TestHooks test_hooks;
 
+/// Calls `hook` when a test set it.
+inline void run_hook(const std::atomic<void (*)()>& hook) {
+  if (auto* f = hook.load(std::memory_order_relaxed)) f();
+}
+
 /// Where an epoch starts: after the `closed` segments, from the `start`-th sample of this
 /// rank's share. With `replay`, the batch at `start` was delivered before a restart, with
 /// `echoes_done` of its echoes: it is not delivered fresh again, only its remaining echoes.
