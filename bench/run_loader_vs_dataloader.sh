@@ -24,9 +24,9 @@
 # PEER_GZIP_SECONDS (20): time budgets of the DataLoader runs, PYTHON (/usr/bin/python3),
 # KEEP_JSON=DIR (copy the raw JSON lines there).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-BUILD=${BUILD:-build/release}
+use_build release h5pack bench_loader
 PYTHON=${PYTHON:-/usr/bin/python3}
 SAMPLES=${SAMPLES:-20000}
 WORKERS=${WORKERS:-2}
@@ -39,54 +39,46 @@ PEER_GZIP_SECONDS=${PEER_GZIP_SECONDS:-20}
 
 h5pack=$BUILD/bin/h5pack
 bench_loader=$BUILD/bin/bench_loader
-for exe in "$h5pack" "$bench_loader"; do
-  if [ ! -x "$exe" ]; then
-    echo "error: $exe not found; build first (cmake --preset release && cmake --build --preset release) or set BUILD=<build dir>" >&2
-    exit 1
-  fi
-done
 if ! "$PYTHON" -c 'import torch, h5py' 2>/dev/null; then
   echo "error: $PYTHON cannot import torch and h5py; install python3-torch python3-h5py (Debian) or set PYTHON" >&2
   exit 1
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpufeed-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-step() { echo "-- $*" >&2; }
+scratch_dir
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-step "packing ${SAMPLES}:64x64x3, 64 samples/chunk (none and gzip:4) in $tmp"
-"$h5pack" convert "${SAMPLES}:64x64x3" "$tmp/raw.h5" --chunk 64 >/dev/null
-"$h5pack" convert "${SAMPLES}:64x64x3" "$tmp/gzip.h5" --chunk 64 --compression gzip:4 >/dev/null
+load_before=$(load_average)
+step "packing ${SAMPLES}:64x64x3, 64 samples/chunk (none and gzip:4) in $work"
+"$h5pack" convert "${SAMPLES}:64x64x3" "$work/raw.h5" --chunk 64 >/dev/null
+"$h5pack" convert "${SAMPLES}:64x64x3" "$work/gzip.h5" --chunk 64 --compression gzip:4 >/dev/null
 
 common=(--workers "$WORKERS" --batch "$BATCH" --epochs "$EPOCHS")
 step "memcpy bandwidth"
-"$bench_loader" --memcpy >"$tmp/memcpy.json"
+"$bench_loader" --memcpy >"$work/memcpy.json"
 step "Loader, raw, random order"
-"$bench_loader" --data "$tmp/raw.h5" --order random "${common[@]}" >"$tmp/raw_random.json"
+"$bench_loader" --data "$work/raw.h5" --order random "${common[@]}" >"$work/raw_random.json"
 step "Loader, raw, chunk order"
-"$bench_loader" --data "$tmp/raw.h5" --order chunk "${common[@]}" >"$tmp/raw_chunk.json"
+"$bench_loader" --data "$work/raw.h5" --order chunk "${common[@]}" >"$work/raw_chunk.json"
 step "Loader, raw, random order, 64 MiB cache (smaller than the dataset)"
-"$bench_loader" --data "$tmp/raw.h5" --order random --cache-mb 64 --workers "$WORKERS" \
-  --batch "$BATCH" --epochs "$SMALL_CACHE_EPOCHS" >"$tmp/raw_random_cache64.json"
+"$bench_loader" --data "$work/raw.h5" --order random --cache-mb 64 --workers "$WORKERS" \
+  --batch "$BATCH" --epochs "$SMALL_CACHE_EPOCHS" >"$work/raw_random_cache64.json"
 step "Loader, gzip:4, random order"
-"$bench_loader" --data "$tmp/gzip.h5" --order random "${common[@]}" >"$tmp/gzip_random.json"
+"$bench_loader" --data "$work/gzip.h5" --order random "${common[@]}" >"$work/gzip_random.json"
 step "Loader, gzip:4, chunk order"
-"$bench_loader" --data "$tmp/gzip.h5" --order chunk "${common[@]}" >"$tmp/gzip_chunk.json"
+"$bench_loader" --data "$work/gzip.h5" --order chunk "${common[@]}" >"$work/gzip_chunk.json"
 step "PyTorch DataLoader, raw (${PEER_EPOCHS} epochs, at most ${PEER_SECONDS}s)"
-"$PYTHON" "$here/dataloader_peer.py" --data "$tmp/raw.h5" --workers "$WORKERS" --batch "$BATCH" \
-  --epochs "$PEER_EPOCHS" --max-seconds "$PEER_SECONDS" >"$tmp/peer_raw.json"
+"$PYTHON" "$here/dataloader_peer.py" --data "$work/raw.h5" --workers "$WORKERS" --batch "$BATCH" \
+  --epochs "$PEER_EPOCHS" --max-seconds "$PEER_SECONDS" >"$work/peer_raw.json"
 step "PyTorch DataLoader, gzip:4 (${PEER_EPOCHS} epochs, at most ${PEER_GZIP_SECONDS}s)"
-"$PYTHON" "$here/dataloader_peer.py" --data "$tmp/gzip.h5" --workers "$WORKERS" --batch "$BATCH" \
-  --epochs "$PEER_EPOCHS" --max-seconds "$PEER_GZIP_SECONDS" >"$tmp/peer_gzip.json"
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+"$PYTHON" "$here/dataloader_peer.py" --data "$work/gzip.h5" --workers "$WORKERS" --batch "$BATCH" \
+  --epochs "$PEER_EPOCHS" --max-seconds "$PEER_GZIP_SECONDS" >"$work/peer_gzip.json"
+load_after=$(load_average)
 
 if [ -n "${KEEP_JSON:-}" ]; then
   mkdir -p "$KEEP_JSON"
-  cp "$tmp"/*.json "$KEEP_JSON"/
+  cp "$work"/*.json "$KEEP_JSON"/
 fi
 
-"$PYTHON" - "$tmp" "$load_before" "$load_after" <<'PY'
+"$PYTHON" - "$work" "$load_before" "$load_after" <<'PY'
 import json, os, sys
 d, load_before, load_after = sys.argv[1:4]
 def load(name):

@@ -21,8 +21,9 @@
 # BIG_DIR (where to put the files).
 # About 3-4 minutes on 2 cores, most of it packing the big file and its random-order epoch.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-BUILD=${BUILD:-build/release}
+use_build release h5pack bench_loader
 PYTHON=${PYTHON:-/usr/bin/python3}
 SAMPLES=${SAMPLES:-360000}
 SMALL_SAMPLES=${SMALL_SAMPLES:-48000}
@@ -34,12 +35,6 @@ SLACK_BYTES=200000000  # 200 MB
 
 h5pack=$BUILD/bin/h5pack
 bench_loader=$BUILD/bin/bench_loader
-for exe in "$h5pack" "$bench_loader"; do
-  if [ ! -x "$exe" ]; then
-    echo "error: $exe not found; build first (cmake --preset release && cmake --build --preset release) or set BUILD=<build dir>" >&2
-    exit 1
-  fi
-done
 
 raw_bytes=$((SAMPLES * 64 * 64 * 3))
 need_kb=$((raw_bytes / 1024 + 512 * 1024))  # the file plus 512 MiB of headroom
@@ -58,26 +53,25 @@ if [ -z "$dir" ]; then
   exit 1
 fi
 
-tmp=$(mktemp -d "$dir/gpufeed-memory.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+scratch_dir "$dir"
 common=(--workers "$WORKERS" --batch "$BATCH" --epochs 1 --cache-mb "$CACHE_MB")
 for size in small big; do
   samples=$([ $size = small ] && echo "$SMALL_SAMPLES" || echo "$SAMPLES")
-  file=$tmp/$size.h5
+  file=$work/$size.h5
   echo "-- packing ${samples}:64x64x3 ($((samples * 12288 / 1000000)) MB) into $file" >&2
   t0=$(date +%s)
   "$h5pack" convert "${samples}:64x64x3" "$file" --chunk 64 >/dev/null
   echo "-- packed in $(($(date +%s) - t0)) s, $(du -h "$file" | cut -f1) on disk" >&2
-  stat -c %s "$file" >"$tmp/$size.bytes"
+  stat -c %s "$file" >"$work/$size.bytes"
   echo "-- $size: one epoch, chunk order, ${CACHE_MB} MiB cache" >&2
-  "$bench_loader" --data "$file" "${common[@]}" --order chunk >"$tmp/$size-chunk.json"
+  "$bench_loader" --data "$file" "${common[@]}" --order chunk >"$work/$size-chunk.json"
   echo "-- $size: random order$([ "$RANDOM_MAX_BATCHES" -gt 0 ] && echo ", first $RANDOM_MAX_BATCHES batches")" >&2
   "$bench_loader" --data "$file" "${common[@]}" --order random \
-    --max-batches "$RANDOM_MAX_BATCHES" >"$tmp/$size-random.json"
+    --max-batches "$RANDOM_MAX_BATCHES" >"$work/$size-random.json"
   rm -f "$file"
 done
 
-"$PYTHON" - "$tmp" "$SLACK_BYTES" <<'PY'
+"$PYTHON" - "$work" "$SLACK_BYTES" <<'PY'
 import json, os, sys
 d, slack = sys.argv[1], int(sys.argv[2])
 MB = 1e6

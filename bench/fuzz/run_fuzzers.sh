@@ -14,13 +14,12 @@
 #   bench/fuzz/run_fuzzers.sh [SECONDS=60] [TARGETS="image_decode npy_header kineto_trace
 #                                                    hdf5_reader idx_cifar cli"]
 set -uo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-BUILD=${BUILD:-$root/build/fuzz}
+source "$(dirname "$0")/../common.sh"
+use_build fuzz
 seconds=${1:-60}
 targets=${2:-image_decode npy_header kineto_trace hdf5_reader idx_cifar cli}
-seeds=$(mktemp -d)
-trap 'rm -rf "$seeds"' EXIT
+scratch_dir
+seeds=$work
 /usr/bin/python3 "$here/make_seeds.py" "$seeds" >/dev/null 2>&1 || {
   echo "run_fuzzers.sh: cannot make the seeds (needs /usr/bin/python3 with Pillow, NumPy, h5py)" >&2
   exit 1

@@ -6,24 +6,22 @@
 #
 #   bench/jpeg/run_before_after.sh OLD_BUILD NEW_BUILD [COUNT=300] [ROUNDS=7] [AUGMENT=none]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
+source "$(dirname "$0")/../common.sh"
 old=${1:?usage: run_before_after.sh OLD_BUILD NEW_BUILD [COUNT] [ROUNDS] [AUGMENT]}
 new=${2:?usage: run_before_after.sh OLD_BUILD NEW_BUILD [COUNT] [ROUNDS] [AUGMENT]}
 count=${3:-300}
 rounds=${4:-7}
 augment=${5:-none}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-/usr/bin/python3 "$here/make_photos.py" "$work/photos" --count "$count" >/dev/null
-"$new/bin/h5pack" convert "$work/photos" "$work/photos.h5" --from imagefolder --store jpeg >/dev/null
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+scratch_dir
+pack_photos "$new/bin/h5pack" "$work/photos" "$count" >/dev/null
+echo "load average before: $(load_average)"
 for ((r = 0; r < rounds; ++r)); do
   for build in "$old" "$new"; do
     "$build/bin/bench_jpeg_decode" --data "$work/photos.h5" --rounds 1 --augment "$augment" \
       >>"$work/$([[ $build == "$old" ]] && echo old || echo new).rounds"
   done
 done
-echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average after:  $(load_average)"
 /usr/bin/python3 - "$work" "$count" "$rounds" "$augment" <<'PY'
 import json, statistics, sys
 work, count, rounds, augment = sys.argv[1:]

@@ -10,22 +10,19 @@
 #   BUILD=build/release bench/jpeg/run_decode_vs_peers.sh [COUNT=300] [ROUNDS=5] [AUGMENT=none]
 #       [FORMAT=jpeg|png|webp]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-BUILD=${BUILD:-$root/build/release}
+source "$(dirname "$0")/../common.sh"
+use_build release
 count=${1:-300}
 rounds=${2:-5}
 augment=${3:-none}
 format=${4:-jpeg}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-/usr/bin/python3 "$here/make_photos.py" "$work/photos" --count "$count" --format "$format" >/dev/null
-"$BUILD/bin/h5pack" convert "$work/photos" "$work/photos.h5" --from imagefolder --store jpeg >/dev/null
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+scratch_dir
+pack_photos "$BUILD/bin/h5pack" "$work/photos" "$count" "$format" >/dev/null
+echo "load average before: $(load_average)"
 ours=$("$BUILD/bin/bench_jpeg_decode" --data "$work/photos.h5" --size 128x128 --rounds "$rounds" \
   --augment "$augment")
 peer=$(/usr/bin/python3 "$here/dataloader_jpeg_peer.py" --data "$work/photos.h5" --size 128x128)
-echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average after:  $(load_average)"
 /usr/bin/python3 - "$ours" "$peer" "$format" <<'PY'
 import json, sys
 ours, peer, fmt = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3]

@@ -8,20 +8,16 @@
 #
 #   BUILD=build/release bench/jpeg/run_formats_vs_pillow.sh [COUNT=200] [ROUNDS=7] [FORMATS="jpeg png webp"]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-BUILD=${BUILD:-$root/build/release}
+source "$(dirname "$0")/../common.sh"
+use_build release
 count=${1:-200}
 rounds=${2:-7}
 formats=${3:-jpeg png webp}
 workers=$(nproc)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+scratch_dir
+echo "load average before: $(load_average)"
 for format in $formats; do
-  /usr/bin/python3 "$here/make_photos.py" "$work/$format" --count "$count" --format "$format"
-  "$BUILD/bin/h5pack" convert "$work/$format" "$work/$format.h5" --from imagefolder --store jpeg \
-    >/dev/null
+  pack_photos "$BUILD/bin/h5pack" "$work/$format" "$count" "$format"
   : >"$work/$format.rounds"
   for ((r = 0; r < rounds; ++r)); do
     ours=$("$BUILD/bin/bench_jpeg_decode" --data "$work/$format.h5" --workers "$workers" \
@@ -32,7 +28,7 @@ for format in $formats; do
   done
   rm -rf "${work:?}/$format"
 done
-echo "load average after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average after:  $(load_average)"
 /usr/bin/python3 - "$work" "$workers" "$rounds" $formats <<'PY'
 import json, statistics, sys
 work, workers, rounds, formats = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]

@@ -8,9 +8,8 @@
 #
 #   bench/jpeg/run_h5pack_vs_python.sh [H5PACK_BINARY] [COUNT=300] [ROUNDS=5]
 set -euo pipefail
+source "$(dirname "$0")/../common.sh"
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
 python=/usr/bin/python3
 h5pack=${1:-}
 if [[ -z "$h5pack" ]]; then
@@ -32,8 +31,7 @@ if ! "$python" -c 'import PIL, h5py, numpy' 2>/dev/null; then
   exit 2
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch_dir
 "$python" "$here/make_photos.py" "$work/photos" --count "$count"
 cat "$work"/photos/*/* > /dev/null  # both read from the page cache
 
@@ -57,7 +55,7 @@ ours=$(median 1 "$work/ours.times")
 peer_cpu=$(median 2 "$work/peer.times")
 ours_cpu=$(median 2 "$work/ours.times")
 
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) cores, load average $(load_average)"
 echo "images:  $count photo-like JPEGs, $(du -sh "$work/photos" | cut -f1)"
 cat "$work/ours.log" "$work/peer.log"
 printf 'h5pack convert (all cores):   %.3f s wall, %.3f s cpu  (medians of %d)\n' \

@@ -15,9 +15,8 @@
 # its torch, h5py and Pillow, plus nvidia-dali-cuda130 from PyPI) on first use; DALI=0 skips the
 # DALI rows. Knobs: ROUNDS (3), EPOCHS (6, incl. warm-up), PHOTOS (600), PEER_SECONDS (40).
 set -euo pipefail
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
-BUILD=${BUILD:-$root/build/ci}
+source "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
+use_build ci h5pack bench_loader
 ROUNDS=${ROUNDS:-3}
 EPOCHS=${EPOCHS:-6}
 PHOTOS=${PHOTOS:-600}
@@ -25,9 +24,6 @@ PEER_SECONDS=${PEER_SECONDS:-40}
 DALI=${DALI:-1}
 DALI_VERSION=2.4.0
 
-for exe in "$BUILD/bin/h5pack" "$BUILD/bin/bench_loader"; do
-  [ -x "$exe" ] || { echo "error: $exe not found; build first (cmake --preset ci && cmake --build --preset ci)" >&2; exit 1; }
-done
 [ -d "$BUILD/python/gpufeed" ] || { echo "error: no package in $BUILD/python; build the ci preset" >&2; exit 1; }
 venv=$root/build/bench-venv
 if [ ! -x "$venv/bin/python" ]; then
@@ -41,14 +37,11 @@ fi
 python="$venv/bin/python"
 export PYTHONPATH=$BUILD/python
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpufeed-pybench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-step() { echo "-- $*" >&2; }
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+scratch_dir
+load_before=$(load_average)
 step "packing 20000:64x64x3 (chunks of 64) and $PHOTOS photo-like JPEGs in $work"
 "$BUILD/bin/h5pack" convert 20000:64x64x3 "$work/raw.h5" --chunk 64 >/dev/null
-/usr/bin/python3 "$root/bench/jpeg/make_photos.py" "$work/photos" --count "$PHOTOS" >/dev/null
-"$BUILD/bin/h5pack" convert "$work/photos" "$work/photos.h5" --from imagefolder --store jpeg >/dev/null
+pack_photos "$BUILD/bin/h5pack" "$work/photos" "$PHOTOS" >/dev/null
 
 for round in $(seq 1 "$ROUNDS"); do
   for order in random chunk; do
@@ -72,7 +65,7 @@ done
 step "PyTorch DataLoader + h5py, raw (at most ${PEER_SECONDS}s)"
 /usr/bin/python3 "$root/bench/dataloader_peer.py" --data "$work/raw.h5" --workers 2 --batch 256 \
   --epochs 5 --max-seconds "$PEER_SECONDS" >"$work/peer.json"
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(load_average)
 
 "$python" - "$work" "$load_before" "$load_after" "$DALI" <<'PY'
 import json, os, statistics, sys

@@ -9,10 +9,10 @@
 #include <optional>
 #include <stdexcept>
 
-#include "channel_sums.hpp"
 #include "dataset_meta.hpp"
 #include "deflate.hpp"
 #include "file_io.hpp"
+#include "gpufeed/formats/channel_sums.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/schema.hpp"
@@ -167,7 +167,12 @@ EncodedChunk DatasetWriter::encode(std::uint64_t index, std::span<const std::uin
   }
   EncodedChunk chunk;
   chunk.index = index;
-  detail::channel_sums(raw, w.shape.channels, chunk.channel_sum, chunk.channel_sum_sq);
+  ChannelSums sums;
+  add_pixels(raw, w.shape.channels, sums);
+  for (std::uint32_t c = 0; c < w.shape.channels; ++c) {
+    chunk.channel_sum.push_back(static_cast<double>(sums.sum[c]));
+    chunk.channel_sum_sq.push_back(static_cast<double>(sums.sum_sq[c]));
+  }
   if (raw.size() == w.chunk_bytes() && w.options.gzip_level > 0) {
     chunk.bytes = deflate::zlib_compress(raw, w.options.gzip_level);
     return chunk;

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "gpufeed/formats/dataset_writer.hpp"
+#include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/pack.hpp"
 
 namespace gpufeed::testing {
@@ -53,6 +55,48 @@ inline void write_dataset(const std::string& path, std::uint64_t n, formats::Sam
   o.samples_per_chunk = per_chunk;
   o.gzip_level = gzip_level;
   write_dataset_with(path, n, shape, o, pixel, label_of, 2);
+}
+
+/// An image of a jpeg-layout file as the writer takes it.
+struct StoredImage {
+  std::vector<std::uint8_t> bytes;
+  std::uint16_t channels = 3;
+  std::int64_t label = 0;
+};
+
+using ImageFn =
+    std::function<StoredImage(std::uint64_t i, std::uint32_t width, std::uint32_t height)>;
+
+/// A jpeg-layout file of `n` images of mixed sizes: image i is 40 + 16 * (i % 5) pixels wide
+/// and 32 + 16 * (i % heights) high, as `image` encodes it.
+inline void write_jpeg_dataset(const std::string& path, std::uint64_t n, std::uint32_t heights,
+                               const ImageFn& image) {
+  formats::JpegDatasetWriter writer(path);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint32_t w = 40 + static_cast<std::uint32_t>(i % 5) * 16;
+    const std::uint32_t h = 32 + static_cast<std::uint32_t>(i % heights) * 16;
+    const StoredImage stored = image(i, w, h);
+    writer.append(stored.bytes,
+                  {static_cast<std::uint16_t>(h), static_cast<std::uint16_t>(w), stored.channels},
+                  stored.label);
+  }
+  writer.commit();
+}
+
+/// How the loader tests read a jpeg-layout file: batches of 8 from 2 workers in random order
+/// drawn from `seed`, every image decoded to `height` x `width`, the whole file (no shard).
+inline LoaderOptions jpeg_loader_options(const std::string& path, std::uint64_t seed,
+                                         std::uint32_t height, std::uint32_t width) {
+  LoaderOptions o;
+  o.path = path;
+  o.batch_size = 8;
+  o.workers = 2;
+  o.order = Order::random;
+  o.seed = seed;
+  o.height = height;
+  o.width = width;
+  o.shard = Shard{};
+  return o;
 }
 
 }  // namespace gpufeed::testing

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset_fixture.hpp"
 #include "gpufeed/formats/crop.hpp"
 #include "gpufeed/formats/image.hpp"
 #include "gpufeed/formats/image_codec.hpp"
@@ -70,33 +71,20 @@ Bytes encode_sample(std::uint64_t i, std::uint32_t w, std::uint32_t h, std::uint
 /// kSamples images of mixed formats and sizes; sample `broken` (if any) is a PNG whose image
 /// data is damaged, so its CRC fails.
 void write_mixed_file(const std::string& path, std::uint64_t broken = ~0ull) {
-  formats::JpegDatasetWriter writer(path);
-  for (std::uint64_t i = 0; i < kSamples; ++i) {
-    const std::uint32_t w = 40 + static_cast<std::uint32_t>(i % 5) * 16;
-    const std::uint32_t h = 32 + static_cast<std::uint32_t>(i % 4) * 16;
-    std::uint16_t channels = 3;
-    Bytes bytes = encode_sample(i, w, h, channels);
-    if (i == broken) {
-      bytes = testing::encode_png(picture(i, w, h, 3));
-      bytes[bytes.size() / 2] ^= 0xA5;
-    }
-    writer.append(bytes, {static_cast<std::uint16_t>(h), static_cast<std::uint16_t>(w), channels},
-                  static_cast<std::int64_t>(i % 3));
-  }
-  writer.commit();
+  testing::write_jpeg_dataset(
+      path, kSamples, 4, [&](std::uint64_t i, std::uint32_t w, std::uint32_t h) {
+        std::uint16_t channels = 3;
+        Bytes bytes = encode_sample(i, w, h, channels);
+        if (i == broken) {
+          bytes = testing::encode_png(picture(i, w, h, 3));
+          bytes[bytes.size() / 2] ^= 0xA5;
+        }
+        return testing::StoredImage{std::move(bytes), channels, static_cast<std::int64_t>(i % 3)};
+      });
 }
 
 LoaderOptions mixed_options(const std::string& path) {
-  LoaderOptions o;
-  o.path = path;
-  o.batch_size = 8;
-  o.workers = 2;
-  o.order = Order::random;
-  o.seed = 5;
-  o.height = kHeight;
-  o.width = kWidth;
-  o.shard = Shard{};
-  return o;
+  return testing::jpeg_loader_options(path, 5, kHeight, kWidth);
 }
 
 /// What the loader must put in the slot for sample `i`: the whole image decoded to RGB, the

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset_fixture.hpp"
 #include "gpufeed/formats/crop.hpp"
 #include "gpufeed/formats/image.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
@@ -27,30 +28,17 @@ constexpr std::uint64_t kSamples = 40;
 
 /// Writes kSamples JPEGs of mixed sizes; sample `broken` (if any) is not a JPEG.
 void write_jpeg_file(const std::string& path, std::uint64_t broken = ~0ull) {
-  formats::JpegDatasetWriter writer(path);
   formats::JpegEncoder encoder(95);
-  for (std::uint64_t i = 0; i < kSamples; ++i) {
-    const std::uint32_t w = 40 + static_cast<std::uint32_t>(i % 5) * 16;
-    const std::uint32_t h = 32 + static_cast<std::uint32_t>(i % 3) * 16;
-    std::vector<std::uint8_t> bytes = encoder.encode(testing::smooth_picture(i, w, h).view());
-    if (i == broken) bytes.assign(bytes.size(), 0x42);
-    writer.append(bytes, {static_cast<std::uint16_t>(h), static_cast<std::uint16_t>(w), 3},
-                  static_cast<std::int64_t>(i % 4));
-  }
-  writer.commit();
+  testing::write_jpeg_dataset(
+      path, kSamples, 3, [&](std::uint64_t i, std::uint32_t w, std::uint32_t h) {
+        std::vector<std::uint8_t> bytes = encoder.encode(testing::smooth_picture(i, w, h).view());
+        if (i == broken) bytes.assign(bytes.size(), 0x42);
+        return testing::StoredImage{std::move(bytes), 3, static_cast<std::int64_t>(i % 4)};
+      });
 }
 
 LoaderOptions jpeg_options(const std::string& path) {
-  LoaderOptions o;
-  o.path = path;
-  o.batch_size = 8;
-  o.workers = 2;
-  o.order = Order::random;
-  o.seed = 3;
-  o.height = 16;
-  o.width = 24;
-  o.shard = Shard{};
-  return o;
+  return testing::jpeg_loader_options(path, 3, 16, 24);
 }
 
 class JpegLoader : public ::testing::Test {

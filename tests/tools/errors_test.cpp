@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "run_command.hpp"
+#include "shared_dataset.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed::testing {
@@ -22,33 +23,12 @@ void expect_one_line_error(const CommandResult& r, int exit_code, const std::str
   EXPECT_EQ(r.err.back(), '\n');
 }
 
-CommandResult pipebench(std::vector<std::string> args) {
-  args.insert(args.begin(), pipebench_bin());
-  return run_command(args);
-}
-
-CommandResult h5pack(std::vector<std::string> args) {
-  args.insert(args.begin(), h5pack_bin());
-  return run_command(args);
-}
-
-class ToolErrors : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir;
-    data_ = dir_->file("tiny.h5");
-    const auto r = h5pack({"convert", "100:8x8x3", data_, "--chunk", "10"});
-    ASSERT_EQ(r.exit_code, 0) << r.describe();
+class ToolErrors : public SharedDataset<ToolErrors> {
+ public:
+  static std::string make_dataset(const TempDir& dir) {
+    return h5pack_synthetic(dir.file("tiny.h5"), "100:8x8x3", 10);
   }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static TempDir* dir_;
-  static std::string data_;
 };
-TempDir* ToolErrors::dir_ = nullptr;
-std::string ToolErrors::data_;
 
 TEST_F(ToolErrors, PipebenchUsageErrors) {
   expect_one_line_error(pipebench({"--bogus"}), 2, "pipebench", "--bogus");

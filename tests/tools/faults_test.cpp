@@ -24,6 +24,7 @@
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/npy.hpp"
 #include "run_command.hpp"
+#include "shared_dataset.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed::testing {
@@ -256,25 +257,16 @@ TEST(H5packInputFaults, AnImageThatCannotBeReadIsOneLineNamingItOrIsSkipped) {
 
 // ---- pipebench ----
 
-class PipebenchFaults : public ::testing::Test {
+class PipebenchFaults : public SharedDataset<PipebenchFaults> {
+ public:
+  static std::string make_dataset(const TempDir& dir) {
+    return h5pack_synthetic(dir.file("small.h5"), "512:16x16x3", 16);
+  }
+
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir;
-    data_ = dir_->file("small.h5");
-    const auto r = run_command({h5pack_bin(), "convert", "512:16x16x3", data_, "--chunk", "16"});
-    ASSERT_EQ(r.exit_code, 0) << r.describe();
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static TempDir* dir_;
-  static std::string data_;
   TempDir scratch_;
   std::string report_ = scratch_.file("faults");
 };
-TempDir* PipebenchFaults::dir_ = nullptr;
-std::string PipebenchFaults::data_;
 
 TEST_F(PipebenchFaults, AReadErrorMidRunIsOneLineNamingTheFileAndChunk) {
   const TempDir out;

@@ -18,11 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CommandResult h5pack(std::vector<std::string> args) {
-  args.insert(args.begin(), h5pack_bin());
-  return run_command(args);
-}
-
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }

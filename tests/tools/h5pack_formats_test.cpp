@@ -25,11 +25,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using Bytes = std::vector<std::uint8_t>;
 
-CommandResult h5pack(std::vector<std::string> args) {
-  args.insert(args.begin(), h5pack_bin());
-  return run_command(args);
-}
-
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }

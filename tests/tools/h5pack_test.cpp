@@ -18,12 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CommandResult h5pack(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{h5pack_bin()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_command(argv);
-}
-
 std::vector<std::uint8_t> read_all(const formats::DatasetReader& reader) {
   std::vector<std::uint8_t> all;
   std::vector<std::uint8_t> chunk(reader.chunk_buffer_bytes());

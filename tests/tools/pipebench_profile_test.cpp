@@ -9,18 +9,13 @@
 #include <vector>
 
 #include "run_command.hpp"
+#include "shared_dataset.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-CommandResult pipebench(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{pipebench_bin()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_command(argv);
-}
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
@@ -39,26 +34,17 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 /// 512 samples 16x16x3, 32 per chunk.
-class PipebenchProfile : public ::testing::Test {
+class PipebenchProfile : public SharedDataset<PipebenchProfile> {
+ public:
+  static std::string make_dataset(const TempDir& dir) {
+    return h5pack_synthetic(dir.file("profile.h5"), "512:16x16x3", 32);
+  }
+
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir;
-    data_ = dir_->file("profile.h5");
-    const auto r = run_command({h5pack_bin(), "convert", "512:16x16x3", data_, "--chunk", "32"});
-    ASSERT_EQ(r.exit_code, 0) << r.describe();
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
   static std::vector<std::string> base() {
     return {"--data", data_, "--batch", "32", "--epochs", "2", "--workers", "2", "--model", "none"};
   }
-  static TempDir* dir_;
-  static std::string data_;
 };
-TempDir* PipebenchProfile::dir_ = nullptr;
-std::string PipebenchProfile::data_;
 
 TEST_F(PipebenchProfile, WithoutTrainingStageUtilizationIsNullAndSaysWhy) {
   const std::string out = dir_->file("none.json");
@@ -116,9 +102,7 @@ TEST_F(PipebenchProfile, UnderTorchrunEachRankWritesItsOwnFiles) {
   auto args = base();
   args.insert(args.end(),
               {"--trace", dir_->file("job.trace.json"), "--report", dir_->file("job{rank}.html")});
-  std::vector<std::string> argv{pipebench_bin()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const auto r = run_command(argv, {{"RANK", "1"}, {"WORLD_SIZE", "2"}});
+  const auto r = pipebench(args, {{"RANK", "1"}, {"WORLD_SIZE", "2"}});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const auto t = read_json(dir_->file("job.trace.rank1.json"));
   EXPECT_EQ(t["distributedInfo"]["rank"], 1);

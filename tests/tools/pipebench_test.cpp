@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "run_command.hpp"
+#include "shared_dataset.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed::testing {
@@ -14,36 +15,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CommandResult pipebench(const std::vector<std::string>& args,
-                        const std::map<std::string, std::string>& env = {}) {
-  std::vector<std::string> argv{pipebench_bin()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_command(argv, env);
-}
-
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
 }
 
 /// A small dataset shared by the tests of this file: 512 samples 16x16x3, 32 per chunk.
-class PipebenchTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir;
-    data_ = dir_->file("small.h5");
-    const auto r = run_command({h5pack_bin(), "convert", "512:16x16x3", data_, "--chunk", "32"});
-    ASSERT_EQ(r.exit_code, 0) << r.describe();
+class PipebenchTest : public SharedDataset<PipebenchTest> {
+ public:
+  static std::string make_dataset(const TempDir& dir) {
+    return h5pack_synthetic(dir.file("small.h5"), "512:16x16x3", 32);
   }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static TempDir* dir_;
-  static std::string data_;
 };
-TempDir* PipebenchTest::dir_ = nullptr;
-std::string PipebenchTest::data_;
 
 TEST_F(PipebenchTest, JsonHasTheRequiredKeys) {
   const std::string out = dir_->file("bench.json");

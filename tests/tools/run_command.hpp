@@ -1,7 +1,9 @@
 #pragma once
 // Runs a program and captures its exit code, stdout and stderr (for testing the tools).
+#include <gtest/gtest.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +56,27 @@ inline std::string h5pack_bin() {
 }
 inline std::string pipebench_bin() {
   return PIPEBENCH_BIN;
+}
+
+/// h5pack and pipebench with `args`, as run_command() runs them.
+inline CommandResult h5pack(std::vector<std::string> args,
+                            const std::map<std::string, std::string>& env = {}) {
+  args.insert(args.begin(), h5pack_bin());
+  return run_command(args, env);
+}
+inline CommandResult pipebench(std::vector<std::string> args,
+                               const std::map<std::string, std::string>& env = {}) {
+  args.insert(args.begin(), pipebench_bin());
+  return run_command(args, env);
+}
+
+/// Packs h5pack's synthetic samples `spec` ("N:HxWxC") into `path`, `chunk` samples a chunk, and
+/// returns `path`; a test failure when h5pack fails.
+inline std::string h5pack_synthetic(const std::string& path, const std::string& spec,
+                                    std::uint64_t chunk) {
+  const CommandResult r = h5pack({"convert", spec, path, "--chunk", std::to_string(chunk)});
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  return path;
 }
 
 }  // namespace gpufeed::testing

@@ -16,6 +16,7 @@
 #include "gpufeed/profiler/recorder.hpp"
 #include "gpufeed/profiler/timeline.hpp"
 #include "run_command.hpp"
+#include "shared_dataset.hpp"
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
 
@@ -75,19 +76,13 @@ double share_during_wait(const GapReport& r, const std::string& stage) {
 }
 
 /// 1024 samples of 16x16x3, 32 per chunk: small enough that only injected stalls matter.
-class StallAttribution : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir;
-    data_ = dir_->file("stall.h5");
-    const auto r = run_command({h5pack_bin(), "convert", "1024:16x16x3", data_, "--chunk", "32"});
-    ASSERT_EQ(r.exit_code, 0) << r.describe();
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
+class StallAttribution : public SharedDataset<StallAttribution> {
+ public:
+  static std::string make_dataset(const TempDir& dir) {
+    return h5pack_synthetic(dir.file("stall.h5"), "1024:16x16x3", 32);
   }
 
+ protected:
   static Outcome run(const std::optional<std::string>& stall, const Consumer& consumer) {
     LoaderOptions o;
     o.path = data_;
@@ -158,12 +153,7 @@ class StallAttribution : public ::testing::Test {
         << "one worker, in " << stage << " while waited on";
     EXPECT_EQ(r.verdict, profiler::Verdict::highly_input_bound);
   }
-
-  static TempDir* dir_;
-  static std::string data_;
 };
-TempDir* StallAttribution::dir_ = nullptr;
-std::string StallAttribution::data_;
 
 TEST_F(StallAttribution, ReadStallIsInputWaitInRead) {
   expect_attributed("read:40@1", "read");

@@ -7,38 +7,25 @@
 #include <vector>
 
 #include "run_command.hpp"
+#include "shared_dataset.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed::testing {
 namespace {
 
-CommandResult pipebench(std::vector<std::string> args) {
-  args.insert(args.begin(), pipebench_bin());
-  return run_command(args);
-}
+/// small.h5 (256 samples of 32x32x3, 32 per chunk) and, beside it, tiny.h5 (64 of 8x8x3).
+class PipebenchModel : public SharedDataset<PipebenchModel> {
+ public:
+  static std::string make_dataset(const TempDir& dir) {
+    small_ = h5pack_synthetic(dir.file("small.h5"), "256:32x32x3", 32);
+    tiny_ = h5pack_synthetic(dir.file("tiny.h5"), "64:8x8x3", 16);
+    return small_;
+  }
 
-class PipebenchModel : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir;
-    small_ = dir_->file("small.h5");
-    tiny_ = dir_->file("tiny.h5");
-    auto r = run_command({h5pack_bin(), "convert", "256:32x32x3", small_, "--chunk", "32"});
-    ASSERT_EQ(r.exit_code, 0) << r.describe();
-    r = run_command({h5pack_bin(), "convert", "64:8x8x3", tiny_, "--chunk", "16"});
-    ASSERT_EQ(r.exit_code, 0) << r.describe();
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  static TempDir* dir_;
-  static std::string small_;
-  static std::string tiny_;
+  static inline std::string small_;
+  static inline std::string tiny_;
 };
-TempDir* PipebenchModel::dir_ = nullptr;
-std::string PipebenchModel::small_;
-std::string PipebenchModel::tiny_;
 
 TEST_F(PipebenchModel, TrainsAndReportsTheModel) {
   const std::string out = dir_->file("mlp.json");

@@ -8,6 +8,7 @@
 
 #include "gpufeed/pipeline/errors.hpp"
 #include "pipebench/training.hpp"
+#include "shared_dataset.hpp"
 #include "temp_dir.hpp"
 #include "torch_fixture.hpp"
 
@@ -19,19 +20,18 @@ using tools::pipebench::TrainingStage;
 
 constexpr formats::SampleShape kShape{32, 32, 3, formats::Layout::nhwc};
 
-class TrainingTest : public ::testing::Test {
+class TrainingTest : public SharedDataset<TrainingTest> {
+ public:
+  static std::string make_dataset(const TempDir& dir) {
+    const std::string path = dir.file("easy.h5");
+    write_dataset(path, 64, kShape, easy_pixel);
+    return path;
+  }
+
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new TempDir;
-    write_dataset(dir_->file("easy.h5"), 64, kShape, easy_pixel);
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
   static Loader make_loader(std::uint32_t batch = 32) {
     LoaderOptions o;
-    o.path = dir_->file("easy.h5");
+    o.path = data_;
     o.batch_size = batch;
     o.workers = 1;
     o.order = Order::random;
@@ -59,9 +59,7 @@ class TrainingTest : public ::testing::Test {
     }
     return out;
   }
-  static TempDir* dir_;
 };
-TempDir* TrainingTest::dir_ = nullptr;
 
 TEST_F(TrainingTest, NoneMakesNoStage) {
   EXPECT_EQ(TrainingStage::create(options("none")), nullptr);

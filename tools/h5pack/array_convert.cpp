@@ -67,7 +67,7 @@ int convert_array_to_jpeg(const PackInput& input, const ConvertSettings& s) {
       });
   bar.finish();
   if (!input.class_names.empty()) writer.set_class_names(input.class_names);
-  writer.set_channel_stats(sums.stats());
+  writer.set_channel_stats(sums.stats(3));
   JpegSummary summary{
       writer.num_samples(),
       input.class_names.size(),

@@ -111,6 +111,12 @@ formats::ReaderOptions reader_options(const InspectOptions& o) {
   return options;
 }
 
+formats::JpegReaderOptions jpeg_reader_options(const InspectOptions& o) {
+  formats::JpegReaderOptions options;
+  options.labels = o.labels;
+  return options;
+}
+
 CLI::App* add_info_command(CLI::App& app, InspectOptions& o) {
   CLI::App* cmd = app.add_subcommand("info", "Describe a dataset file");
   add_reader_options(*cmd, o);

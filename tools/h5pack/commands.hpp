@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/jpeg_dataset.hpp"
 
 namespace gpufeed::tools::h5pack {
 
@@ -59,6 +60,8 @@ CLI::App* add_verify_command(CLI::App& app, InspectOptions& options);
 /// --images, --labels, --layout and --no-index, shared by info and verify.
 void add_reader_options(CLI::App& command, InspectOptions& options);
 formats::ReaderOptions reader_options(const InspectOptions& options);
+/// The options a jpeg-layout file is read with: --labels.
+formats::JpegReaderOptions jpeg_reader_options(const InspectOptions& options);
 /// No --images and no --layout: the file may be of either schema v1 layout.
 bool default_dataset_options(const InspectOptions& options);
 

@@ -39,25 +39,38 @@ void check_some_left(const ImageFolder& folder, std::uint64_t packed) {
                              " is bad, so there is nothing to pack");
 }
 
-/// Decodes and resizes every file into `staging`, in order; returns the labels of those kept.
-std::vector<std::int64_t> decode_to_staging(const ImageFolder& folder, const ConvertSettings& s,
-                                            RawStaging& staging, SkipLog& skipped) {
+/// Runs `work(worker, path)` on every file on s.workers threads and hands each good result, in
+/// the folder's order, to `keep(file, result)`; a bad file stops the run or is counted.
+template <class Work, class Keep>
+void for_each_image(const ImageFolder& folder, const ConvertSettings& s, const char* label,
+                    SkipLog& skipped, Work&& work, Keep&& keep) {
   Workers workers;
-  std::vector<std::int64_t> labels;
-  ProgressBar bar("decoding", folder.files.size(), mean_file_bytes(folder));
+  ProgressBar bar(label, folder.files.size(), mean_file_bytes(folder));
   ordered_parallel_map(
       folder.files.size(), s.workers,
-      [&](std::uint64_t i) { return workers.local().to_raw(folder.files[i].path, s.raw); },
+      [&](std::uint64_t i) { return work(workers.local(), folder.files[i].path); },
       [&](std::uint64_t i, ImageResult r) {
         const ImageFile& file = folder.files[i];
         if (r.bad) {
           bar.finish();
           on_bad_file(file, *r.bad, s.skip_bad, skipped);
         } else {
-          staging.append(r.bytes);
-          labels.push_back(file.label);
+          keep(file, r);
         }
         bar.update(i + 1);
+      });
+}
+
+/// Decodes and resizes every file into `staging`, in order; returns the labels of those kept.
+std::vector<std::int64_t> decode_to_staging(const ImageFolder& folder, const ConvertSettings& s,
+                                            RawStaging& staging, SkipLog& skipped) {
+  std::vector<std::int64_t> labels;
+  for_each_image(
+      folder, s, "decoding", skipped,
+      [&](ImageWorker& worker, const std::string& path) { return worker.to_raw(path, s.raw); },
+      [&](const ImageFile& file, const ImageResult& r) {
+        staging.append(r.bytes);
+        labels.push_back(file.label);
       });
   return labels;
 }
@@ -67,31 +80,21 @@ std::vector<std::int64_t> decode_to_staging(const ImageFolder& folder, const Con
 int convert_folder_to_jpeg(const ImageFolder& folder, const ConvertSettings& s) {
   const auto start = Clock::now();
   formats::JpegDatasetWriter writer(s.output);
-  Workers workers;
   ChannelSums sums;
   SkipLog skipped;
   JpegSummary summary;
-  ProgressBar bar("converting", folder.files.size(), mean_file_bytes(folder));
-  ordered_parallel_map(
-      folder.files.size(), s.workers,
-      [&](std::uint64_t i) { return workers.local().to_jpeg(folder.files[i].path, s.jpeg); },
-      [&](std::uint64_t i, ImageResult r) {
-        const ImageFile& file = folder.files[i];
-        if (r.bad) {
-          bar.finish();
-          on_bad_file(file, *r.bad, s.skip_bad, skipped);
-        } else {
-          writer.append(r.bytes, r.shape, file.label);
-          sums.add(r.sums);
-          summary.reencoded += r.reencoded ? 1 : 0;
-          ++summary.formats[static_cast<std::size_t>(r.format)];
-        }
-        bar.update(i + 1);
+  for_each_image(
+      folder, s, "converting", skipped,
+      [&](ImageWorker& worker, const std::string& path) { return worker.to_jpeg(path, s.jpeg); },
+      [&](const ImageFile& file, const ImageResult& r) {
+        writer.append(r.bytes, r.shape, file.label);
+        sums.add(r.sums);
+        summary.reencoded += r.reencoded ? 1 : 0;
+        ++summary.formats[static_cast<std::size_t>(r.format)];
       });
-  bar.finish();
   check_some_left(folder, writer.num_samples());
   writer.set_class_names(folder.class_names);
-  writer.set_channel_stats(sums.stats());
+  writer.set_channel_stats(sums.stats(3));
   summary.jpeg_bytes = writer.total_bytes();
   summary.samples = writer.num_samples();
   summary.classes = folder.class_names.size();

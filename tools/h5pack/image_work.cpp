@@ -62,6 +62,18 @@ void reshape(formats::Image& image, std::uint32_t width, std::uint32_t height,
   image.pixels.resize(std::size_t{width} * height * channels);
 }
 
+/// Adds the pixels of a 1- or 3-channel image to RGB sums; one channel counts as gray RGB.
+void add_image(const formats::ConstImageView& image, ChannelSums& sums) {
+  if (image.channels == 3) return formats::add_pixels(image, sums);
+  ChannelSums gray;
+  formats::add_pixels(image, gray);
+  for (std::size_t c = 1; c < 3; ++c) {
+    gray.sum[c] = gray.sum[0];
+    gray.sum_sq[c] = gray.sum_sq[0];
+  }
+  sums.add(gray);
+}
+
 }  // namespace
 
 std::optional<BadFile> read_image_file(const std::string& path, std::vector<std::uint8_t>& out) {
@@ -158,7 +170,7 @@ ImageResult ImageWorker::to_jpeg(const std::string& path, const JpegSettings& se
   if ((r.bad = decode_at(path, info, scale))) return r;
   if (settings.quality == 0 && width == info.width && height == info.height) {
     // Kept as it came, whatever its format: nothing is lost or re-compressed.
-    add_pixels(decoded_.view(), r.sums);
+    formats::add_pixels(decoded_.view(), r.sums);
     r.shape = jpeg_shape(info.width, info.height, info.channels);
     r.bytes = std::move(file_);
     r.format = info.format;
@@ -166,7 +178,7 @@ ImageResult ImageWorker::to_jpeg(const std::string& path, const JpegSettings& se
   }
   const formats::ConstImageView stored =
       shrink(decoded_.view(), settings.max_side, settings.filter);
-  add_pixels(stored, r.sums);
+  formats::add_pixels(stored, r.sums);
   const bool gray = info.channels <= 2 && !info.palette;
   const int quality = settings.quality != 0 ? settings.quality : 90;
   r.bytes = encode_bytes(stored, quality, gray);

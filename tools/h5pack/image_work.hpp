@@ -1,12 +1,12 @@
 #pragma once
 // The per-image work of h5pack convert, done on many threads at once: read a file, check and
 // decode it, sum its pixels, and keep its bytes, re-encode it, or resize it to raw pixels.
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gpufeed/formats/channel_sums.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/image.hpp"
 #include "gpufeed/formats/image_codec.hpp"
@@ -16,21 +16,8 @@
 
 namespace gpufeed::tools::h5pack {
 
-/// Per-channel sums of RGB pixels, exact in integers, for the dataset's mean and std.
-struct ChannelSums {
-  std::uint64_t pixels = 0;
-  std::array<std::uint64_t, 3> sum{};
-  std::array<std::uint64_t, 3> sum_sq{};
-
-  void add(const ChannelSums& other);
-  /// Mean and standard deviation per channel, 0-255 scale.
-  [[nodiscard]] formats::ChannelStats stats() const;
-};
-
-/// Adds the pixels of an RGB image (3 channels) to `sums`.
-void add_pixels(const formats::ConstImageView& rgb, ChannelSums& sums);
-/// Adds the pixels of a 1- or 3-channel image; one channel counts as gray RGB.
-void add_image(const formats::ConstImageView& image, ChannelSums& sums);
+/// The sums of the RGB pixels h5pack stores the mean and std of (channels 0 to 2).
+using formats::ChannelSums;
 
 /// How --store jpeg writes an image: its own bytes whatever its format (JPEG, PNG, WebP), or
 /// re-encoded as JPEG at `quality` (every image when given, 90 otherwise) when its longer side

@@ -1,7 +1,6 @@
 // h5pack info of a jpeg-layout file: counts, sizes, image shapes, checksums, classes.
 #include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <map>
 #include <string>
 
@@ -74,11 +73,7 @@ json jpeg_info_json(const formats::JpegDatasetReader& r) {
              r.read_path() == formats::JpegReadPath::contiguous ? "contiguous" : "hyperslab"},
             {"checksums", r.has_checksums() ? "crc32" : "none"}};
   j.update(shape_stats(r));
-  j["labels"] = label_summary(r.labels());
-  const auto& names = r.class_names();
-  j["class_names"] = names;
-  j["classes"] = names.empty() ? j["labels"]["distinct"] : json(names.size());
-  j.update(channel_stats_json(r.channel_stats()));
+  add_contents_json(j, r.labels(), r.class_names(), r.channel_stats());
   return j;
 }
 
@@ -117,42 +112,28 @@ std::string formats_text(const json& image_formats) {
 }
 
 void print_jpeg_text(const json& j) {
-  const auto row = [](const char* key, const std::string& value) {
-    std::printf("%-12s %s\n", key, value.c_str());
-  };
-  row("file", j["path"].get<std::string>());
-  row("schema", j["schema_version"].dump() + (j["schema_version"] == 0 ? " (not h5pack)" : ""));
-  row("layout", "jpeg (encoded images back to back in /jpeg/bytes)");
-  row("samples", j["samples"].dump() + " (" + channels_text(j["channels"]) + ")");
-  row("formats", formats_text(j["formats"]));
-  row("height", range_text(j["height"], "px"));
-  row("width", range_text(j["width"], "px"));
-  row("image size", range_text(j["sample_bytes"], "bytes"));
-  row("stored", megabytes(j["stored_bytes"].get<std::uint64_t>()) + " of encoded images, file " +
-                    megabytes(j["file_bytes"].get<std::uint64_t>()));
-  row("compression", "the images' own (the bytes dataset is unfiltered)");
-  row("read path", j["read_path"].get<std::string>());
-  row("checksums",
-      j["checksums"].get<std::string>() == "crc32" ? "CRC-32 of every sample" : "none");
-  row("labels", labels_text(j["labels"]));
-  row("classes", names_text(j));
-  row("mean", numbers(j["mean"]));
-  row("std", numbers(j["std"]));
+  print_file_rows(j);
+  print_row("layout", "jpeg (encoded images back to back in /jpeg/bytes)");
+  print_row("samples", j["samples"].dump() + " (" + channels_text(j["channels"]) + ")");
+  print_row("formats", formats_text(j["formats"]));
+  print_row("height", range_text(j["height"], "px"));
+  print_row("width", range_text(j["width"], "px"));
+  print_row("image size", range_text(j["sample_bytes"], "bytes"));
+  print_row("stored", megabytes(j["stored_bytes"].get<std::uint64_t>()) +
+                          " of encoded images, file " +
+                          megabytes(j["file_bytes"].get<std::uint64_t>()));
+  print_row("compression", "the images' own (the bytes dataset is unfiltered)");
+  print_row("read path", j["read_path"].get<std::string>());
+  print_row("checksums",
+            j["checksums"].get<std::string>() == "crc32" ? "CRC-32 of every sample" : "none");
+  print_contents_rows(j);
 }
 
 }  // namespace
 
 int run_info_jpeg(const InspectOptions& o) {
-  formats::JpegReaderOptions options;
-  options.labels = o.labels;
-  const formats::JpegDatasetReader reader(o.file, options);
-  const json j = jpeg_info_json(reader);
-  if (o.json) {
-    std::cout << j.dump(2) << '\n';
-  } else {
-    print_jpeg_text(j);
-  }
-  return kExitOk;
+  const formats::JpegDatasetReader reader(o.file, jpeg_reader_options(o));
+  return print_info(jpeg_info_json(reader), o.json, print_jpeg_text);
 }
 
 }  // namespace gpufeed::tools::h5pack

@@ -11,15 +11,22 @@
 
 namespace gpufeed::tools::h5pack {
 
-/// {"present", "min", "max", "distinct"} of the labels (-1 everywhere: not present).
-nlohmann::json label_summary(const std::vector<std::int64_t>& labels);
-/// {"mean": [...], "std": [...]} or nulls.
-nlohmann::json channel_stats_json(const std::optional<formats::ChannelStats>& stats);
-/// "12.30 4.00 ..." or "-" for null.
-std::string numbers(const nlohmann::json& values);
-/// "10: airplane, automobile, ..." from j["class_names"] and j["classes"].
-std::string names_text(const nlohmann::json& j);
-/// "0 .. 9, 10 distinct" or "none".
-std::string labels_text(const nlohmann::json& labels);
+/// Adds what a file of either layout holds beside its samples to `j`: "labels" ({"present",
+/// "min", "max", "distinct"}; -1 everywhere: not present), "class_names", "classes", and the
+/// per-channel "mean" and "std" (nulls when the file has none).
+void add_contents_json(nlohmann::json& j, const std::vector<std::int64_t>& labels,
+                       const std::vector<std::string>& class_names,
+                       const std::optional<formats::ChannelStats>& stats);
+
+/// One "key         value" line of the text output.
+void print_row(const char* key, const std::string& value);
+/// The first rows of either layout's text: "file" and "schema".
+void print_file_rows(const nlohmann::json& j);
+/// The last rows of either layout's text, from add_contents_json()'s keys: "labels", "classes",
+/// "mean" and "std".
+void print_contents_rows(const nlohmann::json& j);
+
+/// Prints `j` as JSON (--json) or as `print_text` writes it; returns h5pack info's exit code.
+int print_info(const nlohmann::json& j, bool as_json, void (*print_text)(const nlohmann::json&));
 
 }  // namespace gpufeed::tools::h5pack

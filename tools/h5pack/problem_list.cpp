@@ -19,6 +19,9 @@ void ProblemList::close(const char* kind) const {
   }
 }
 
+namespace {
+
+/// Lists the bad labels; returns how many there are.
 std::uint64_t check_label_range(const std::vector<std::int64_t>& labels, std::uint64_t classes) {
   if (std::all_of(labels.begin(), labels.end(), [](auto l) { return l == -1; })) return 0;
   const auto limit = static_cast<std::int64_t>(classes);
@@ -37,8 +40,29 @@ std::uint64_t check_label_range(const std::vector<std::int64_t>& labels, std::ui
   return problems.count();
 }
 
-bool report_failed_verification(const std::string& file, std::uint64_t bad, std::uint64_t total,
-                                const char* units, std::uint64_t bad_labels) {
+}  // namespace
+
+VerifyPass::VerifyPass(std::uint64_t total, std::uint64_t bytes_per_unit)
+    : bar_("verifying", total, bytes_per_unit) {}
+
+void VerifyPass::checked(std::uint64_t i, const std::optional<std::string>& problem) {
+  if (problem) {
+    bar_.finish();
+    problems_.add(*problem);
+  }
+  bar_.update(i + 1);
+}
+
+std::uint64_t VerifyPass::finish(const char* kind) {
+  bar_.finish();
+  problems_.close(kind);
+  return problems_.count();
+}
+
+bool verification_failed(const std::string& file, std::uint64_t bad, std::uint64_t total,
+                         const char* units, const std::vector<std::int64_t>& labels,
+                         std::uint64_t classes) {
+  const std::uint64_t bad_labels = check_label_range(labels, classes);
   if (bad + bad_labels == 0) return false;
   print_error(kProgram, file + ": " + std::to_string(bad) + " of " + std::to_string(total) + " " +
                             units + " and " + std::to_string(bad_labels) +

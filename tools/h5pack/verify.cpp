@@ -2,11 +2,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/cli.hpp"
-#include "common/progress.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/probe.hpp"
 #include "h5pack/commands.hpp"
@@ -16,25 +16,27 @@ namespace gpufeed::tools::h5pack {
 
 namespace {
 
+/// The line that says what is wrong with chunk `c`, if anything.
+std::optional<std::string> check_chunk(const formats::DatasetReader& reader, std::uint64_t c,
+                                       std::vector<std::uint8_t>& buffer) {
+  try {
+    reader.read_chunk(c, buffer);
+  } catch (const std::exception& e) {
+    const std::uint64_t first = reader.chunk_first_sample(c);
+    const std::uint64_t last = first + reader.chunk_sample_count(c) - 1;
+    return "bad chunk " + std::to_string(c) + " (samples " + std::to_string(first) + "-" +
+           std::to_string(last) + "): " + one_line(e.what());
+  }
+  return std::nullopt;
+}
+
 std::uint64_t check_chunks(const formats::DatasetReader& reader) {
   std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
-  ProgressBar bar("verifying", reader.num_chunks(), reader.chunk_buffer_bytes());
-  ProblemList problems;
+  VerifyPass pass(reader.num_chunks(), reader.chunk_buffer_bytes());
   for (std::uint64_t c = 0; c < reader.num_chunks(); ++c) {
-    try {
-      reader.read_chunk(c, buffer);
-    } catch (const std::exception& e) {
-      const std::uint64_t first = reader.chunk_first_sample(c);
-      const std::uint64_t last = first + reader.chunk_sample_count(c) - 1;
-      bar.finish();
-      problems.add("bad chunk " + std::to_string(c) + " (samples " + std::to_string(first) + "-" +
-                   std::to_string(last) + "): " + one_line(e.what()));
-    }
-    bar.update(c + 1);
+    pass.checked(c, check_chunk(reader, c, buffer));
   }
-  bar.finish();
-  problems.close("bad chunks");
-  return problems.count();
+  return pass.finish("bad chunks");
 }
 
 }  // namespace
@@ -45,8 +47,8 @@ int run_verify(const InspectOptions& o) {
   }
   const formats::DatasetReader reader(o.file, reader_options(o));
   const std::uint64_t bad_chunks = check_chunks(reader);
-  const std::uint64_t bad_labels = check_label_range(reader.labels(), reader.class_names().size());
-  if (report_failed_verification(o.file, bad_chunks, reader.num_chunks(), "chunks", bad_labels)) {
+  if (verification_failed(o.file, bad_chunks, reader.num_chunks(), "chunks", reader.labels(),
+                          reader.class_names().size())) {
     return kExitFailure;
   }
   std::printf("ok: %llu samples, %llu chunks verified\n",

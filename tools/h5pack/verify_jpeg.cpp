@@ -11,7 +11,6 @@
 
 #include "common/cli.hpp"
 #include "common/ordered_pipeline.hpp"
-#include "common/progress.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/image_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
@@ -63,34 +62,28 @@ std::uint64_t check_samples(const formats::JpegDatasetReader& reader) {
   oneapi::tbb::enumerable_thread_specific<VerifyThread> threads([&reader] {
     return VerifyThread{formats::ImageDecoder(reader.path()), {}, {}};
   });
-  ProgressBar bar("verifying", reader.num_samples(),
+  VerifyPass pass(reader.num_samples(),
                   reader.total_bytes() / std::max<std::uint64_t>(1, reader.num_samples()));
-  ProblemList problems;
   ordered_parallel_map(
       reader.num_samples(), 0,
-      [&](std::uint64_t i) { return check_sample(reader, i, threads.local()); },
-      [&](std::uint64_t i, std::optional<std::string> problem) {
-        if (problem) {
-          bar.finish();
-          problems.add("bad sample " + std::to_string(i) + ": " + *problem);
-        }
-        bar.update(i + 1);
+      [&](std::uint64_t i) -> std::optional<std::string> {
+        const auto problem = check_sample(reader, i, threads.local());
+        if (!problem) return std::nullopt;
+        return "bad sample " + std::to_string(i) + ": " + *problem;
+      },
+      [&](std::uint64_t i, const std::optional<std::string>& problem) {
+        pass.checked(i, problem);
       });
-  bar.finish();
-  problems.close("bad samples");
-  return problems.count();
+  return pass.finish("bad samples");
 }
 
 }  // namespace
 
 int run_verify_jpeg(const InspectOptions& o) {
-  formats::JpegReaderOptions options;
-  options.labels = o.labels;
-  const formats::JpegDatasetReader reader(o.file, options);
+  const formats::JpegDatasetReader reader(o.file, jpeg_reader_options(o));
   const std::uint64_t bad_samples = check_samples(reader);
-  const std::uint64_t bad_labels = check_label_range(reader.labels(), reader.class_names().size());
-  if (report_failed_verification(o.file, bad_samples, reader.num_samples(), "samples",
-                                 bad_labels)) {
+  if (verification_failed(o.file, bad_samples, reader.num_samples(), "samples", reader.labels(),
+                          reader.class_names().size())) {
     return kExitFailure;
   }
   std::printf("ok: %llu samples decoded, %s, offsets and labels consistent\n",
