@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpufeed/formats/unique_handle.hpp"
+#include "gpufeed/base/unique_handle.hpp"
 
 namespace gpufeed::formats::deflate {
 

@@ -5,8 +5,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include "gpufeed/formats/unique_handle.hpp"
-
 namespace gpufeed::formats {
 
 std::string errno_advice(int error) {
@@ -35,13 +33,3 @@ void throw_errno(const std::string& what, const std::string& advice) {
 }
 
 }  // namespace gpufeed::formats
-
-namespace gpufeed {
-
-// close() may fail (EINTR, EIO on network filesystems) but the descriptor is released either
-// way on Linux, so retrying would risk closing a descriptor another thread just received.
-void FdTraits::destroy(int fd) noexcept {
-  ::close(fd);
-}
-
-}  // namespace gpufeed

@@ -4,7 +4,7 @@
 #include <span>
 #include <string>
 
-#include "gpufeed/formats/unique_handle.hpp"
+#include "gpufeed/base/unique_handle.hpp"
 
 namespace gpufeed::formats::detail {
 

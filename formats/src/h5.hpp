@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gpufeed/formats/unique_handle.hpp"
+#include "gpufeed/base/unique_handle.hpp"
 
 namespace gpufeed::formats::h5 {
 

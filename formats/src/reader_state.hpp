@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/unique_handle.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
 #include "gpufeed/formats/scratch_pool.hpp"
-#include "gpufeed/formats/unique_handle.hpp"
 #include "h5.hpp"
 
 namespace gpufeed::formats::detail {

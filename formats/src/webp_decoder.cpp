@@ -5,9 +5,9 @@
 
 #include <cstring>
 
+#include "gpufeed/base/unique_handle.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/image_codec.hpp"
-#include "gpufeed/formats/unique_handle.hpp"
 #include "image_errors.hpp"
 
 namespace gpufeed::formats {

@@ -36,12 +36,13 @@ EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch, const EpochPlan& plan)
       assemble_(graph_, flow::unlimited,
                 [this](const Ticket& t) {
                   // An encoded layout's samples are read and decoded in this one stage.
-                  return run_stage(core_.image_samples ? "decode" : "read", t,
+                  return run_stage(stage_name(core_.image_samples ? Stage::decode : Stage::read), t,
                                    &LoaderCore::assemble);
                 }),
-      normalize_(
-          graph_, flow::unlimited,
-          [this](const Ticket& t) { return run_stage("normalize", t, &LoaderCore::normalize); }),
+      normalize_(graph_, flow::unlimited,
+                 [this](const Ticket& t) {
+                   return run_stage(stage_name(Stage::normalize), t, &LoaderCore::normalize);
+                 }),
       sequencer_(graph_, [](const Ticket& t) { return t.seq; }),
       deliver_(graph_, flow::serial, [this](const Ticket& t) {
         deliver(t);
@@ -55,6 +56,7 @@ EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch, const EpochPlan& plan)
 void EpochRun::feed() {
   std::lock_guard lock(feed_mutex_);
   while (next_to_feed_ < num_batches_ && !cancelled_.load(std::memory_order_acquire)) {
+    if (core_.pool.size() - core_.pool.available() >= core_.slot_limit()) return;  // prefetch
     Slot* slot = core_.pool.try_acquire();
     if (slot == nullptr) return;  // back-pressure: the next release feeds again
     run_hook(test_hooks.slot_taken);
@@ -115,7 +117,9 @@ bool EpochRun::starved() {
   // slot released on another thread could be seen in neither place. Lock order: mutex_, then
   // feed_mutex_ (a release inside next() feeds with mutex_ held too).
   std::lock_guard lock(feed_mutex_);
-  return ready_.empty() && core_.pool.available() == 0 && in_flight_.load() == 0;
+  const std::uint32_t free = core_.pool.available();
+  return ready_.empty() && in_flight_.load() == 0 &&
+         (free == 0 || core_.pool.size() - free >= core_.slot_limit());
 }
 
 Clock::time_point EpochRun::check_not_starved(Clock::time_point now) {
@@ -127,7 +131,7 @@ Clock::time_point EpochRun::check_not_starved(Clock::time_point now) {
   // its way back; only a state that lasts is a consumer that will never release.
   if (!starved_since_) starved_since_ = now;
   if (now - *starved_since_ >= kStarvedGrace) {
-    throw OptionError("prefetch", "all " + std::to_string(core_.pool.size()) +
+    throw OptionError("prefetch", "all " + std::to_string(core_.slot_limit()) +
                                       " batch slots are held by the consumer; release batches "
                                       "before asking for more, or raise {prefetch}");
   }
@@ -139,7 +143,8 @@ void EpochRun::drop_echo_hold() {
 }
 
 Delivery EpochRun::next(Deadline deadline) {
-  GPUFEED_RANGE("wait");  // the consumer blocked on the loader: what input_wait gaps are made of
+  GPUFEED_RANGE(stage_name(
+      Stage::wait));  // the consumer blocked on the loader: what input_wait gaps are made of
   std::unique_lock lock(mutex_);
   // A call that resumes a timed-out one is the same request: its queue depth is counted once.
   if (!std::exchange(resumed_, false)) core_.note_ready_depth(ready_.size());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "gpufeed/base/stages.hpp"
 #include "gpufeed/formats/crop.hpp"
 #include "gpufeed/formats/image.hpp"
 #include "gpufeed/formats/image_codec.hpp"
@@ -45,11 +46,11 @@ DecodeTiming ImageSamples::decode(std::uint64_t sample, std::uint64_t epoch,
   DecodeTiming timing;
   const std::int64_t t0 = profiler::now_ns();
   {
-    GPUFEED_RANGE("read");
+    GPUFEED_RANGE(stage_name(Stage::read));
     reader_.sample_bytes(sample, s.bytes);
   }
   const std::int64_t t1 = profiler::now_ns();
-  GPUFEED_RANGE("decode");
+  GPUFEED_RANGE(stage_name(Stage::decode));
   if (s.decoder.source() != reader_.path()) s.decoder.set_source(reader_.path());
   const formats::ImageInfo info = s.decoder.header(s.bytes, sample);
   const formats::CropBox crop =

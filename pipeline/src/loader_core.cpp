@@ -26,14 +26,46 @@ namespace gpufeed::detail {
 namespace {
 
 constexpr std::uint64_t kMaxPoolBytes = 64ull << 30;
+constexpr std::uint64_t kDefaultMemoryBudget = 1ull << 30;  // prefetch=auto
+constexpr unsigned kMaxAutoPrefetch = 16;
+constexpr unsigned kStartWorkers = 2;   // workers=auto starts here (or at the budget)
+constexpr unsigned kStartPrefetch = 2;  // prefetch=auto starts here
+constexpr std::int64_t kMinTuneWindowNs = 10'000'000;
 
-unsigned resolve_workers(unsigned requested) {
-  if (requested > 1024) {
-    throw OptionError("workers",
-                      "{workers}=" + std::to_string(requested) + " is too many; use 1 to 1024");
+unsigned cpu_budget(const LoaderOptions& o) {
+  if (o.cpu_budget > 1024) {
+    throw OptionError("cpu_budget", "{cpu_budget}=" + std::to_string(o.cpu_budget) +
+                                        " is too many; use 1 to 1024, or 0 for every core");
   }
-  if (requested != 0) return requested;
+  if (o.cpu_budget != 0) return o.cpu_budget;
+  // The cores this process may run on (its affinity mask), not every core of the machine.
+  return static_cast<unsigned>(std::max(1, oneapi::tbb::info::default_concurrency()));
+}
+
+/// The arena's threads: the workers asked for, or the CPU budget with workers=auto.
+unsigned resolve_workers(const LoaderOptions& o) {
+  if (o.workers == LoaderOptions::kAuto) return cpu_budget(o);
+  if (o.workers > 1024) {
+    throw OptionError("workers", "{workers}=" + std::to_string(o.workers) +
+                                     " is too many; use 1 to 1024, 0 for every core, or auto");
+  }
+  if (o.workers != 0) return o.workers;
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// Slots besides the prefetched batches: the consumer's and the echo stage's.
+std::uint32_t extra_slots(const LoaderOptions& o) {
+  return 1 + (o.echo.enabled() ? 1 : 0);
+}
+
+/// prefetch=auto: the deepest queue the memory budget holds, 1 to 16 batches.
+unsigned max_auto_prefetch(const LoaderOptions& o, std::uint64_t sample_bytes) {
+  const std::uint64_t budget = o.memory_budget != 0 ? o.memory_budget : kDefaultMemoryBudget;
+  const std::uint64_t per_slot = std::max<std::uint64_t>(1, o.batch_size * sample_bytes * 5);
+  const std::uint64_t fits = budget / per_slot;
+  const std::uint64_t extra = extra_slots(o);
+  return static_cast<unsigned>(
+      std::clamp<std::uint64_t>(fits > extra ? fits - extra : 1, 1, kMaxAutoPrefetch));
 }
 
 SamplerOptions sampler_options(const LoaderOptions& o) {
@@ -72,12 +104,14 @@ std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
 }
 
 std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
-  if (o.prefetch == 0 || o.prefetch > 256) {
-    throw OptionError("prefetch",
-                      "{prefetch}=" + std::to_string(o.prefetch) + ": use 1 to 256 batches");
+  const bool tuned = o.prefetch == LoaderOptions::kAuto;
+  if (!tuned && (o.prefetch == 0 || o.prefetch > 256)) {
+    throw OptionError(
+        "prefetch", "{prefetch}=" + std::to_string(o.prefetch) + ": use 1 to 256 batches, or auto");
   }
   // The prefetched batches, the consumer's, and the one the echo stage keeps for repeating.
-  const std::uint32_t slots = o.prefetch + 1 + (o.echo.enabled() ? 1 : 0);
+  const unsigned prefetch = tuned ? max_auto_prefetch(o, sample_bytes) : o.prefetch;
+  const std::uint32_t slots = prefetch + extra_slots(o);
   const std::uint64_t bytes = std::uint64_t{slots} * o.batch_size * sample_bytes * 5;
   if (bytes > kMaxPoolBytes) {
     throw OptionError("batch_size",
@@ -156,7 +190,7 @@ LoaderCore::LoaderCore(LoaderOptions opts)
       echo_pool(reaugments_echoes() ? 1 : 0, options.batch_size, staging ? 0 : shape.bytes(),
                 staging ? 0 : shape.bytes() * sizeof(float), allocate_aligned, true),
       cache(options.cache_bytes),
-      arena_(static_cast<int>(resolve_workers(options.workers)), 0) {
+      arena_(static_cast<int>(resolve_workers(options)), 0) {
   // TBB's default market has hardware_concurrency - 1 worker threads; an arena asking for more
   // workers than that only gets them when the process-wide limit allows it.
   const int want = arena_.max_concurrency() + 1;
@@ -169,6 +203,18 @@ LoaderCore::LoaderCore(LoaderOptions opts)
     for (const auto& slot : echo_pool.slots()) staging->attach(*slot);
   }
   arena_.initialize();
+  const auto threads = static_cast<unsigned>(arena_.max_concurrency());
+  TunerLimits limits;
+  limits.workers = options.workers == LoaderOptions::kAuto;
+  limits.prefetch = options.prefetch == LoaderOptions::kAuto;
+  limits.max_workers = threads;
+  limits.max_prefetch = pool.size() - extra_slots(options);
+  const unsigned workers = limits.workers ? std::min(kStartWorkers, threads) : threads;
+  const unsigned prefetch =
+      limits.prefetch ? std::min(kStartPrefetch, limits.max_prefetch) : options.prefetch;
+  if (limits.workers) gate_.emplace(arena_, threads, workers);
+  slot_limit_.store(prefetch + extra_slots(options));
+  if (limits.workers || limits.prefetch) tuning_.emplace(Tuning{Tuner(limits, workers, prefetch)});
   reset_stats();
 }
 
@@ -208,7 +254,64 @@ Delivery LoaderCore::next(Deadline deadline) {
   if (!run) return {};
   const Delivery d = run->next(deadline);
   if (d.slot != nullptr) note_delivery(d);
+  if (d.slot != nullptr && tuning_) maybe_tune();
   return d;
+}
+
+void LoaderCore::maybe_tune() {
+  Tuning& t = *tuning_;
+  const std::uint64_t fresh = fresh_.load(std::memory_order_relaxed);
+  const std::int64_t now = profiler::now_ns();
+  const std::int64_t wait = counters.busy_ns[static_cast<std::size_t>(Stage::wait)].load();
+  auto restart = [&] {
+    t.batches = fresh;
+    t.start_ns = now;
+    t.wait_ns = wait;
+    for (std::size_t i = 0; i < kStageCount; ++i) t.busy_ns[i] = counters.busy_ns[i].load();
+  };
+  if (t.start_ns == 0 || fresh < t.batches || wait < t.wait_ns)
+    return restart();  // first, or reset
+  if (fresh < t.batches + t.tuner.window_batches() || now - t.start_ns < kMinTuneWindowNs) return;
+  TunerWindow w;
+  w.wall_ns = now - t.start_ns;
+  w.wait_ns = wait - t.wait_ns;
+  std::int64_t most = 0;
+  for (const Stage s : {Stage::read, Stage::decode, Stage::assemble, Stage::normalize}) {
+    const std::size_t i = static_cast<std::size_t>(s);
+    const std::int64_t busy = counters.busy_ns[i].load() - t.busy_ns[i];
+    w.loader_busy_ns += std::max<std::int64_t>(0, busy);
+    if (busy > most) {
+      most = busy;
+      w.busiest = s;
+    }
+  }
+  restart();
+  if (auto change = t.tuner.observe(w)) {
+    change->time_ns = now;
+    apply(std::move(*change));
+  }
+}
+
+void LoaderCore::apply(TuningChange change) {
+  if (change.knob == Knob::workers) {
+    GPUFEED_RANGE_ARG("tune workers", change.to);
+    gate_->set_active(change.to);
+  } else {
+    GPUFEED_RANGE_ARG("tune prefetch", change.to);
+    slot_limit_.store(change.to + extra_slots(options), std::memory_order_relaxed);
+    std::shared_ptr<EpochRun> run;
+    {
+      std::lock_guard lock(run_mutex_);
+      run = run_;
+    }
+    if (run) run->feed();  // a deeper queue: start the batches it now has room for
+  }
+  std::lock_guard lock(tuning_log_mutex_);
+  tuning_log_.push_back(std::move(change));
+}
+
+unsigned LoaderCore::active_workers() const {
+  return gate_ ? gate_->active() : static_cast<unsigned>(arena_.max_concurrency());
 }
 
 void LoaderCore::note_delivery(const Delivery& d) {
@@ -294,7 +397,7 @@ void LoaderCore::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end
     ChunkHandle data = cache.get(
         chunk, reader.chunk_buffer_bytes(),
         [&](std::span<std::uint8_t> out) {
-          GPUFEED_RANGE("read");
+          GPUFEED_RANGE(stage_name(Stage::read));
           reader.read_chunk(chunk, out);
         },
         &hit);
@@ -322,11 +425,10 @@ void LoaderCore::assemble(Slot& slot) {
   maybe_stall(Stage::read, slot);
   maybe_stall(Stage::decode, slot);
   maybe_stall(Stage::assemble, slot);
-  GPUFEED_RANGE("assemble");
+  GPUFEED_RANGE(stage_name(Stage::assemble));
   with_memory_advice([&] {
     run_hook(test_hooks.assembling);
-    const std::uint32_t grain =
-        std::max(16u, slot.count / (2 * static_cast<std::uint32_t>(arena_.max_concurrency())));
+    const std::uint32_t grain = std::max(16u, slot.count / (2 * active_workers()));
     oneapi::tbb::parallel_for(
         oneapi::tbb::blocked_range<std::uint32_t>(0, slot.count, grain),
         [&](const auto& r) {
@@ -392,22 +494,22 @@ void LoaderCore::maybe_stall(Stage stage, const Slot& slot) {
   const auto sleep = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(stall->ms)); };
   switch (stage) {
     case Stage::read: {
-      GPUFEED_RANGE("read");
+      GPUFEED_RANGE(stage_name(Stage::read));
       sleep();
       break;
     }
     case Stage::decode: {
-      GPUFEED_RANGE("decode");
+      GPUFEED_RANGE(stage_name(Stage::decode));
       sleep();
       break;
     }
     case Stage::normalize: {
-      GPUFEED_RANGE("normalize");
+      GPUFEED_RANGE(stage_name(Stage::normalize));
       sleep();
       break;
     }
     default: {
-      GPUFEED_RANGE("assemble");
+      GPUFEED_RANGE(stage_name(Stage::assemble));
       sleep();
       break;
     }
@@ -417,7 +519,7 @@ void LoaderCore::maybe_stall(Stage stage, const Slot& slot) {
 
 void LoaderCore::normalize(Slot& slot) {
   maybe_stall(Stage::normalize, slot);
-  GPUFEED_RANGE("normalize");
+  GPUFEED_RANGE(stage_name(Stage::normalize));
   with_memory_advice([&] {
     run_hook(test_hooks.normalizing);
     if (staging) {
@@ -450,7 +552,7 @@ bool LoaderCore::reaugments_echoes() const {
 }
 
 void LoaderCore::reaugment(Slot& from, Slot& target, std::uint32_t repeat) {
-  GPUFEED_RANGE("echo");
+  GPUFEED_RANGE(stage_name(Stage::echo));
   const std::int64_t t0 = profiler::now_ns();
   if (&target != &from) {
     target.count = from.count;
@@ -501,7 +603,12 @@ LoaderStats LoaderCore::stats() const {
   if (!image_samples) s.stages[static_cast<std::size_t>(Stage::read)].items = chunk_reads_.load();
   s.skipped_samples = skipped_.load();
   s.wall_ns = profiler::now_ns() - stats_start_ns_.load();
-  s.workers = static_cast<unsigned>(arena_.max_concurrency());
+  s.workers = active_workers();
+  s.prefetch = slot_limit() - extra_slots(options);
+  {
+    std::lock_guard lock(tuning_log_mutex_);
+    s.tuning = tuning_log_;
+  }
   s.batches = batches_.load();
   s.samples = samples_.load();
   s.fresh_batches = fresh_.load();

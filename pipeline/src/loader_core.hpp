@@ -25,6 +25,8 @@
 #include "gpufeed/pipeline/stats.hpp"
 #include "image_samples.hpp"
 #include "slot_pool.hpp"
+#include "tuner.hpp"
+#include "worker_gate.hpp"
 
 namespace gpufeed::detail {
 class CudaStaging;
@@ -174,6 +176,11 @@ class LoaderCore {
   /// Batches of `samples` samples (a share of an epoch).
   [[nodiscard]] std::uint64_t batches_for(std::uint64_t samples) const;
   void stop();
+  /// Slots the graph and the consumer may hold at once: the prefetch depth (tuned with
+  /// prefetch=auto), the consumer's batch and the echo stage's.
+  [[nodiscard]] std::uint32_t slot_limit() const noexcept {
+    return slot_limit_.load(std::memory_order_relaxed);
+  }
   /// Drops one reference to `slot`; the last one returns it to the pool and feeds the graph.
   void release_ref(Slot* slot) noexcept;
   [[nodiscard]] LoaderStats stats() const;
@@ -227,6 +234,11 @@ class LoaderCore {
   void flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) const;
   void maybe_stall(Stage stage, const Slot& slot);
   void normalize_on_host(Slot& slot);
+  /// workers=auto / prefetch=auto: judges the window that ends at this delivery and applies
+  /// the tuner's change (consumer thread).
+  void maybe_tune();
+  void apply(TuningChange change);
+  [[nodiscard]] unsigned active_workers() const;
 
   [[nodiscard]] EpochPlan plan_from(const LoaderState& state) const;
   [[nodiscard]] const std::string& fingerprint() const;
@@ -234,6 +246,20 @@ class LoaderCore {
 
   std::optional<oneapi::tbb::global_control> thread_limit_;
   oneapi::tbb::task_arena arena_;
+  std::optional<WorkerGate> gate_;  // workers=auto; destroyed before the arena
+  std::atomic<std::uint32_t> slot_limit_{0};
+
+  /// The tuner and the window it is judging (consumer thread); its log (any thread).
+  struct Tuning {
+    Tuner tuner;
+    std::uint64_t batches = 0;  // fresh batches at the window's start
+    std::int64_t start_ns = 0;
+    std::int64_t wait_ns = 0;
+    std::array<std::int64_t, kStageCount> busy_ns{};
+  };
+  std::optional<Tuning> tuning_;
+  mutable std::mutex tuning_log_mutex_;
+  std::vector<TuningChange> tuning_log_;
   std::mutex run_mutex_;
   std::shared_ptr<EpochRun> run_;
 

@@ -12,22 +12,12 @@
 namespace gpufeed {
 
 std::string to_string(Order order) {
-  switch (order) {
-    case Order::sequential:
-      return "sequential";
-    case Order::random:
-      return "random";
-    case Order::chunk:
-      return "chunk";
-  }
-  return "?";
+  return order_name(order);
 }
 
 Order parse_order(const std::string& text) {
-  if (text == "sequential") return Order::sequential;
-  if (text == "random") return Order::random;
-  if (text == "chunk") return Order::chunk;
-  throw OptionError("order", "unknown {order} '" + text + "'; use sequential, random or chunk");
+  if (const auto order = find_order(text)) return *order;
+  throw OptionError("order", "unknown {order} '" + text + "'; use " + order_choices());
 }
 
 namespace {

@@ -4,22 +4,6 @@
 
 namespace gpufeed {
 
-namespace {
-constexpr const char* kNames[kStageCount] = {"read",      "decode", "assemble", "h2d",
-                                             "normalize", "echo",   "wait",     "step"};
-}
-
-const char* stage_name(Stage stage) {
-  return kNames[static_cast<std::size_t>(stage)];
-}
-
-std::optional<Stage> parse_stage(const std::string& name) {
-  for (std::size_t i = 0; i < kStageCount; ++i) {
-    if (name == kNames[i]) return static_cast<Stage>(i);
-  }
-  return std::nullopt;
-}
-
 double LoaderStats::busy_fraction(Stage s) const {
   if (wall_ns <= 0) return 0.0;
   const bool consumer_side = s == Stage::wait || s == Stage::step;
@@ -66,7 +50,7 @@ StallInjection StallInjection::parse(const std::string& text) {
   const auto at = text.find('@');
   const std::string usage = "{inject_stall}=" + text +
                             ": expected STAGE:MS or STAGE:MS@EVERY, e.g. read:50@10, with STAGE "
-                            "one of read, assemble, normalize";
+                            "one of read, decode, assemble, normalize";
   if (colon == std::string::npos) throw OptionError("inject_stall", usage);
   const auto stage = parse_stage(text.substr(0, colon));
   if (!stage || (*stage != Stage::read && *stage != Stage::assemble && *stage != Stage::normalize &&

@@ -62,7 +62,7 @@ std::int64_t origin_of(const Timeline& t) {
 std::string thread_label(const std::set<std::string>& names, std::uint64_t tid) {
   const bool consumer = names.contains(range_names::step) || names.contains(range_names::wait);
   bool loader = false;
-  for (const char* s : range_names::stages) loader |= names.contains(s);
+  for (const Stage s : range_names::stages) loader |= names.contains(stage_name(s));
   return std::string(consumer ? "consumer " : loader ? "loader " : "thread ") + std::to_string(tid);
 }
 

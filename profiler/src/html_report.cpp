@@ -52,7 +52,9 @@ std::string summary(const GapReport& r) {
   s += card("device utilization", percent(r.device_util));
   s += card("verdict", verdict_text(r.verdict), verdict_class(r.verdict).c_str());
   s += card("waiting for input", percent(r.input_bound_share));
-  s += card("bottleneck stage", r.bottleneck_stage.empty() ? "unknown" : r.bottleneck_stage);
+  if (r.verdict != Verdict::not_input_bound) {
+    s += card("bottleneck stage", r.bottleneck_stage.empty() ? "unknown" : r.bottleneck_stage);
+  }
   s += card("window", detail::duration(r.window_ns()) + ", " + std::to_string(r.steps) + " steps");
   s += "</div><h2>Where the device time went</h2><div class=\"bar\">";
   auto segment = [&](double f, const char* color, const std::string& title) {
@@ -76,11 +78,12 @@ std::string summary(const GapReport& r) {
          "; device timeline: " + xml_escape(r.device_timeline) + ".</p>";
 }
 
-std::string recommendations(const GapReport& r) {
+std::string recommendations(const GapReport& r, const SettingSpelling& spelling) {
   if (r.recommendations.empty()) return "<p>No change recommended.</p>";
   std::string s = "<ol class=\"recommendations\">";
   for (const Recommendation& rec : r.recommendations) {
-    s += "<li><b>" + xml_escape(rec.action) + "</b> &mdash; " + xml_escape(rec.predicted_effect) +
+    s += "<li><b>" + xml_escape(rec.action(spelling)) + "</b> &mdash; " +
+         xml_escape(rec.predicted_effect) +
          "<br><span class=\"why\">why: " + xml_escape(rec.reason) + "</span></li>";
   }
   return s + "</ol>";
@@ -121,7 +124,7 @@ std::string HtmlReport::render(const Timeline& timeline, const GapReport& report
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
                   xml_escape(options.title) + "</title><style>" + kStyle + "</style></head><body>";
   s += "<h1>" + xml_escape(options.title) + "</h1>" + summary(report);
-  s += "<h2>Recommendations</h2>" + recommendations(report);
+  s += "<h2>Recommendations</h2>" + recommendations(report, options.spelling);
   s += "<h2>Timeline (steady-state window)</h2>" +
        detail::svg_timeline(timeline, report, options.width, options.max_host_threads) + legend();
   s += "<h2>Device utilization over time</h2>" + detail::svg_utilization(report, options.width);

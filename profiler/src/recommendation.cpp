@@ -37,7 +37,9 @@ std::optional<Recommendation> echo_rule(const GapReport& r, const PipelineFacts&
     table += (k > 2 ? ", " : "") + std::string("echo ") + std::to_string(k) + ": " +
              percent(predicted_util_with_echo(r, k));
   }
-  return Recommendation{"echo", "--echo " + std::to_string(e),
+  return Recommendation{"echo",
+                        {Setting::of(Knob::echo, static_cast<std::uint64_t>(e))},
+                        "",
                         "the device waits for input " + percent(r.input_bound_share) +
                             " of the time; repeating each batch on the device hides the wait",
                         "device utilization " + percent(r.device_util) + " -> " +
@@ -79,12 +81,16 @@ std::optional<Recommendation> workers_rule(const GapReport& r, const PipelineFac
   if (saturation >= 0) why += ", busy " + percent(saturation) + " per worker";
   if (n > 0) why += " (" + std::to_string(n) + " workers";
   if (n > 0) why += cores > 0 ? ", " + std::to_string(cores) + " cores)" : ")";
-  return Recommendation{
-      "workers", n > 0 ? "--workers " + std::to_string(target) : "--workers 2x the current count",
-      why,
-      "input wait " + percent(w / window(r)) + " -> " + percent(new_wait / window(r)) +
-          ", device utilization -> " + percent(util) + " if the stage scales with workers",
-      util};
+  std::vector<Setting> settings;
+  if (n > 0) settings.push_back(Setting::of(Knob::workers, target));
+  return Recommendation{"workers",
+                        settings,
+                        n > 0 ? "" : "twice as many workers",
+                        why,
+                        "input wait " + percent(w / window(r)) + " -> " +
+                            percent(new_wait / window(r)) + ", device utilization -> " +
+                            percent(util) + " if the stage scales with workers",
+                        util};
 }
 
 std::optional<Recommendation> prefetch_rule(const GapReport& r, const PipelineFacts& f) {
@@ -94,8 +100,12 @@ std::optional<Recommendation> prefetch_rule(const GapReport& r, const PipelineFa
   const double typical = static_cast<double>(s.median_ns) * static_cast<double>(s.count);
   const double absorbed = std::max(0.0, static_cast<double>(s.total_ns) - typical);
   const unsigned p = f.prefetch.value_or(0);
+  std::vector<Setting> settings;
+  if (p > 0) settings.push_back(Setting::of(Knob::prefetch, 2 * p));
   return Recommendation{
-      "prefetch", p > 0 ? "--prefetch " + std::to_string(2 * p) : "a larger --prefetch",
+      "prefetch",
+      settings,
+      p > 0 ? "" : "prefetch more batches",
       "input waits are bursty (coefficient of variation " + std::to_string(s.cv).substr(0, 4) +
           ", longest " + duration(s.max_ns) + ", median " + duration(s.median_ns) + ")",
       "absorbs about " + duration(static_cast<std::int64_t>(absorbed)) +
@@ -109,7 +119,9 @@ std::optional<Recommendation> pinned_rule(const GapReport& r, const PipelineFact
   if (!seen && f.pinned_memory.value_or(true)) return {};
   const std::string what = seen ? duration(r.pageable_h2d_ns) + " of pageable host-to-device copies"
                                 : "host batch memory is not pinned";
-  return Recommendation{"pinned_memory", "pin host batch memory (cudaHostAlloc / pin_memory=True)",
+  return Recommendation{"pinned_memory",
+                        {},
+                        "pin host batch memory (cudaHostAlloc / pin_memory=True)",
                         what + " in the window",
                         "pageable copies stage through a driver buffer and block the host; "
                         "pinned copies run about 2x faster and overlap compute: copy time -> ~" +
@@ -118,7 +130,7 @@ std::optional<Recommendation> pinned_rule(const GapReport& r, const PipelineFact
 }
 
 std::optional<Recommendation> chunk_cache_rule(const GapReport& r, const PipelineFacts& f) {
-  if (r.bottleneck_stage != "read") return {};
+  if (r.bottleneck_stage != stage_name(Stage::read)) return {};
   std::string effect = "each chunk read once per epoch";
   if (f.chunk_reads && f.chunks_read_once && *f.chunk_reads > 0) {
     const double keep =
@@ -128,8 +140,17 @@ std::optional<Recommendation> chunk_cache_rule(const GapReport& r, const Pipelin
              std::to_string(*f.chunks_read_once) + ")";
   }
   if (f.cache_hit_rate) effect += "; cache hit rate now " + percent(*f.cache_hit_rate);
-  return Recommendation{"chunk_cache", "--order chunk with a chunk cache of at least the window",
-                        "\"read\" is the bottleneck stage", effect, -1};
+  Recommendation rec{"chunk_cache", {}, "", "\"read\" is the bottleneck stage", effect, -1};
+  if (f.order.value_or(Order::random) != Order::chunk) {
+    rec.settings.push_back(Setting::of(Order::chunk));
+    rec.words = "with a chunk cache of at least the shuffle window";
+  } else if (f.cache_bytes) {
+    rec.settings.push_back(
+        Setting::of(Knob::cache_bytes, std::max<std::uint64_t>(2 * *f.cache_bytes, 64ull << 20)));
+  } else {
+    rec.words = "a chunk cache of at least the shuffle window";
+  }
+  return rec;
 }
 
 std::optional<Recommendation> dtype_rule(const GapReport&, const PipelineFacts& f) {
@@ -140,30 +161,46 @@ std::optional<Recommendation> dtype_rule(const GapReport&, const PipelineFacts& 
   const double ratio = static_cast<double>(*f.transfer_bytes_per_sample) /
                        static_cast<double>(*f.uint8_bytes_per_sample);
   return Recommendation{
-      "transfer_dtype", "copy uint8 to the device and normalize there",
+      "transfer_dtype",
+      {},
+      "copy uint8 to the device and normalize there",
       "samples cross the bus " + std::to_string(ratio).substr(0, 4) + "x larger than as uint8",
-      "host-to-device bytes / " + std::to_string(ratio).substr(0, 4), -1};
+      "host-to-device bytes / " + std::to_string(ratio).substr(0, 4),
+      -1};
 }
 
 std::optional<Recommendation> sync_rule(const GapReport& r, const PipelineFacts&) {
   if (r.idle_share(GapCause::host_sync) < 0.05) return {};
   const double s = idle(r, GapCause::host_sync);
   return Recommendation{
-      "host_sync", "remove .item()/.cpu()/synchronize from the step loop",
+      "host_sync",
+      {},
+      "remove .item()/.cpu()/synchronize from the step loop",
       "the device idles " + percent(s / window(r)) + " of the time while the host synchronizes",
-      "device utilization -> " + percent(util_without(r, s)), util_without(r, s)};
+      "device utilization -> " + percent(util_without(r, s)),
+      util_without(r, s)};
 }
 
 std::optional<Recommendation> launch_rule(const GapReport& r, const PipelineFacts&) {
   if (r.idle_share(GapCause::launch) < 0.10) return {};
   const double l = idle(r, GapCause::launch);
-  return Recommendation{"launch", "larger batches, fused ops or CUDA graphs",
+  return Recommendation{"launch",
+                        {},
+                        "larger batches, fused ops or CUDA graphs",
                         "the device idles " + percent(l / window(r)) +
                             " of the time while the host is still issuing work",
-                        "device utilization -> " + percent(util_without(r, l)), util_without(r, l)};
+                        "device utilization -> " + percent(util_without(r, l)),
+                        util_without(r, l)};
 }
 
 }  // namespace
+
+std::string Recommendation::action(const SettingSpelling& spelling) const {
+  std::string out;
+  for (const Setting& s : settings) out += (out.empty() ? "" : " ") + spelling(s);
+  if (!words.empty()) out += (out.empty() ? "" : " ") + words;
+  return out;
+}
 
 double predicted_util_with_echo(const GapReport& r, double echo) noexcept {
   const double b = static_cast<double>(r.busy_ns);
@@ -177,7 +214,13 @@ std::vector<Recommendation> recommend(const GapReport& report, const PipelineFac
   std::vector<Recommendation> out;
   for (Rule rule : {echo_rule, workers_rule, prefetch_rule, pinned_rule, chunk_cache_rule,
                     dtype_rule, sync_rule, launch_rule}) {
-    if (auto rec = rule(report, facts)) out.push_back(std::move(*rec));
+    if (auto rec = rule(report, facts)) {
+      // A change never makes things worse in the model: at worst it keeps today's utilization.
+      if (rec->predicted_device_util >= 0) {
+        rec->predicted_device_util = std::max(rec->predicted_device_util, report.device_util);
+      }
+      out.push_back(std::move(*rec));
+    }
   }
   std::stable_sort(out.begin(), out.end(), [](const Recommendation& a, const Recommendation& b) {
     return a.predicted_device_util > b.predicted_device_util;

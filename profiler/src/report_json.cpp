@@ -44,12 +44,20 @@ json gaps_json(const GapReport& r) {
           {"longest", top}};
 }
 
+json setting_json(const Setting& s) {
+  return {{"knob", knob_name(s.knob)},
+          {"value", s.knob == Knob::order ? json(s.value_text()) : json(s.value)}};
+}
+
 json recommendations_json(const GapReport& r) {
   json out = json::array();
   for (const Recommendation& rec : r.recommendations) {
+    json settings = json::array();
+    for (const Setting& s : rec.settings) settings.push_back(setting_json(s));
     out.push_back(
         {{"kind", rec.kind},
-         {"action", rec.action},
+         {"settings", settings},
+         {"action", rec.action()},
          {"reason", rec.reason},
          {"predicted_effect", rec.predicted_effect},
          {"predicted_device_util",

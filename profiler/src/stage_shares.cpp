@@ -13,7 +13,7 @@ constexpr std::size_t kStages = std::size(range_names::stages);
 
 int stage_index(std::string_view name) noexcept {
   for (std::size_t i = 0; i < kStages; ++i) {
-    if (name == range_names::stages[i]) return static_cast<int>(i);
+    if (name == stage_name(range_names::stages[i])) return static_cast<int>(i);
   }
   return -1;
 }
@@ -99,9 +99,10 @@ void analyze_stages(const Timeline& timeline, const IntervalSet& input_wait, Int
   const double wait_ns = static_cast<double>(total_length(input_wait));
   const double workers = facts.workers.value_or(1) > 0 ? facts.workers.value_or(1) : 1.0;
   for (std::size_t s = 0; s < kStages; ++s) {
-    const auto fact = facts.stage_busy.find(range_names::stages[s]);
+    const char* name = stage_name(range_names::stages[s]);
+    const auto fact = facts.stage_busy.find(name);
     if (times.in_window[s] == 0 && times.items[s] == 0 && fact == facts.stage_busy.end()) continue;
-    StageShare share{range_names::stages[s], 0, 0, times.items[s]};
+    StageShare share{name, 0, 0, times.items[s]};
     if (wait_ns > 0) share.share_during_wait = static_cast<double>(times.during_wait[s]) / wait_ns;
     if (window.length() > 0) {
       share.busy_frac =

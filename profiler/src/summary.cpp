@@ -33,7 +33,7 @@ void write_gaps(std::ostringstream& out, const GapReport& r) {
 
 }  // namespace
 
-std::string format_summary(const GapReport& r) {
+std::string format_summary(const GapReport& r, const SettingSpelling& spelling) {
   std::ostringstream out;
   out << "window              " << duration(r.window_ns()) << ' ' << r.window_basis << ", "
       << r.steps << " steps; device timeline: " << r.device_timeline << '\n';
@@ -41,15 +41,18 @@ std::string format_summary(const GapReport& r) {
   write_causes(out, r);
   out << "verdict             " << verdict_text(r.verdict) << " (" << percent(r.input_bound_share)
       << " of the time waiting for input)\n";
-  out << "bottleneck stage    "
-      << (r.bottleneck_stage.empty() ? std::string("unknown (no stage ranges)")
-                                     : r.bottleneck_stage + " (" + r.bottleneck_basis + ")")
-      << '\n';
+  if (r.verdict != Verdict::not_input_bound) {
+    out << "bottleneck stage    "
+        << (r.bottleneck_stage.empty() ? std::string("unknown (no stage ranges)")
+                                       : r.bottleneck_stage + " (" + r.bottleneck_basis + ")")
+        << '\n';
+  }
   write_gaps(out, r);
+  if (r.recommendations.empty()) out << "recommendations     no change\n";
   if (!r.recommendations.empty()) out << "recommendations\n";
   int i = 0;
   for (const Recommendation& rec : r.recommendations) {
-    out << "  " << ++i << ". " << rec.action << ": " << rec.predicted_effect
+    out << "  " << ++i << ". " << rec.action(spelling) << ": " << rec.predicted_effect
         << "\n     why: " << rec.reason << '\n';
   }
   for (const std::string& w : r.warnings) out << "warning: " << w << '\n';

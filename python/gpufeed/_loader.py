@@ -122,6 +122,9 @@ class Loader:
     does not divide (DistributedSampler's), ``shard=(rank, world_size)`` defaults to ``RANK`` and
     ``WORLD_SIZE`` from the environment (torchrun). ``mean`` and ``std`` are per channel on the
     0-255 scale (default: the file's /meta/mean and /meta/std, else output in [0, 1]).
+    ``workers="auto"`` and ``prefetch="auto"`` let the loader tune them while it runs, within
+    ``cpu_budget`` threads (0: the cores the process may use) and ``memory_mb`` of batch slots
+    (0: 1024); ``stats()["tuning"]`` lists each change.
     ``output`` chooses what batches are: torch tensors (default), NumPy arrays (CPU device) or
     the raw DLPack-exporting arrays for any other framework.
 
@@ -134,7 +137,7 @@ class Loader:
         path: PathLike,
         *,
         batch_size: int = 256,
-        workers: int = 0,
+        workers: Union[int, str] = 0,
         order: str = "chunk",
         seed: int = 0,
         device: str = "cpu",
@@ -149,7 +152,9 @@ class Loader:
         images: str = "/images",
         labels: Optional[str] = "/labels",
         layout: Optional[str] = None,
-        prefetch: int = 4,
+        prefetch: Union[int, str] = 4,
+        cpu_budget: int = 0,
+        memory_mb: int = 0,
         chunk_window: int = 16,
         cache_mb: float = 512,
         drop_last: bool = False,
@@ -200,7 +205,7 @@ class Loader:
 
     @property
     def workers(self) -> int:
-        """Threads of the loader's task arena."""
+        """Threads working for the loader (the tuner's current count with workers="auto")."""
         return self._native.workers
 
     @property

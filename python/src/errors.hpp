@@ -7,10 +7,14 @@
 
 #include <nanobind/nanobind.h>
 
+#include "gpufeed/base/knobs.hpp"
+
 namespace gpufeed::python {
 
 /// The Python keyword of a LoaderOptions field (cache_bytes -> cache_mb; most are the same).
 std::string keyword_of(std::string_view field);
+/// A loader setting as a Loader keyword argument: "workers=8", "order='chunk'", "cache_mb=1024".
+std::string keyword_spelling(const Setting& setting);
 
 /// Raises gpufeed.UsageError from C++ (the binding's own argument checks).
 [[noreturn]] void throw_usage(const std::string& message);

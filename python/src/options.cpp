@@ -37,6 +37,16 @@ std::uint64_t to_count(const char* key, nb::handle value, std::uint64_t low, std
   return static_cast<std::uint64_t>(v);
 }
 
+/// A count, or "auto": LoaderOptions::kAuto (tuned while the loader runs).
+unsigned to_count_or_auto(const char* key, nb::handle value, unsigned low, unsigned high) {
+  if (PyUnicode_Check(value.ptr())) {
+    if (nb::cast<std::string>(value) == "auto") return LoaderOptions::kAuto;
+    throw_usage(std::string(key) + "=" + nb::cast<std::string>(nb::repr(value)) + ": use " +
+                std::to_string(low) + " to " + std::to_string(high) + ", or 'auto'");
+  }
+  return static_cast<unsigned>(to_count(key, value, low, high));
+}
+
 std::uint32_t to_u32(const char* key, nb::handle value, std::uint32_t low) {
   return static_cast<std::uint32_t>(to_count(key, value, low, 0xffffffffu));
 }
@@ -154,10 +164,17 @@ const std::map<std::string, Setter>& setters() {
       {"batch_size",
        [](LoaderOptions& o, nb::handle v) { o.batch_size = to_u32("batch_size", v, 1); }},
       {"workers",
+       [](LoaderOptions& o, nb::handle v) { o.workers = to_count_or_auto("workers", v, 0, 1024); }},
+      {"prefetch", [](LoaderOptions& o,
+                      nb::handle v) { o.prefetch = to_count_or_auto("prefetch", v, 1, 256); }},
+      {"cpu_budget",
        [](LoaderOptions& o, nb::handle v) {
-         o.workers = static_cast<unsigned>(to_count("workers", v, 0, 1024));
+         o.cpu_budget = static_cast<unsigned>(to_count("cpu_budget", v, 0, 1024));
        }},
-      {"prefetch", [](LoaderOptions& o, nb::handle v) { o.prefetch = to_u32("prefetch", v, 1); }},
+      {"memory_mb",
+       [](LoaderOptions& o, nb::handle v) {
+         o.memory_budget = to_count("memory_mb", v, 0, 1u << 30) << 20;
+       }},
       {"order", [](LoaderOptions& o, nb::handle v) { o.order = parse_order(to_text("order", v)); }},
       {"seed", [](LoaderOptions& o,
                   nb::handle v) { o.seed = to_count("seed", v, 0, 0x7fffffffffffffffull); }},
@@ -229,6 +246,8 @@ nb::dict default_keywords() {
   d["batch_size"] = o.batch_size;
   d["workers"] = o.workers;
   d["prefetch"] = o.prefetch;
+  d["cpu_budget"] = o.cpu_budget;
+  d["memory_mb"] = o.memory_budget >> 20;
   d["order"] = to_string(o.order);
   d["seed"] = o.seed;
   d["chunk_window"] = o.chunk_window;

@@ -9,6 +9,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include "errors.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/recorder.hpp"
@@ -44,7 +45,7 @@ RunFacts loader_facts(Loader& loader, const std::optional<LoaderStats>& baseline
   const LoaderStats now = loader.stats();
   f.stats = baseline ? now.since(*baseline) : now;
   f.workers = loader.workers();
-  f.prefetch = o.prefetch;
+  f.prefetch = now.prefetch;
   f.echo = o.echo;
   f.cuda = o.device != "cpu";
   f.sample = loader.sample_shape();
@@ -57,6 +58,7 @@ RunFacts loader_facts(Loader& loader, const std::optional<LoaderStats>& baseline
   }
   f.seed = o.seed;
   f.order = to_string(o.order);
+  f.cache_bytes = o.cache_bytes;
   f.augment = to_string(o.augment);
   return f;
 }
@@ -77,8 +79,8 @@ class ProfileReport {
   }
 
   [[nodiscard]] std::string summary() const {
-    std::string out =
-        tools::pipebench::format_diagnosis(diagnosis_, input_wait_share(facts_.stats));
+    std::string out = tools::pipebench::format_diagnosis(diagnosis_, input_wait_share(facts_.stats),
+                                                         keyword_spelling);
     if (!has_loader_)
       out += "note: no gpufeed.Loader ran inside the profile; input stages unknown\n";
     return out + tools::pipebench::format_practices(practices_);
@@ -114,7 +116,7 @@ class ProfileReport {
     j["epochs"] = facts_.epochs;
     j["wall_s"] = wall_s;
     j["samples"] = s.samples;
-    tools::pipebench::add_diagnosis_json(j, diagnosis_);
+    tools::pipebench::add_diagnosis_json(j, diagnosis_, keyword_spelling);
     j["practices"] = tools::pipebench::practices_json(practices_);
     return j.dump(2) + "\n";
   }
@@ -123,7 +125,7 @@ class ProfileReport {
     tools::pipebench::write_trace(path, diagnosis_);
   }
   void write_report(const std::string& path) const {
-    tools::pipebench::write_report(path, diagnosis_);
+    tools::pipebench::write_report(path, diagnosis_, keyword_spelling);
   }
 
  private:

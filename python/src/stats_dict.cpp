@@ -10,9 +10,6 @@ namespace gpufeed::python {
 
 namespace {
 
-constexpr Stage kStages[] = {Stage::read,      Stage::decode, Stage::assemble, Stage::h2d,
-                             Stage::normalize, Stage::echo,   Stage::wait,     Stage::step};
-
 double seconds(std::int64_t ns) {
   return static_cast<double>(ns) * 1e-9;
 }
@@ -23,6 +20,19 @@ nb::dict stats_dict(const LoaderStats& s) {
   nb::dict d;
   d["wall_s"] = seconds(s.wall_ns);
   d["workers"] = s.workers;
+  d["prefetch"] = s.prefetch;
+  nb::list tuning;
+  for (const TuningChange& c : s.tuning) {
+    nb::dict one;
+    one["time_s"] = seconds(c.time_ns);
+    one["knob"] = knob_name(c.knob);
+    one["from"] = c.from;
+    one["to"] = c.to;
+    one["stage"] = stage_name(c.stage);
+    one["reason"] = c.reason;
+    tuning.append(one);
+  }
+  d["tuning"] = tuning;
   d["batches"] = s.batches;
   d["samples"] = s.samples;
   d["fresh_batches"] = s.fresh_batches;
@@ -30,7 +40,8 @@ nb::dict stats_dict(const LoaderStats& s) {
   d["reaugmented_batches"] = s.reaugmented_batches;
   d["skipped_samples"] = s.skipped_samples;
   nb::dict stages;
-  for (const Stage stage : kStages) {
+  for (const StageInfo& info : gpufeed::kStages) {
+    const Stage stage = info.stage;
     if (stage == Stage::step) continue;  // the trainer's, not the loader's
     nb::dict one;
     one["busy_s"] = seconds(s[stage].busy_ns);

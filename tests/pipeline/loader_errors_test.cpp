@@ -10,6 +10,7 @@
 #include "dataset_fixture.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/pipeline/device.hpp"
+#include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "temp_dir.hpp"
@@ -18,6 +19,7 @@ namespace gpufeed {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr formats::SampleShape kShape{8, 8, 3, formats::Layout::nhwc};
 
@@ -124,9 +126,22 @@ TEST(LoaderErrors, OptionErrorsNameTheFieldAndRenderFrontEndNames) {
         e.render([](std::string_view f) { return "--" + std::string(f) + "!"; });
     EXPECT_THAT(flags, HasSubstr("--prefetch!=100000: use 1 to 256"));
   }
-  EXPECT_EQ(render_option_names("{a} {x_1} {B} {} {",
+  EXPECT_EQ(render_option_names("{workers} {batch_size} {B} {} {",
                                 [](std::string_view f) { return "<" + std::string(f) + ">"; }),
-            "<a> <x_1> {B} {} {");
+            "<workers> <batch_size> {B} {} {");
+}
+
+TEST(LoaderErrors, BracesInAUsersValueAreNotTakenForAField) {
+  // Only LoaderOptions' field names are placeholders: "{auto}" in a value stays as typed.
+  try {
+    (void)EchoOptions::parse("{auto}");
+    FAIL() << "echo {auto} was accepted";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "echo");
+    const std::string flags = e.render([](std::string_view f) { return "--" + std::string(f); });
+    EXPECT_THAT(flags, HasSubstr("{auto}"));
+    EXPECT_THAT(flags, Not(HasSubstr("--auto")));
+  }
 }
 
 TEST(LoaderErrors, CudaDeviceWithoutGpuIsAUsageError) {

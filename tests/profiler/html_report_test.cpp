@@ -27,7 +27,7 @@ TEST(HtmlReport, ContainsFiguresNumbersAndRecommendations) {
   EXPECT_EQ(count(html, "</svg>"), 2u);
   EXPECT_NE(html.find("class=\"recommendations\""), std::string::npos);
   for (const Recommendation& rec : r.recommendations) {
-    EXPECT_NE(html.find(rec.action), std::string::npos) << rec.action;
+    EXPECT_NE(html.find(rec.action()), std::string::npos) << rec.action();
   }
   EXPECT_NE(html.find("highly input-bound"), std::string::npos);
   EXPECT_NE(html.find("#e4572e"), std::string::npos);  // input_wait gaps are drawn

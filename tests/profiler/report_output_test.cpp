@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpufeed/profiler/error.hpp"
+#include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/report_json.hpp"
 #include "gpufeed/profiler/summary.hpp"
 #include "synthetic_timeline.hpp"
@@ -68,8 +69,26 @@ TEST(Summary, NamesVerdictBottleneckAndAdvice) {
   const std::string s = format_summary(stalled_report());
   EXPECT_NE(s.find("highly input-bound"), std::string::npos) << s;
   EXPECT_NE(s.find("bottleneck stage    decode"), std::string::npos) << s;
-  EXPECT_NE(s.find("--echo"), std::string::npos) << s;
+  EXPECT_NE(s.find("echo=2"), std::string::npos) << s;
+  EXPECT_EQ(s.find("--"), std::string::npos) << s;  // the library speaks fields, never flags
+  const std::string flags =
+      format_summary(stalled_report(), [](const Setting& x) { return "--" + x.value_text(); });
+  EXPECT_NE(flags.find("--2"), std::string::npos) << flags;
   EXPECT_EQ(s.back(), '\n');
+}
+
+TEST(Summary, NamesNoBottleneckWhenNotInputBound) {
+  GapReport r = stalled_report();
+  r.verdict = Verdict::not_input_bound;
+  r.recommendations.clear();
+  const std::string s = format_summary(r);
+  EXPECT_EQ(s.find("bottleneck stage"), std::string::npos) << s;
+  EXPECT_NE(s.find("recommendations     no change"), std::string::npos) << s;
+  const std::string html = HtmlReport::render(Timeline{}, r);
+  EXPECT_EQ(html.find("bottleneck stage"), std::string::npos);
+  EXPECT_NE(html.find("No change recommended"), std::string::npos);
+  r.verdict = Verdict::moderately_input_bound;
+  EXPECT_NE(format_summary(r).find("bottleneck stage    decode"), std::string::npos);
 }
 
 }  // namespace

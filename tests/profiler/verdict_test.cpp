@@ -1,6 +1,9 @@
 // Verdict thresholds and the recommendation model's predictions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/recommendation.hpp"
 #include "gpufeed/profiler/verdict.hpp"
@@ -43,8 +46,43 @@ TEST(Recommendation, EchoModelPredictsUtilization) {
   const auto recs = recommend(r, {});
   ASSERT_FALSE(recs.empty());
   EXPECT_EQ(recs.front().kind, "echo");
-  EXPECT_EQ(recs.front().action, "--echo 3");
+  EXPECT_EQ(recs.front().settings, std::vector<Setting>{Setting::of(Knob::echo, 3)});
+  EXPECT_EQ(recs.front().action(), "echo=3");
   EXPECT_DOUBLE_EQ(recs.front().predicted_device_util, 0.90);
+}
+
+TEST(Recommendation, SpeaksTheLoadersTermsNeverAFlag) {
+  GapReport r = report_with(30, 60, 10);
+  r.bottleneck_stage = "read";
+  r.idle_ns[GapCause::host_sync] = 10;
+  r.idle_by_cause[static_cast<std::size_t>(GapCause::host_sync)] = 0.10;
+  r.pageable_h2d_ns = 5;
+  PipelineFacts facts;
+  facts.workers = 2;
+  facts.cpu_cores = 8;
+  facts.order = Order::random;
+  const auto recs = recommend(r, facts);
+  ASSERT_GE(recs.size(), 4u);
+  for (const Recommendation& rec : recs) {
+    EXPECT_EQ(rec.action().find("--"), std::string::npos) << rec.action();
+    for (const Setting& s : rec.settings) EXPECT_TRUE(find_knob(knob_name(s.knob)));
+    // A change never predicts less than today's utilization.
+    if (rec.predicted_device_util >= 0) {
+      EXPECT_GE(rec.predicted_device_util, r.device_util);
+    }
+  }
+  const auto cache = std::find_if(recs.begin(), recs.end(), [](const Recommendation& rec) {
+    return rec.kind == "chunk_cache";
+  });
+  ASSERT_NE(cache, recs.end());
+  EXPECT_EQ(cache->settings, std::vector<Setting>{Setting::of(Order::chunk)});
+  facts.order = Order::chunk;
+  facts.cache_bytes = 256ull << 20;
+  for (const Recommendation& rec : recommend(r, facts)) {
+    if (rec.kind == "chunk_cache") {
+      EXPECT_EQ(rec.settings, std::vector<Setting>{Setting::of(Knob::cache_bytes, 512ull << 20)});
+    }
+  }
 }
 
 TEST(Recommendation, NoInputAdviceWhenNotInputBound) {
@@ -65,7 +103,8 @@ TEST(Recommendation, WorkersOnlyWhenCoresAreLeft) {
   auto recs = recommend(r, facts);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].kind, "workers");
-  EXPECT_EQ(recs[0].action, "--workers 8");
+  EXPECT_EQ(recs[0].settings, std::vector<Setting>{Setting::of(Knob::workers, 8)});
+  EXPECT_EQ(recs[0].action([](const Setting& s) { return "-w" + s.value_text(); }), "-w8");
   // Period busy + wait = 100 halves to 50 = busy: the wait disappears.
   EXPECT_DOUBLE_EQ(recs[0].predicted_device_util, 1.0);
   facts.workers = 16;

@@ -39,6 +39,11 @@ def test_a_slow_read_stage_is_named_with_advice(synthetic_file):
     assert results["device_util"] < 0.5
     recommendations = results["profile"]["recommendations"]
     assert recommendations, prof.summary()
+    # Settings come as data, spelled as the Loader's keywords.
+    for rec in recommendations:
+        for setting in rec["settings"]:
+            assert setting["knob"] in ("workers", "prefetch", "echo", "cache_bytes", "order")
+            assert not rec["action"].startswith("--"), rec
     summary = prof.summary()
     for part in ("device utilization", "idle by cause", "verdict", "bottleneck stage", "practices"):
         assert part in summary, summary
@@ -51,6 +56,8 @@ def test_a_loop_the_loader_keeps_up_with(synthetic_file):
     results = prof.results()
     assert results["verdict"] == "not input-bound", prof.summary()
     assert results["device_util"] > 0.8
+    assert results["bottleneck_stage"] is None  # nothing holds the loop back
+    assert "bottleneck stage" not in prof.summary()
     assert results["steps"] == 30 and results["epochs"] == 3
     assert results["echo"]["fresh_batches"] == 30
 

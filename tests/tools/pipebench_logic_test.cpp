@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.hpp"
 #include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
 #include "pipebench/diagnosis.hpp"
@@ -306,6 +307,7 @@ TEST(SweepBest, FastestWinsAndNearTiesGoToLessMemory) {
 TEST(SweepConfirmation, ComparesTheRecommendedNeighbourWithTheFirstSetting) {
   std::vector<SweepRow> rows{row(1, 1000, 100), row(2, 1900, 100), row(4, 1950, 100)};
   rows[0].recommendation = "--workers 2";
+  rows[0].setting = Setting::of(Knob::workers, 2);
   rows[0].predicted_util = 0.9;
   rows[1].device_util = 0.88;
   Confirmation c = confirm_recommendation(rows);
@@ -317,14 +319,27 @@ TEST(SweepConfirmation, ComparesTheRecommendedNeighbourWithTheFirstSetting) {
   EXPECT_EQ(confirm_recommendation(rows).status, "not_confirmed");
 
   rows[0].recommendation = "--workers 8";
+  rows[0].setting = Setting::of(Knob::workers, 8);
   c = confirm_recommendation(rows);
   EXPECT_EQ(c.status, "not_in_grid");
   EXPECT_TRUE(contains(c.text, "add --workers 8 to the sweep")) << c.text;
 
   rows[0].recommendation = "keep the loss on the device";
+  rows[0].setting.reset();
   EXPECT_EQ(confirm_recommendation(rows).status, "not_in_grid");
   rows[0].recommendation.clear();
   EXPECT_EQ(confirm_recommendation(rows).status, "no_recommendation");
+}
+
+TEST(SweepConfirmation, EveryKnobIsAPointOfTheGrid) {
+  const SweepPoint p{2, 4, "1", "random", 512};
+  EXPECT_EQ(with_setting(p, Setting::of(Knob::workers, 1)).workers, 1u);
+  EXPECT_EQ(with_setting(p, Setting::of(Knob::prefetch, 8)).prefetch, 8u);
+  EXPECT_EQ(with_setting(p, Setting::of(Knob::echo, 2)).echo, "2");
+  EXPECT_EQ(with_setting(p, Setting::of(Order::chunk)).order, "chunk");
+  EXPECT_EQ(with_setting(p, Setting::of(Knob::cache_bytes, 1024ull << 20)).cache_mb, 1024u);
+  EXPECT_EQ(flag_spelling(Setting::of(Knob::cache_bytes, 1024ull << 20)), "--cache-mb 1024");
+  EXPECT_EQ(flag_spelling(Setting::of(Order::chunk)), "--order chunk");
 }
 
 TEST(SweepOutput, CsvHasAHeaderAndOneLinePerSettingWithQuotedText) {

@@ -175,6 +175,12 @@ std::string flag_of(std::string_view field) {
   return flag;
 }
 
+std::string flag_spelling(const Setting& setting) {
+  const std::string flag = flag_of(knob_name(setting.knob));
+  if (setting.knob == Knob::cache_bytes) return flag + " " + std::to_string(setting.value >> 20);
+  return flag + " " + setting.value_text();
+}
+
 int run_guarded(std::string_view program, const std::function<int()>& body) {
   try {
     return body();

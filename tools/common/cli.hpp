@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "gpufeed/base/knobs.hpp"
+
 namespace gpufeed::tools {
 
 inline constexpr int kExitOk = 0;
@@ -53,6 +55,8 @@ bool stderr_is_tty();
 /// The flag the tools take for a LoaderOptions field: batch_size -> --batch, cache_bytes ->
 /// --cache-mb, on_error -> --on-error (OptionError messages are rendered with it).
 std::string flag_of(std::string_view field);
+/// A loader setting as the tools take it: "--workers 8", "--order chunk", "--cache-mb 1024".
+std::string flag_spelling(const Setting& setting);
 
 /// Runs `body` and maps every exception to one error line and an exit code:
 /// std::invalid_argument (gpufeed::UsageError among them) -> 2, any other failure -> 1.

@@ -114,7 +114,7 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
   if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0) f.cpu_cores = cores;
   f.prefetch = r.prefetch;
   f.echo = r.echo.adaptive ? r.echo.cap : r.echo.factor;
-  for (const Stage stage : kPipelineStages) {
+  for (const Stage stage : kLoaderStages) {
     if (s[stage].items > 0 || s[stage].busy_ns > 0) {
       f.stage_busy[stage_name(stage)] = s.busy_fraction(stage);
     }
@@ -126,6 +126,8 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
     f.uint8_bytes_per_sample = r.sample.bytes();
   }
   f.cache_hit_rate = cache_hit_rate(s);
+  f.order = find_order(r.order);
+  f.cache_bytes = r.cache_bytes;
   if (s.chunk_reads > 0 && r.samples_per_chunk > 1) {
     // The least a run can read: every chunk once per epoch it started.
     f.chunk_reads = s.chunk_reads;

@@ -16,11 +16,6 @@
 
 namespace gpufeed::tools::pipebench {
 
-/// The stages the loader's workers (and its echo stage) run: what a run's facts and practice
-/// checks sum over.
-inline constexpr Stage kPipelineStages[] = {Stage::read, Stage::decode,    Stage::assemble,
-                                            Stage::h2d,  Stage::normalize, Stage::echo};
-
 struct Diagnosis {
   bool profiled = false;        ///< the recorder ran (no --no-profile)
   bool has_steps = false;       ///< a training stage marked "step" ranges
@@ -76,15 +71,20 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& facts);
 
 /// The diagnosis as pipebench prints it after its own summary: the recorder's counts, then the
 /// profiler's summary, or, without training steps, a plain note that utilization needs them
-/// and the consumer's wait (`input_wait_share` of the run). Ends with a newline.
-std::string format_diagnosis(const Diagnosis& diagnosis, double input_wait_share);
-/// Fills the --json keys the gap report knows (device_util, idle_by_cause, bottleneck_stage,
-/// stage shares during waits) and adds "profile", "recorder" and "cupti".
-void add_diagnosis_json(nlohmann::json& json, const Diagnosis& diagnosis);
+/// and the consumer's wait (`input_wait_share` of the run). Recommended settings are written as
+/// `spelling` says (pipebench: flags; Python: keywords). Ends with a newline.
+std::string format_diagnosis(const Diagnosis& diagnosis, double input_wait_share,
+                             const SettingSpelling& spelling);
+/// Fills the --json keys the gap report knows (device_util, idle_by_cause, bottleneck_stage:
+/// null unless the run is input-bound, stage shares during waits) and adds "profile" (its
+/// recommendations' "action" written as `spelling` says), "recorder" and "cupti".
+void add_diagnosis_json(nlohmann::json& json, const Diagnosis& diagnosis,
+                        const SettingSpelling& spelling);
 /// The Chrome trace of the recorded timeline (opens in Perfetto), written atomically.
 void write_trace(const std::string& path, const Diagnosis& diagnosis);
 /// The self-contained HTML report, written atomically.
-void write_report(const std::string& path, const Diagnosis& diagnosis);
+void write_report(const std::string& path, const Diagnosis& diagnosis,
+                  const SettingSpelling& spelling);
 
 /// Where one rank of a job writes `path`: every "{rank}" replaced by the rank; without one, in
 /// a job of several ranks, ".rankR" goes before the extension (run.json -> run.rank1.json).

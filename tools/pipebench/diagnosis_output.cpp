@@ -44,7 +44,7 @@ json cupti_json(const Diagnosis& d) {
 }
 
 /// Without a training stage: which stage the consumer waited on, and the input-side advice.
-std::string consumer_only(const profiler::GapReport& g) {
+std::string consumer_only(const profiler::GapReport& g, const SettingSpelling& spelling) {
   std::string out;
   for (const profiler::StageShare& s : g.stages) {
     if (s.name != g.bottleneck_stage || g.bottleneck_basis != "input_wait") continue;
@@ -54,7 +54,7 @@ std::string consumer_only(const profiler::GapReport& g) {
         "", s.name.c_str(), s.share_during_wait);
   }
   for (const profiler::Recommendation& rec : g.recommendations) {
-    out += format("%-11s try ", "") + rec.action + ": " + rec.reason + "\n";
+    out += format("%-11s try ", "") + rec.action(spelling) + ": " + rec.reason + "\n";
   }
   return out;
 }
@@ -68,7 +68,8 @@ std::string consumer_only(const profiler::GapReport& g) {
 
 }  // namespace
 
-std::string format_diagnosis(const Diagnosis& d, double input_wait_share) {
+std::string format_diagnosis(const Diagnosis& d, double input_wait_share,
+                             const SettingSpelling& spelling) {
   if (!d.profiled) return format("%-11s off (--no-profile)\n", "profile");
   std::string out = sources(d);
   if (!d.analyzed()) {
@@ -82,18 +83,24 @@ std::string format_diagnosis(const Diagnosis& d, double input_wait_share) {
     }
     out += format("%-11s the consumer waited for input %.1f%% of the run\n", "",
                   100.0 * input_wait_share);
-    if (d.consumer_only()) out += consumer_only(d.report);
+    if (d.consumer_only()) out += consumer_only(d.report, spelling);
     return out;
   }
   return out + "diagnosis (steady state, training steps against the input pipeline)\n" +
-         profiler::format_summary(d.report);
+         profiler::format_summary(d.report, spelling);
 }
 
-void add_diagnosis_json(json& j, const Diagnosis& d) {
+void add_diagnosis_json(json& j, const Diagnosis& d, const SettingSpelling& spelling) {
   j["recorder"] = {
       {"enabled", d.profiled}, {"events", d.recorder_events}, {"dropped", d.recorder_dropped}};
   j["cupti"] = cupti_json(d);
   j["profile"] = d.profiled ? json::parse(profiler::report_json(d.report)) : json(nullptr);
+  if (d.profiled) {
+    json& recs = j["profile"]["recommendations"];
+    for (std::size_t i = 0; i < recs.size() && i < d.report.recommendations.size(); ++i) {
+      recs[i]["action"] = d.report.recommendations[i].action(spelling);
+    }
+  }
   if (!d.analyzed()) return;  // keeps device_util null and input_wait as the consumer's share
   const profiler::GapReport& g = d.report;
   j["device_util"] = g.device_util;
@@ -102,7 +109,7 @@ void add_diagnosis_json(json& j, const Diagnosis& d) {
                                      profiler::GapCause::launch, profiler::GapCause::other}) {
     idle[profiler::gap_cause_name(c)] = g.idle_share(c);
   }
-  if (!g.bottleneck_stage.empty()) j["bottleneck_stage"] = g.bottleneck_stage;
+  j["bottleneck_stage"] = g.has_bottleneck() ? json(g.bottleneck_stage) : json(nullptr);
   j["verdict"] = profiler::verdict_text(g.verdict);
   json& stages = j["stages"];
   for (const profiler::StageShare& s : g.stages) {
@@ -116,8 +123,9 @@ void write_trace(const std::string& path, const Diagnosis& d) {
   write_text_atomically(path, text.str());
 }
 
-void write_report(const std::string& path, const Diagnosis& d) {
+void write_report(const std::string& path, const Diagnosis& d, const SettingSpelling& spelling) {
   profiler::HtmlReport::Options options;
+  options.spelling = spelling;
   options.title = d.has_steps ? "gpufeed: " + std::string(profiler::verdict_text(d.report.verdict))
                               : "gpufeed: input pipeline only (no training steps were marked)";
   write_text_atomically(path, profiler::HtmlReport::render(d.analyzed_timeline, d.report, options));

@@ -1,9 +1,12 @@
 #include "pipebench/options.hpp"
 
+#include <charconv>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -22,24 +25,50 @@ void add_data_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_flag("--no-index", o.no_index, "ignore the file's chunk index (H5Dread_chunk path)");
 }
 
+unsigned count_or_auto(const std::string& flag, const std::string& text, unsigned low,
+                       unsigned high) {
+  if (text == "auto") return LoaderOptions::kAuto;
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < low || value > high) {
+    throw CLI::ValidationError("--" + flag, text + " is not a whole number in [" +
+                                                std::to_string(low) + ", " + std::to_string(high) +
+                                                "] or auto");
+  }
+  return value;
+}
+
 void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
   cmd.add_option("--device", o.device, "auto, cpu, cuda or cuda:N");
   cmd.add_option("--batch", o.batch, "samples per batch")->check(CLI::Range(1, 1 << 24));
   cmd.add_option("--seed", o.seed, "seed of the sample order (and of synthetic data)");
   if (axes != nullptr) {
-    cmd.add_option("--workers", axes->workers, "loader threads to try, e.g. 1,2,4 (0: all cores)");
-    cmd.add_option("--prefetch", axes->prefetch, "prefetch depths to try, e.g. 2,4");
+    cmd.add_option("--workers", axes->workers,
+                   "loader threads to try, e.g. 1,2,4,auto (0: all cores)");
+    cmd.add_option("--prefetch", axes->prefetch, "prefetch depths to try, e.g. 2,4,auto");
     cmd.add_option("--echo", axes->echo, "echo settings to try, e.g. 1,2,auto");
     cmd.add_option("--order", axes->order, "sample orders to try, e.g. random,chunk");
     cmd.add_option("--cache-mb", axes->cache_mb, "chunk cache budgets to try in MiB, e.g. 64,512");
     cmd.add_option("--csv", axes->csv, "write the table as CSV (default pipebench-sweep.csv)");
     return;
   }
-  cmd.add_option("--workers", o.workers, "loader threads (0: all cores)")
-      ->check(CLI::Range(0, 4096));
-  cmd.add_option("--prefetch", o.prefetch, "batches prepared ahead")->check(CLI::Range(1, 4096));
+  cmd.add_option_function<std::string>(
+         "--workers",
+         [&o](const std::string& v) { o.workers = count_or_auto("workers", v, 0, 4096); },
+         "loader threads (0: all cores; auto: tuned while it runs, up to --cpu-budget)")
+      ->type_name("N|auto");
+  cmd.add_option_function<std::string>(
+         "--prefetch",
+         [&o](const std::string& v) { o.prefetch = count_or_auto("prefetch", v, 1, 4096); },
+         "batches prepared ahead (auto: tuned while it runs, within --memory-mb)")
+      ->type_name("N|auto");
+  cmd.add_option("--cpu-budget", o.cpu_budget, "--workers auto: at most this many (0: all cores)")
+      ->check(CLI::Range(0, 1024));
+  cmd.add_option("--memory-mb", o.memory_mb,
+                 "--prefetch auto: batch slots within this many MiB (0: 1024)")
+      ->check(CLI::Range(0, 1 << 20));
   cmd.add_option("--order", o.order, "sample order")
-      ->check(CLI::IsMember({"sequential", "random", "chunk"}));
+      ->check(CLI::IsMember(std::vector<std::string>(kOrderNames.begin(), kOrderNames.end())));
   cmd.add_option("--cache-mb", o.cache_mb, "chunk cache budget in MiB")
       ->check(CLI::Range(0, 1 << 20));
   cmd.add_option("--echo", o.echo,
@@ -117,6 +146,8 @@ LoaderOptions loader_options(const BenchOptions& o) {
   lo.batch_size = o.batch;
   lo.workers = o.workers;
   lo.prefetch = o.prefetch;
+  lo.cpu_budget = o.cpu_budget;
+  lo.memory_budget = o.memory_mb << 20;
   lo.order = parse_order(o.order);
   lo.seed = o.seed;
   lo.cache_bytes = o.cache_mb << 20;

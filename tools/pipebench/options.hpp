@@ -26,8 +26,10 @@ struct BenchOptions {
   std::string layout;
   std::string device = "auto";
   std::uint32_t batch = 256;
-  unsigned workers = 0;
-  unsigned prefetch = 4;
+  unsigned workers = 0;   ///< LoaderOptions::kAuto: --workers auto
+  unsigned prefetch = 4;  ///< LoaderOptions::kAuto: --prefetch auto
+  unsigned cpu_budget = 0;
+  std::uint64_t memory_mb = 0;
   std::string order = "chunk";
   std::uint64_t seed = 0;
   unsigned epochs = 0;  ///< 0: kDefaultEpochs (unless --steps)

@@ -57,7 +57,7 @@ PracticeInputs practice_inputs(const RunFacts& r, const Diagnosis& d) {
   in.workers = r.workers;
   in.torch_threads = in.training ? r.torch_threads : 0;
   if (s.wall_ns > 0) {
-    for (const Stage stage : kPipelineStages) {
+    for (const Stage stage : kLoaderStages) {
       in.loader_busy_threads +=
           static_cast<double>(s[stage].busy_ns) / static_cast<double>(s.wall_ns);
     }

@@ -1,5 +1,7 @@
 #include "pipebench/profile_session.hpp"
 
+#include "common/cli.hpp"
+
 namespace gpufeed::tools::pipebench {
 
 namespace {
@@ -22,7 +24,7 @@ Diagnosis ProfileSession::finish(const BenchReport& report) {
 void write_profile_outputs(const BenchOptions& o, const Diagnosis& d) {
   const std::int32_t rank = d.timeline.rank, world = d.timeline.world_size;
   if (!o.trace.empty()) write_trace(per_rank_path(o.trace, rank, world), d);
-  if (!o.report.empty()) write_report(per_rank_path(o.report, rank, world), d);
+  if (!o.report.empty()) write_report(per_rank_path(o.report, rank, world), d, flag_spelling);
 }
 
 }  // namespace gpufeed::tools::pipebench

@@ -73,7 +73,7 @@ RunFacts run_facts(const BenchReport& r) {
   RunFacts f;
   f.stats = r.run.stats;
   f.workers = r.workers;
-  f.prefetch = r.options.prefetch;
+  f.prefetch = r.run.stats.prefetch;
   f.echo = EchoOptions::parse(r.options.echo);
   f.cuda = r.device.used != "cpu";
   f.sample = r.dataset.shape;
@@ -84,6 +84,7 @@ RunFacts run_facts(const BenchReport& r) {
   f.steps = r.run.batches;
   f.seed = r.options.seed;
   f.order = r.options.order;
+  f.cache_bytes = r.options.cache_mb << 20;
   f.augment = r.options.augment;
   if (const Shard shard = Shard::from_environment(); shard.world_size > 1) {
     f.rank = static_cast<std::int32_t>(shard.rank);  // the loader's shard under torchrun

@@ -25,6 +25,19 @@ json stages_json(const LoaderStats& stats, double input_wait) {
   return stages;
 }
 
+json tuning_json(const LoaderStats& s) {
+  json out = json::array();
+  for (const TuningChange& c : s.tuning) {
+    out.push_back({{"time_ns", c.time_ns},
+                   {"knob", knob_name(c.knob)},
+                   {"from", c.from},
+                   {"to", c.to},
+                   {"stage", stage_name(c.stage)},
+                   {"reason", c.reason}});
+  }
+  return out;
+}
+
 json dataset_json(const DatasetSummary& d) {
   return {{"path", d.path},
           {"synthetic", d.synthetic.empty() ? json(nullptr) : json(d.synthetic)},
@@ -39,25 +52,29 @@ json dataset_json(const DatasetSummary& d) {
 
 json settings_json(const BenchReport& r) {
   const BenchOptions& o = r.options;
-  return {{"device_requested", r.device.requested},
-          {"device_resolved", r.device.resolved},
-          {"batch", o.batch},
-          {"workers", r.workers},
-          {"prefetch", o.prefetch},
-          {"order", o.order},
-          {"seed", o.seed},
-          {"epochs", r.plan.steps != 0 ? json(nullptr) : json(r.plan.epochs)},
-          {"steps", r.plan.steps != 0 ? json(r.plan.steps) : json(nullptr)},
-          {"cache_mb", o.cache_mb},
-          {"use_index", !o.no_index},
-          {"images", o.images},
-          {"labels", o.labels},
-          {"dtype", o.dtype},
-          {"echo", o.echo},
-          {"augment", o.augment},
-          {"on_error", o.on_error},
-          {"size", o.size.empty() ? json(nullptr) : json(o.size)},
-          {"inject_stall", o.inject_stall.empty() ? json(nullptr) : json(o.inject_stall)}};
+  return {
+      {"device_requested", r.device.requested},
+      {"device_resolved", r.device.resolved},
+      {"batch", o.batch},
+      {"workers", r.workers},
+      {"prefetch", r.run.stats.prefetch},
+      {"workers_setting", o.workers == LoaderOptions::kAuto ? json("auto") : json(o.workers)},
+      {"prefetch_setting", o.prefetch == LoaderOptions::kAuto ? json("auto") : json(o.prefetch)},
+      {"tuning", tuning_json(r.run.stats)},
+      {"order", o.order},
+      {"seed", o.seed},
+      {"epochs", r.plan.steps != 0 ? json(nullptr) : json(r.plan.epochs)},
+      {"steps", r.plan.steps != 0 ? json(r.plan.steps) : json(nullptr)},
+      {"cache_mb", o.cache_mb},
+      {"use_index", !o.no_index},
+      {"images", o.images},
+      {"labels", o.labels},
+      {"dtype", o.dtype},
+      {"echo", o.echo},
+      {"augment", o.augment},
+      {"on_error", o.on_error},
+      {"size", o.size.empty() ? json(nullptr) : json(o.size)},
+      {"inject_stall", o.inject_stall.empty() ? json(nullptr) : json(o.inject_stall)}};
 }
 
 json cache_json(const BenchReport& r) {

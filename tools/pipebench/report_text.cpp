@@ -40,9 +40,17 @@ void print_settings(const BenchReport& r) {
   const std::string length =
       r.plan.steps != 0 ? format("%llu steps", static_cast<unsigned long long>(r.plan.steps))
                         : format("%llu epochs", static_cast<unsigned long long>(r.plan.epochs));
-  row("settings", format("device %s, batch %u, workers %u, prefetch %u, order %s, seed %llu, %s",
-                         r.device.used.c_str(), o.batch, r.workers, o.prefetch, o.order.c_str(),
-                         static_cast<unsigned long long>(o.seed), length.c_str()));
+  const char* tuned_workers = o.workers == LoaderOptions::kAuto ? " (auto)" : "";
+  const char* tuned_prefetch = o.prefetch == LoaderOptions::kAuto ? " (auto)" : "";
+  row("settings",
+      format("device %s, batch %u, workers %u%s, prefetch %u%s, order %s, seed %llu, %s",
+             r.device.used.c_str(), o.batch, r.workers, tuned_workers, r.run.stats.prefetch,
+             tuned_prefetch, o.order.c_str(), static_cast<unsigned long long>(o.seed),
+             length.c_str()));
+  for (const TuningChange& c : r.run.stats.tuning) {
+    row("tuning", format("%s %u -> %u at %s: %s", knob_name(c.knob), c.from, c.to,
+                         stage_name(c.stage), c.reason.c_str()));
+  }
   row("", format("dtype %s, echo %s, augment %s, on-error %s", o.dtype.c_str(), o.echo.c_str(),
                  o.augment.c_str(), o.on_error.c_str()) +
               (o.inject_stall.empty() ? "" : ", injected stall " + o.inject_stall));

@@ -90,14 +90,14 @@ int run_bench(const BenchOptions& given) {
       check_practices(practice_inputs(run_facts(report), diagnosis));
   print_report(report);
   if (training) std::printf("%-11s %s\n", "model", describe_training(training_opts, run).c_str());
-  std::fputs(format_diagnosis(diagnosis, input_wait_share(report)).c_str(), stdout);
+  std::fputs(format_diagnosis(diagnosis, input_wait_share(report), flag_spelling).c_str(), stdout);
   std::fputs(format_practices(practices).c_str(), stdout);
   std::fflush(stdout);
   write_profile_outputs(options, diagnosis);
   if (!options.json.empty()) {
     nlohmann::json json = report_json(report);
     json["training"] = training ? training_json(training_opts, run) : nlohmann::json(nullptr);
-    add_diagnosis_json(json, diagnosis);
+    add_diagnosis_json(json, diagnosis, flag_spelling);
     json["practices"] = practices_json(practices);
     write_json_file(options.json, json);
   }

@@ -26,6 +26,7 @@ struct RunFacts {
   std::uint64_t steps = 0;              ///< batches consumed
   std::uint64_t seed = 0;
   std::string order;
+  std::uint64_t cache_bytes = 0;  ///< the chunk cache budget
   std::string augment;
   /// The process's place in a distributed job (-1, 0: not distributed).
   std::int32_t rank = -1;

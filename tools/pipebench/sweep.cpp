@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <regex>
 #include <set>
 
 #include "common/cli.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/pipeline/loader.hpp"
 
 namespace gpufeed::tools::pipebench {
+
+static_assert(kAutoCount == LoaderOptions::kAuto);
 
 namespace {
 
@@ -35,10 +37,16 @@ std::vector<std::string> split(const std::string& flag, const std::string& text)
   }
 }
 
+/// Whole numbers in [low, high]; with `auto_value`, "auto" stands for it.
 template <typename T>
-std::vector<T> numbers(const std::string& flag, const std::string& text, T low, T high) {
+std::vector<T> numbers(const std::string& flag, const std::string& text, T low, T high,
+                       std::optional<T> auto_value = std::nullopt) {
   std::vector<T> out;
   for (const std::string& item : split(flag, text)) {
+    if (auto_value && item == "auto") {
+      out.push_back(*auto_value);
+      continue;
+    }
     T value{};
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (ec != std::errc{} || end != item.data() + item.size() || value < low || value > high) {
@@ -63,9 +71,8 @@ std::vector<std::string> echoes(const std::string& text) {
 std::vector<std::string> orders(const std::string& text) {
   std::vector<std::string> out = split("order", text);
   for (const std::string& o : out) {
-    if (o != "sequential" && o != "random" && o != "chunk") {
-      throw UsageError("--order " + text + ": " + o + " is not sequential, random or chunk");
-    }
+    if (!find_order(o))
+      throw UsageError("--order " + text + ": " + o + " is not " + order_choices());
   }
   return out;
 }
@@ -75,6 +82,10 @@ std::vector<unsigned> default_workers(unsigned cores) {
   return {values.begin(), values.end()};
 }
 
+nlohmann::json count_json(unsigned count) {
+  return count == kAutoCount ? nlohmann::json("auto") : nlohmann::json(count);
+}
+
 std::string percent(const std::optional<double>& share) {
   if (!share) return "-";
   char buffer[32];
@@ -82,33 +93,36 @@ std::string percent(const std::optional<double>& share) {
   return buffer;
 }
 
-/// `base` with one flag changed; false when the value does not parse.
-bool with_flag(SweepPoint& point, const std::string& flag, const std::string& value) {
-  try {
-    if (flag == "workers") point.workers = static_cast<unsigned>(std::stoul(value));
-    if (flag == "prefetch") point.prefetch = static_cast<unsigned>(std::stoul(value));
-    if (flag == "cache-mb") point.cache_mb = std::stoull(value);
-  } catch (const std::exception&) {
-    return false;
-  }
-  if (flag == "echo") point.echo = value;
-  if (flag == "order") point.order = value;
-  return true;
-}
-
 }  // namespace
 
-std::optional<std::pair<std::string, std::string>> parse_sweep_action(const std::string& action) {
-  static const std::regex pattern(R"(^--(workers|prefetch|echo|order|cache-mb) ([^ ,]+))");
-  std::smatch m;
-  if (!std::regex_search(action, m, pattern)) return std::nullopt;
-  return std::make_pair(m[1].str(), m[2].str());
+SweepPoint with_setting(SweepPoint point, const Setting& s) {
+  switch (s.knob) {
+    case Knob::workers:
+      point.workers = static_cast<unsigned>(s.value);
+      break;
+    case Knob::prefetch:
+      point.prefetch = static_cast<unsigned>(s.value);
+      break;
+    case Knob::echo:
+      point.echo = s.value_text();
+      break;
+    case Knob::cache_bytes:
+      point.cache_mb = s.value >> 20;
+      break;
+    case Knob::order:
+      point.order = s.value_text();
+      break;
+  }
+  return point;
+}
+
+std::string count_text(unsigned count) {
+  return count == kAutoCount ? "auto" : std::to_string(count);
 }
 
 std::string describe(const SweepPoint& p) {
-  return "workers " + std::to_string(p.workers) + ", prefetch " + std::to_string(p.prefetch) +
-         ", echo " + p.echo + ", order " + p.order + ", cache " + std::to_string(p.cache_mb) +
-         " MiB";
+  return "workers " + count_text(p.workers) + ", prefetch " + count_text(p.prefetch) + ", echo " +
+         p.echo + ", order " + p.order + ", cache " + std::to_string(p.cache_mb) + " MiB";
 }
 
 std::vector<SweepPoint> SweepGrid::points() const {
@@ -129,10 +143,10 @@ SweepGrid parse_grid(const SweepAxes& a, const SweepPoint& base, unsigned cores)
   SweepGrid g;
   const bool any = !a.workers.empty() || !a.prefetch.empty() || !a.echo.empty() ||
                    !a.order.empty() || !a.cache_mb.empty();
-  g.workers = !a.workers.empty() ? numbers<unsigned>("workers", a.workers, 0, 4096)
+  g.workers = !a.workers.empty() ? numbers<unsigned>("workers", a.workers, 0, 4096, kAutoCount)
               : any              ? std::vector<unsigned>{base.workers}
                                  : default_workers(cores);
-  g.prefetch = !a.prefetch.empty() ? numbers<unsigned>("prefetch", a.prefetch, 1, 4096)
+  g.prefetch = !a.prefetch.empty() ? numbers<unsigned>("prefetch", a.prefetch, 1, 4096, kAutoCount)
                                    : std::vector<unsigned>{base.prefetch};
   g.echo = !a.echo.empty() ? echoes(a.echo)
            : any           ? std::vector<std::string>{base.echo}
@@ -178,18 +192,17 @@ Confirmation confirm_recommendation(const std::vector<SweepRow>& rows) {
             "the first setting's diagnosis recommended no change" +
                 std::string(first.verdict.empty() ? "" : " (" + first.verdict + ")")};
   }
-  const auto action = parse_sweep_action(first.recommendation);
-  SweepPoint wanted = first.point;
-  if (!action || !with_flag(wanted, action->first, action->second)) {
+  if (!first.setting) {
     return {"not_in_grid", "the first setting's diagnosis recommended " + first.recommendation +
                                ", which is not a setting the sweep varies"};
   }
+  const SweepPoint wanted = with_setting(first.point, *first.setting);
   const auto it =
       std::find_if(rows.begin(), rows.end(), [&](const SweepRow& r) { return r.point == wanted; });
   if (it == rows.end() || !it->error.empty()) {
     return {"not_in_grid", "the first setting's diagnosis recommended " + first.recommendation +
-                               "; the grid has no such setting next to the first one (add --" +
-                               action->first + " " + action->second + " to the sweep)"};
+                               "; the grid has no such setting next to the first one (add " +
+                               flag_spelling(*first.setting) + " to the sweep)"};
   }
   const double gain = first.samples_per_s > 0 ? it->samples_per_s / first.samples_per_s - 1.0 : 0.0;
   char buffer[256];
@@ -207,8 +220,9 @@ void print_sweep_table(const std::vector<SweepRow>& rows) {
   std::printf("%7s %8s %6s %-10s %8s %11s %6s %10s %9s  %s\n", "workers", "prefetch", "echo",
               "order", "cache_mb", "samples/s", "util", "input_wait", "peak_mb", "verdict");
   for (const SweepRow& r : rows) {
-    std::printf("%7u %8u %6s %-10s %8llu ", r.point.workers, r.point.prefetch, r.point.echo.c_str(),
-                r.point.order.c_str(), static_cast<unsigned long long>(r.point.cache_mb));
+    std::printf("%7s %8s %6s %-10s %8llu ", count_text(r.point.workers).c_str(),
+                count_text(r.point.prefetch).c_str(), r.point.echo.c_str(), r.point.order.c_str(),
+                static_cast<unsigned long long>(r.point.cache_mb));
     if (!r.error.empty()) {
       std::printf("failed: %s\n", r.error.c_str());
       continue;
@@ -230,7 +244,7 @@ std::string sweep_csv(const std::vector<SweepRow>& rows) {
   };
   char buffer[64];
   for (const SweepRow& r : rows) {
-    out += std::to_string(r.point.workers) + "," + std::to_string(r.point.prefetch) + "," +
+    out += count_text(r.point.workers) + "," + count_text(r.point.prefetch) + "," +
            quoted(r.point.echo) + "," + r.point.order + "," + std::to_string(r.point.cache_mb) +
            ",";
     if (r.error.empty()) {
@@ -261,8 +275,8 @@ nlohmann::json sweep_json(const std::vector<SweepRow>& rows, const std::optional
   for (const SweepRow& r : rows) {
     const bool ok = r.error.empty();
     settings.push_back(
-        {{"workers", r.point.workers},
-         {"prefetch", r.point.prefetch},
+        {{"workers", count_json(r.point.workers)},
+         {"prefetch", count_json(r.point.prefetch)},
          {"echo", r.point.echo},
          {"order", r.point.order},
          {"cache_mb", r.point.cache_mb},

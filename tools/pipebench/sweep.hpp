@@ -9,7 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpufeed/base/knobs.hpp"
+
 namespace gpufeed::tools::pipebench {
+
+/// A worker or prefetch count of "auto" (LoaderOptions::kAuto).
+inline constexpr unsigned kAutoCount = ~0u;
+/// "auto" for kAutoCount, else the number.
+std::string count_text(unsigned count);
 
 /// The swept flags as given: comma-separated lists ("1,2,4"); empty: not swept.
 struct SweepAxes {
@@ -62,15 +69,17 @@ struct SweepRow {
   std::uint64_t peak_rss_bytes = 0;   ///< during this setting
   std::string verdict;                ///< the diagnosis' verdict; empty without one
   std::string bottleneck_stage;
-  /// The diagnosis' first recommendation ("--echo 2") and its predicted utilization (< 0: none).
+  /// The diagnosis' first recommendation as flags ("--echo 2"), the one setting it changes
+  /// (none when it changes something else, or more than one setting), and its predicted
+  /// utilization (< 0: none).
   std::string recommendation;
+  std::optional<Setting> setting;
   double predicted_util = -1;
   std::string error;  ///< the one-line failure when this setting could not run
 };
 
-/// "--echo 2" -> {"echo", "2"}: a recommendation's action that sets one flag the sweep varies
-/// (workers, prefetch, echo, order, cache-mb); nullopt for any other action.
-std::optional<std::pair<std::string, std::string>> parse_sweep_action(const std::string& action);
+/// `point` with one setting changed (every knob is a flag the sweep can vary).
+SweepPoint with_setting(SweepPoint point, const Setting& setting);
 
 /// The row with the most samples/s; among rows within 3% of it, the one with the least peak
 /// memory. nullopt when every row failed.
@@ -81,8 +90,8 @@ struct Confirmation {
   std::string status;  ///< confirmed, not_confirmed, not_in_grid, no_recommendation
   std::string text;    ///< one sentence for the terminal and JSON
 };
-/// Looks for the first row's recommendation ("--FLAG VALUE" for a swept flag) in the grid:
-/// the point equal to the first one except for that flag. Confirmed when it ran at least 5%
+/// Looks for the first row's recommended setting in the grid: the point equal to the first one
+/// except for that setting. Confirmed when it ran at least 5%
 /// more samples/s than the first setting.
 Confirmation confirm_recommendation(const std::vector<SweepRow>& rows);
 

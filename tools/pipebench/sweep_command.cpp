@@ -28,10 +28,11 @@ BenchOptions with_point(BenchOptions o, const SweepPoint& p) {
   return o;
 }
 
-/// The first recommendation that is a setting the sweep can vary, else the first one.
+/// The first recommendation that changes one loader setting (a point of a grid), else the
+/// first one.
 const profiler::Recommendation* sweepable(const std::vector<profiler::Recommendation>& recs) {
   for (const profiler::Recommendation& r : recs) {
-    if (parse_sweep_action(r.action)) return &r;
+    if (r.settings.size() == 1 && r.words.empty()) return &r;
   }
   return recs.empty() ? nullptr : &recs.front();
 }
@@ -46,7 +47,8 @@ void fill_row(SweepRow& row, const BenchReport& report, const Diagnosis& d) {
     row.verdict = profiler::verdict_text(d.report.verdict);
     row.bottleneck_stage = d.report.bottleneck_stage;
     if (const profiler::Recommendation* rec = sweepable(d.report.recommendations)) {
-      row.recommendation = rec->action;
+      row.recommendation = rec->action(flag_spelling);
+      if (rec->settings.size() == 1 && rec->words.empty()) row.setting = rec->settings.front();
       if (device_side) row.predicted_util = rec->predicted_device_util;
     }
   }

@@ -3,21 +3,10 @@
 // file:line, the call, the error name and its description. A no-throw variant for destructors.
 #include <cuda_runtime_api.h>
 
-#include <stdexcept>
-
-#include "gpufeed/formats/unique_handle.hpp"
+#include "gpufeed/base/cuda_error.hpp"
+#include "gpufeed/base/unique_handle.hpp"
 
 namespace gpufeed {
-
-/// A CUDA runtime call failed. `code()` is the cudaError_t value.
-class CudaError : public std::runtime_error {
- public:
-  CudaError(const std::string& message, int code) : std::runtime_error(message), code_(code) {}
-  [[nodiscard]] int code() const { return code_; }
-
- private:
-  int code_;
-};
 
 namespace detail {
 [[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file,

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/unique_handle.hpp"
 #include "gpufeed/formats/image.hpp"
-#include "gpufeed/formats/unique_handle.hpp"
 
 namespace gpufeed::formats {
 

@@ -36,8 +36,8 @@ class OptionError : public UsageError {
   std::string template_;
 };
 
-/// `text` with every `{field}` placeholder replaced by `name(field)`; braces that do not hold a
-/// field name (lower case, digits and '_') stay as they are.
+/// `text` with every `{field}` placeholder replaced by `name(field)`; braces that do not hold
+/// the name of a LoaderOptions field (or `size`) stay as they are.
 std::string render_option_names(std::string_view text, const OptionError::Naming& name);
 
 /// A failure while the pipeline runs (a damaged chunk, an I/O error), raised on the

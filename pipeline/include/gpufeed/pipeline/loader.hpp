@@ -34,8 +34,18 @@ struct LoaderOptions {
   std::string labels = "/labels";  ///< empty: no labels
   std::optional<formats::Layout> layout;
   std::uint32_t batch_size = 256;
-  unsigned workers = 0;   ///< threads of the loader's task arena; 0: all cores
-  unsigned prefetch = 4;  ///< batches prepared ahead of the consumer
+  /// workers and prefetch take kAuto: the loader tunes them while it runs. It starts small,
+  /// watches its stages and the consumer's wait, raises the concurrency of what holds it back
+  /// (or gives a core back when its workers idle), within cpu_budget and memory_budget; each
+  /// change is in stats().tuning and on the profiler's timeline. The sample order does not
+  /// depend on it.
+  static constexpr unsigned kAuto = ~0u;
+  unsigned workers = 0;     ///< threads of the loader's task arena; 0: all cores; kAuto: tuned
+  unsigned prefetch = 4;    ///< batches prepared ahead of the consumer; kAuto: tuned
+  unsigned cpu_budget = 0;  ///< workers=auto: at most this many; 0: the cores the process may use
+  /// prefetch=auto: batch slots may hold at most this many bytes (allocated once, at start);
+  /// 0: 1 GiB. Up to 16 batches.
+  std::uint64_t memory_budget = 0;
   Order order = Order::chunk;
   std::uint64_t seed = 0;
   std::uint64_t chunk_window = 16;

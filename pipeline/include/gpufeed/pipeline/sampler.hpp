@@ -5,15 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/knobs.hpp"
+
 namespace gpufeed {
 
-enum class Order {
-  sequential,  ///< 0, 1, 2, ...
-  random,      ///< a full permutation per epoch
-  chunk,       ///< shuffled chunk order, samples shuffled within a window of chunks
-};
 std::string to_string(Order order);
-/// Parses "sequential" | "random" | "chunk"; throws UsageError otherwise.
+/// Parses "sequential" | "random" | "chunk"; throws OptionError otherwise.
 Order parse_order(const std::string& text);
 
 /// This process's place in a distributed job.

@@ -1,30 +1,39 @@
 #pragma once
-// Per-stage counters: the names are the same in NVTX ranges, reports, --json and
-// --inject-stall.
+// Per-stage counters, by the stages of gpufeed/base/stages.hpp (the names of NVTX ranges,
+// reports, --json and --inject-stall).
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "gpufeed/base/knobs.hpp"
+#include "gpufeed/base/stages.hpp"
 
 namespace gpufeed {
-
-enum class Stage : std::uint8_t { read, decode, assemble, h2d, normalize, echo, wait, step };
-inline constexpr std::size_t kStageCount = 8;
-const char* stage_name(Stage stage);
-/// Parses a stage name; nullopt for an unknown one.
-std::optional<Stage> parse_stage(const std::string& name);
 
 struct StageStats {
   std::int64_t busy_ns = 0;  ///< summed over all threads working in the stage
   std::uint64_t items = 0;   ///< batches (chunks for `read`)
 };
 
+/// One change the online tuner made (workers=auto, prefetch=auto).
+struct TuningChange {
+  std::int64_t time_ns = 0;  ///< on the profiler's clock (profiler::now_ns())
+  Knob knob = Knob::workers;
+  unsigned from = 0;
+  unsigned to = 0;
+  Stage stage = Stage::read;  ///< the loader stage that was busiest when it decided
+  std::string reason;         ///< what it measured
+};
+
 /// A consistent-enough snapshot of a loader's counters (each counter is read atomically).
 struct LoaderStats {
   std::array<StageStats, kStageCount> stages{};
   std::int64_t wall_ns = 0;   ///< since the counters were last reset
-  unsigned workers = 0;       ///< threads in the loader's arena
+  unsigned workers = 0;       ///< threads working for the loader (tuned with workers=auto)
+  unsigned prefetch = 0;      ///< batches prepared ahead (tuned with prefetch=auto)
   std::uint64_t batches = 0;  ///< delivered to the consumer
   std::uint64_t samples = 0;
   std::uint64_t fresh_batches = 0;
@@ -46,6 +55,8 @@ struct LoaderStats {
   std::uint64_t device_bytes = 0;       ///< device memory held by the device slots
   double pinned_h2d_bytes_per_s = 0;    ///< measured when the loader started
   double pageable_h2d_bytes_per_s = 0;  ///< measured when the loader started
+  /// Every change of workers=auto / prefetch=auto since the loader started, oldest first.
+  std::vector<TuningChange> tuning;
 
   [[nodiscard]] const StageStats& operator[](Stage s) const {
     return stages[static_cast<std::size_t>(s)];

@@ -72,7 +72,9 @@ struct GapReport {
   std::vector<Gap> gaps;
   GapStats gap_stats[kGapCauseCount];
   std::vector<StageShare> stages;
-  std::string bottleneck_stage;  ///< empty when unknown
+  /// The busiest loader stage (while the consumer waited, when it did); empty when unknown.
+  /// A bottleneck only when the run is input-bound: see has_bottleneck().
+  std::string bottleneck_stage;
   std::string bottleneck_basis;  ///< "input_wait", "overall" or "pipeline facts"
   double input_bound_share = 0;  ///< idle input_wait / window
   Verdict verdict = Verdict::not_input_bound;
@@ -83,6 +85,11 @@ struct GapReport {
   std::vector<std::string> warnings;
 
   [[nodiscard]] std::int64_t window_ns() const noexcept { return window_end_ns - window_begin_ns; }
+  /// The input holds the device back and a stage is known to be the reason: only then do the
+  /// reports name a bottleneck stage.
+  [[nodiscard]] bool has_bottleneck() const noexcept {
+    return verdict != Verdict::not_input_bound && !bottleneck_stage.empty();
+  }
   [[nodiscard]] double idle_share(GapCause c) const noexcept {
     return idle_by_cause[static_cast<std::size_t>(c)];
   }

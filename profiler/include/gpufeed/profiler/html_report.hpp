@@ -10,8 +10,9 @@ namespace gpufeed::profiler {
 
 struct HtmlReportOptions {
   std::string title = "gpufeed profile";
-  int width = 1200;                   ///< pixels of the figures
-  std::size_t max_host_threads = 16;  ///< busiest threads shown in the timeline
+  int width = 1200;                           ///< pixels of the figures
+  std::size_t max_host_threads = 16;          ///< busiest threads shown in the timeline
+  SettingSpelling spelling = field_spelling;  ///< how recommended settings are written
 };
 
 /// Renders the report for a browser with no network: inline CSS and SVG only, no scripts,

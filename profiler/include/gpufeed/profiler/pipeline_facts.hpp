@@ -5,16 +5,20 @@
 #include <optional>
 #include <string>
 
+#include "gpufeed/base/knobs.hpp"
+
 namespace gpufeed::profiler {
 
 /// Inputs to the recommendation model. Every field is optional; leave unknowns empty and the
 /// recommendations that need them say so instead of guessing. pipebench fills it from its
 /// options and LoaderStats.
 struct PipelineFacts {
-  std::optional<unsigned> workers;    ///< loader threads
-  std::optional<unsigned> cpu_cores;  ///< cores the loader may use
-  std::optional<unsigned> prefetch;   ///< batches the loader may run ahead
-  std::optional<unsigned> echo;       ///< current echo factor (1 = off)
+  std::optional<unsigned> workers;           ///< loader threads
+  std::optional<unsigned> cpu_cores;         ///< cores the loader may use
+  std::optional<unsigned> prefetch;          ///< batches the loader may run ahead
+  std::optional<unsigned> echo;              ///< current echo factor (1 = off)
+  std::optional<Order> order;                ///< sample order
+  std::optional<std::uint64_t> cache_bytes;  ///< chunk cache budget
   /// Busy fraction per stage name, 0..1 per worker (LoaderStats::busy_fraction).
   std::map<std::string, double> stage_busy;
   std::optional<bool> pinned_memory;              ///< host batch slots are pinned

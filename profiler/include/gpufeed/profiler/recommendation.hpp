@@ -3,18 +3,28 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/knobs.hpp"
+
 namespace gpufeed::profiler {
 
 struct GapReport;
 struct PipelineFacts;
 
+/// A recommendation speaks the loader's terms: the settings to change ({knob, value}) and, for
+/// what is not a setting (a change to the training code), words. Front ends spell the settings
+/// their own way (action()).
 struct Recommendation {
-  std::string kind;    ///< echo, workers, prefetch, pinned_memory, chunk_cache, transfer_dtype,
-                       ///< host_sync, launch
-  std::string action;  ///< the setting or code change, e.g. "--echo 2"
-  std::string reason;  ///< the measurement that triggered it
+  std::string kind;                   ///< echo, workers, prefetch, pinned_memory, chunk_cache,
+                                      ///< transfer_dtype, host_sync, launch
+  std::vector<Setting> settings;      ///< loader settings to change; empty: a change in words only
+  std::string words;                  ///< the rest of the change ("remove .item() from the loop")
+  std::string reason;                 ///< the measurement that triggered it
   std::string predicted_effect;       ///< in words, with numbers
   double predicted_device_util = -1;  ///< model prediction; negative when not modelled
+
+  /// The settings as `spelling` writes them, then the words: "echo=2", "--echo 2",
+  /// "order=chunk with a chunk cache of at least the window".
+  [[nodiscard]] std::string action(const SettingSpelling& spelling = field_spelling) const;
 };
 
 /// Recommendations for `report` ordered by predicted gain (largest first).

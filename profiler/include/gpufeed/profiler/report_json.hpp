@@ -9,8 +9,9 @@ namespace gpufeed::profiler {
 /// Keys: device_util, idle_by_cause {input_wait, host_sync, launch, other} (fractions of the
 /// window), bottleneck_stage (null when unknown), verdict, input_bound_share, stages
 /// {name: {busy_frac, items, share_during_wait}}, gaps {count, idle_ns, by_cause {cause: {count,
-/// total_ns, median_ns, max_ns, cv}}, longest [...]}, recommendations [{kind, action, reason,
-/// predicted_effect, predicted_device_util}], window {begin_ns, end_ns, ns, basis},
+/// total_ns, median_ns, max_ns, cv}}, longest [...]}, recommendations [{kind, settings [{knob,
+/// value}], action (settings by field name, then words), reason, predicted_effect,
+/// predicted_device_util}], window {begin_ns, end_ns, ns, basis},
 /// device_timeline, busy_ns, steps, h2d_ns, pageable_h2d_ns, utilization [...], warnings [...].
 std::string report_json(const GapReport& report, int indent = 2);
 

@@ -6,8 +6,10 @@
 
 namespace gpufeed::profiler {
 
-/// A dozen lines: utilization, idle by cause, verdict, bottleneck stage, gaps, recommendations
-/// with their predicted effect, warnings. Ends with a newline.
-std::string format_summary(const GapReport& report);
+/// A dozen lines: utilization, idle by cause, verdict, bottleneck stage (when input-bound), gaps,
+/// recommendations with their predicted effect ("no change" when there are none), warnings.
+/// Settings are written as `spelling` says. Ends with a newline.
+std::string format_summary(const GapReport& report,
+                           const SettingSpelling& spelling = field_spelling);
 
 }  // namespace gpufeed::profiler

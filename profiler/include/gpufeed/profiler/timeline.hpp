@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/stages.hpp"
 #include "gpufeed/profiler/device_activity.hpp"
 #include "gpufeed/profiler/range_event.hpp"
 #include "gpufeed/profiler/recorder.hpp"
@@ -12,16 +13,17 @@ namespace gpufeed::profiler {
 
 /// Range names the analysis understands (DESIGN.md, "Stage names"): the consumer side ...
 namespace range_names {
-inline constexpr const char* wait = "wait";      ///< consumer blocked on the loader
-inline constexpr const char* step = "step";      ///< one training step's compute
+inline constexpr const char* wait = stage_name(Stage::wait);  ///< consumer blocked on the loader
+inline constexpr const char* step = stage_name(Stage::step);  ///< one training step's compute
 inline constexpr const char* sync = "sync";      ///< stream/device/event sync, D2H like .item()
 inline constexpr const char* launch = "launch";  ///< host issuing device work (runtime calls)
 inline constexpr const char* cpu_op = "cpu_op";  ///< framework operator on the host (Kineto)
 /// A collective of a distributed job (all-reduce ...): the time from its start until every
 /// rank's part arrived, so it includes waiting for the slowest rank.
 inline constexpr const char* collective = "collective";
-/// ... and the pipeline stages, one of which is named as the bottleneck.
-inline constexpr const char* stages[] = {"read", "decode", "assemble", "h2d", "normalize", "echo"};
+/// ... and the loader's stages (gpufeed/base/stages.hpp), one of which is named as the
+/// bottleneck.
+inline constexpr const auto& stages = kLoaderStages;
 }  // namespace range_names
 
 /// A host range with its name resolved. `detail` says more where the name is a category
