@@ -42,8 +42,8 @@ std::uint64_t check_label_range(const std::vector<std::int64_t>& labels, std::ui
 
 }  // namespace
 
-VerifyPass::VerifyPass(std::uint64_t total, std::uint64_t bytes_per_unit)
-    : bar_("verifying", total, bytes_per_unit) {}
+VerifyPass::VerifyPass(const char* units, std::uint64_t total, std::uint64_t bytes_per_unit)
+    : units_(units), total_(total), bar_("verifying", total, bytes_per_unit) {}
 
 void VerifyPass::checked(std::uint64_t i, const std::optional<std::string>& problem) {
   if (problem) {
@@ -53,21 +53,20 @@ void VerifyPass::checked(std::uint64_t i, const std::optional<std::string>& prob
   bar_.update(i + 1);
 }
 
-std::uint64_t VerifyPass::finish(const char* kind) {
+int VerifyPass::verdict(const std::string& file, const std::vector<std::int64_t>& labels,
+                        std::uint64_t classes, const std::string& ok) {
   bar_.finish();
-  problems_.close(kind);
-  return problems_.count();
-}
-
-bool verification_failed(const std::string& file, std::uint64_t bad, std::uint64_t total,
-                         const char* units, const std::vector<std::int64_t>& labels,
-                         std::uint64_t classes) {
+  problems_.close(("bad " + units_).c_str());
+  const std::uint64_t bad = problems_.count();
   const std::uint64_t bad_labels = check_label_range(labels, classes);
-  if (bad + bad_labels == 0) return false;
-  print_error(kProgram, file + ": " + std::to_string(bad) + " of " + std::to_string(total) + " " +
-                            units + " and " + std::to_string(bad_labels) +
+  if (bad + bad_labels == 0) {
+    std::printf("%s\n", ok.c_str());
+    return kExitOk;
+  }
+  print_error(kProgram, file + ": " + std::to_string(bad) + " of " + std::to_string(total_) + " " +
+                            units_ + " and " + std::to_string(bad_labels) +
                             " labels failed verification; re-create the file with h5pack convert");
-  return true;
+  return kExitFailure;
 }
 
 }  // namespace gpufeed::tools::h5pack

@@ -23,29 +23,29 @@ class ProblemList {
   std::uint64_t count_ = 0;
 };
 
-/// One pass of h5pack verify over `total` units (chunks or samples): a "verifying" progress bar,
-/// and the units found bad in a ProblemList, the bar erased before each is printed. Units are
-/// reported from one thread at a time.
+/// h5pack verify of one file: a pass over its `total` units ("chunks" or "samples"), each about
+/// `bytes_per_unit` bytes, drawn as a "verifying" progress bar, with the units found bad in a
+/// ProblemList (the bar erased before each is printed); then its labels, and the verdict. Units
+/// are reported from one thread at a time.
 class VerifyPass {
  public:
-  VerifyPass(std::uint64_t total, std::uint64_t bytes_per_unit);
+  VerifyPass(const char* units, std::uint64_t total, std::uint64_t bytes_per_unit);
 
   /// Unit `i` is checked; `problem` is the line that says what is wrong with it, if anything.
   void checked(std::uint64_t i, const std::optional<std::string>& problem);
-  /// Erases the bar, prints "... and N more <kind>" and returns how many units were bad.
-  std::uint64_t finish(const char* kind);
+  /// Ends the pass ("... and N more bad <units>"), then lists the labels below 0, or not below
+  /// `classes` when the file names its classes (classes > 0; a file without labels, every label
+  /// -1, has none bad). When a unit or a label was bad: one line on stderr, "FILE: B of N UNITs
+  /// and L labels failed verification; re-create ...", and kExitFailure; else `ok` on stdout and
+  /// kExitOk.
+  int verdict(const std::string& file, const std::vector<std::int64_t>& labels,
+              std::uint64_t classes, const std::string& ok);
 
  private:
+  std::string units_;
+  std::uint64_t total_;
   ProgressBar bar_;
   ProblemList problems_;
 };
-
-/// The end of a verify: lists the labels below 0, or not below `classes` when the file names
-/// its classes (classes > 0; a file without labels, every label -1, has none bad); then, when a
-/// unit or a label was bad, one line on stderr, "FILE: B of N UNITs and L labels failed
-/// verification; re-create ...", and true. False, with no line, when nothing was bad.
-bool verification_failed(const std::string& file, std::uint64_t bad, std::uint64_t total,
-                         const char* units, const std::vector<std::int64_t>& labels,
-                         std::uint64_t classes);
 
 }  // namespace gpufeed::tools::h5pack

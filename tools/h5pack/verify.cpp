@@ -30,13 +30,11 @@ std::optional<std::string> check_chunk(const formats::DatasetReader& reader, std
   return std::nullopt;
 }
 
-std::uint64_t check_chunks(const formats::DatasetReader& reader) {
+void check_chunks(const formats::DatasetReader& reader, VerifyPass& pass) {
   std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
-  VerifyPass pass(reader.num_chunks(), reader.chunk_buffer_bytes());
   for (std::uint64_t c = 0; c < reader.num_chunks(); ++c) {
     pass.checked(c, check_chunk(reader, c, buffer));
   }
-  return pass.finish("bad chunks");
 }
 
 }  // namespace
@@ -46,15 +44,11 @@ int run_verify(const InspectOptions& o) {
     return run_verify_jpeg(o);
   }
   const formats::DatasetReader reader(o.file, reader_options(o));
-  const std::uint64_t bad_chunks = check_chunks(reader);
-  if (verification_failed(o.file, bad_chunks, reader.num_chunks(), "chunks", reader.labels(),
-                          reader.class_names().size())) {
-    return kExitFailure;
-  }
-  std::printf("ok: %llu samples, %llu chunks verified\n",
-              static_cast<unsigned long long>(reader.num_samples()),
-              static_cast<unsigned long long>(reader.num_chunks()));
-  return kExitOk;
+  VerifyPass pass("chunks", reader.num_chunks(), reader.chunk_buffer_bytes());
+  check_chunks(reader, pass);
+  return pass.verdict(o.file, reader.labels(), reader.class_names().size(),
+                      "ok: " + std::to_string(reader.num_samples()) + " samples, " +
+                          std::to_string(reader.num_chunks()) + " chunks verified");
 }
 
 }  // namespace gpufeed::tools::h5pack

@@ -58,12 +58,10 @@ std::optional<std::string> check_sample(const formats::JpegDatasetReader& reader
   return std::nullopt;
 }
 
-std::uint64_t check_samples(const formats::JpegDatasetReader& reader) {
+void check_samples(const formats::JpegDatasetReader& reader, VerifyPass& pass) {
   oneapi::tbb::enumerable_thread_specific<VerifyThread> threads([&reader] {
     return VerifyThread{formats::ImageDecoder(reader.path()), {}, {}};
   });
-  VerifyPass pass(reader.num_samples(),
-                  reader.total_bytes() / std::max<std::uint64_t>(1, reader.num_samples()));
   ordered_parallel_map(
       reader.num_samples(), 0,
       [&](std::uint64_t i) -> std::optional<std::string> {
@@ -74,22 +72,19 @@ std::uint64_t check_samples(const formats::JpegDatasetReader& reader) {
       [&](std::uint64_t i, const std::optional<std::string>& problem) {
         pass.checked(i, problem);
       });
-  return pass.finish("bad samples");
 }
 
 }  // namespace
 
 int run_verify_jpeg(const InspectOptions& o) {
   const formats::JpegDatasetReader reader(o.file, jpeg_reader_options(o));
-  const std::uint64_t bad_samples = check_samples(reader);
-  if (verification_failed(o.file, bad_samples, reader.num_samples(), "samples", reader.labels(),
-                          reader.class_names().size())) {
-    return kExitFailure;
-  }
-  std::printf("ok: %llu samples decoded, %s, offsets and labels consistent\n",
-              static_cast<unsigned long long>(reader.num_samples()),
-              reader.has_checksums() ? "checksums match" : "no checksums stored");
-  return kExitOk;
+  VerifyPass pass("samples", reader.num_samples(),
+                  reader.total_bytes() / std::max<std::uint64_t>(1, reader.num_samples()));
+  check_samples(reader, pass);
+  return pass.verdict(o.file, reader.labels(), reader.class_names().size(),
+                      "ok: " + std::to_string(reader.num_samples()) + " samples decoded, " +
+                          (reader.has_checksums() ? "checksums match" : "no checksums stored") +
+                          ", offsets and labels consistent");
 }
 
 }  // namespace gpufeed::tools::h5pack
