@@ -56,9 +56,10 @@ EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch, const EpochPlan& plan)
 void EpochRun::feed() {
   std::lock_guard lock(feed_mutex_);
   while (next_to_feed_ < num_batches_ && !cancelled_.load(std::memory_order_acquire)) {
-    if (core_.pool.size() - core_.pool.available() >= core_.slot_limit()) return;  // prefetch
-    Slot* slot = core_.pool.try_acquire();
-    if (slot == nullptr) return;  // back-pressure: the next release feeds again
+    // Back-pressure (every slot, or the prefetch depth's worth, in use): the next release, or
+    // a deeper prefetch, feeds again.
+    Slot* slot = core_.pool.try_acquire(core_.slot_limit());
+    if (slot == nullptr) return;
     run_hook(test_hooks.slot_taken);
     core_.prepare(*slot, epoch_, next_to_feed_, index_base_ + next_to_feed_, order_);
     slot->refs.store(1, std::memory_order_relaxed);  // the graph's, handed to the consumer

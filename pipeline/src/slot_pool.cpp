@@ -43,9 +43,9 @@ SlotPool::SlotPool(std::uint32_t slots, std::uint32_t batch_size, std::uint64_t 
   }
 }
 
-Slot* SlotPool::try_acquire() {
+Slot* SlotPool::try_acquire(std::uint32_t max_in_use) {
   std::lock_guard lock(mutex_);
-  if (free_.empty()) return nullptr;
+  if (free_.empty() || slots_.size() - free_.size() >= max_in_use) return nullptr;
   Slot* slot = free_.back();
   free_.pop_back();
   return slot;

@@ -57,7 +57,8 @@ class SlotPool {
   SlotPool(std::uint32_t slots, std::uint32_t batch_size, std::uint64_t sample_bytes,
            std::uint64_t output_bytes, const HostAllocator& allocate, bool echo_targets = false);
 
-  Slot* try_acquire();
+  /// A free slot, or nullptr when every slot, or `max_in_use` of them, is in use.
+  Slot* try_acquire(std::uint32_t max_in_use = ~0u);
   void release(Slot* slot);
 
   [[nodiscard]] std::uint32_t size() const { return static_cast<std::uint32_t>(slots_.size()); }

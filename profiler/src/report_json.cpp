@@ -49,7 +49,7 @@ json setting_json(const Setting& s) {
           {"value", s.knob == Knob::order ? json(s.value_text()) : json(s.value)}};
 }
 
-json recommendations_json(const GapReport& r) {
+json recommendations_json(const GapReport& r, const SettingSpelling& spelling) {
   json out = json::array();
   for (const Recommendation& rec : r.recommendations) {
     json settings = json::array();
@@ -57,7 +57,7 @@ json recommendations_json(const GapReport& r) {
     out.push_back(
         {{"kind", rec.kind},
          {"settings", settings},
-         {"action", rec.action()},
+         {"action", rec.action(spelling)},
          {"reason", rec.reason},
          {"predicted_effect", rec.predicted_effect},
          {"predicted_device_util",
@@ -66,7 +66,7 @@ json recommendations_json(const GapReport& r) {
   return out;
 }
 
-json report_object(const GapReport& r) {
+json report_object(const GapReport& r, const SettingSpelling& spelling) {
   json idle = json::object();
   for (GapCause c : kCauses) idle[gap_cause_name(c)] = r.idle_share(c);
   json stages = json::object();
@@ -83,7 +83,7 @@ json report_object(const GapReport& r) {
       {"input_bound_share", r.input_bound_share},
       {"stages", stages},
       {"gaps", gaps_json(r)},
-      {"recommendations", recommendations_json(r)},
+      {"recommendations", recommendations_json(r, spelling)},
       {"window",
        {{"begin_ns", r.window_begin_ns},
         {"end_ns", r.window_end_ns},
@@ -101,9 +101,9 @@ json report_object(const GapReport& r) {
 
 }  // namespace
 
-std::string report_json(const GapReport& report, int indent) {
+std::string report_json(const GapReport& report, int indent, const SettingSpelling& spelling) {
   // Kernel names from foreign traces may hold invalid UTF-8: replace rather than throw.
-  return report_object(report).dump(indent, ' ', false, json::error_handler_t::replace);
+  return report_object(report, spelling).dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 void write_report_json(const GapReport& report, const std::string& path) {

@@ -48,8 +48,7 @@ std::string format_summary(const GapReport& r, const SettingSpelling& spelling) 
         << '\n';
   }
   write_gaps(out, r);
-  if (r.recommendations.empty()) out << "recommendations     no change\n";
-  if (!r.recommendations.empty()) out << "recommendations\n";
+  out << (r.recommendations.empty() ? "recommendations     no change\n" : "recommendations\n");
   int i = 0;
   for (const Recommendation& rec : r.recommendations) {
     out << "  " << ++i << ". " << rec.action(spelling) << ": " << rec.predicted_effect

@@ -94,13 +94,8 @@ void add_diagnosis_json(json& j, const Diagnosis& d, const SettingSpelling& spel
   j["recorder"] = {
       {"enabled", d.profiled}, {"events", d.recorder_events}, {"dropped", d.recorder_dropped}};
   j["cupti"] = cupti_json(d);
-  j["profile"] = d.profiled ? json::parse(profiler::report_json(d.report)) : json(nullptr);
-  if (d.profiled) {
-    json& recs = j["profile"]["recommendations"];
-    for (std::size_t i = 0; i < recs.size() && i < d.report.recommendations.size(); ++i) {
-      recs[i]["action"] = d.report.recommendations[i].action(spelling);
-    }
-  }
+  j["profile"] =
+      d.profiled ? json::parse(profiler::report_json(d.report, 2, spelling)) : json(nullptr);
   if (!d.analyzed()) return;  // keeps device_util null and input_wait as the consumer's share
   const profiler::GapReport& g = d.report;
   j["device_util"] = g.device_util;

@@ -12,8 +12,6 @@
 
 namespace gpufeed::tools::pipebench {
 
-static_assert(kAutoCount == LoaderOptions::kAuto);
-
 namespace {
 
 constexpr double kTieShare = 0.03;     ///< rows this close to the best count as tied
@@ -83,7 +81,7 @@ std::vector<unsigned> default_workers(unsigned cores) {
 }
 
 nlohmann::json count_json(unsigned count) {
-  return count == kAutoCount ? nlohmann::json("auto") : nlohmann::json(count);
+  return count == LoaderOptions::kAuto ? nlohmann::json("auto") : nlohmann::json(count);
 }
 
 std::string percent(const std::optional<double>& share) {
@@ -117,7 +115,7 @@ SweepPoint with_setting(SweepPoint point, const Setting& s) {
 }
 
 std::string count_text(unsigned count) {
-  return count == kAutoCount ? "auto" : std::to_string(count);
+  return count == LoaderOptions::kAuto ? "auto" : std::to_string(count);
 }
 
 std::string describe(const SweepPoint& p) {
@@ -143,11 +141,13 @@ SweepGrid parse_grid(const SweepAxes& a, const SweepPoint& base, unsigned cores)
   SweepGrid g;
   const bool any = !a.workers.empty() || !a.prefetch.empty() || !a.echo.empty() ||
                    !a.order.empty() || !a.cache_mb.empty();
-  g.workers = !a.workers.empty() ? numbers<unsigned>("workers", a.workers, 0, 4096, kAutoCount)
-              : any              ? std::vector<unsigned>{base.workers}
-                                 : default_workers(cores);
-  g.prefetch = !a.prefetch.empty() ? numbers<unsigned>("prefetch", a.prefetch, 1, 4096, kAutoCount)
-                                   : std::vector<unsigned>{base.prefetch};
+  g.workers = !a.workers.empty()
+                  ? numbers<unsigned>("workers", a.workers, 0, 4096, LoaderOptions::kAuto)
+              : any ? std::vector<unsigned>{base.workers}
+                    : default_workers(cores);
+  g.prefetch = !a.prefetch.empty()
+                   ? numbers<unsigned>("prefetch", a.prefetch, 1, 4096, LoaderOptions::kAuto)
+                   : std::vector<unsigned>{base.prefetch};
   g.echo = !a.echo.empty() ? echoes(a.echo)
            : any           ? std::vector<std::string>{base.echo}
                            : std::vector<std::string>{"1", "2"};

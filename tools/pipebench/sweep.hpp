@@ -13,9 +13,7 @@
 
 namespace gpufeed::tools::pipebench {
 
-/// A worker or prefetch count of "auto" (LoaderOptions::kAuto).
-inline constexpr unsigned kAutoCount = ~0u;
-/// "auto" for kAutoCount, else the number.
+/// "auto" for a worker or prefetch count of LoaderOptions::kAuto, else the number.
 std::string count_text(unsigned count);
 
 /// The swept flags as given: comma-separated lists ("1,2,4"); empty: not swept.

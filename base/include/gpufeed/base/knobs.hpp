@@ -11,6 +11,16 @@
 
 namespace gpufeed {
 
+/// The enumerator whose name (in `names`, in enumerator order) is `name`; nullopt for none.
+template <typename Enum, std::size_t N>
+[[nodiscard]] constexpr std::optional<Enum> find_named(const std::array<const char*, N>& names,
+                                                       std::string_view name) noexcept {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (std::string_view(names[i]) == name) return static_cast<Enum>(i);
+  }
+  return std::nullopt;
+}
+
 /// The order samples are visited in.
 enum class Order : std::uint8_t {
   sequential,  ///< 0, 1, 2, ...
@@ -24,10 +34,7 @@ inline constexpr std::array<const char*, 3> kOrderNames{"sequential", "random", 
 }
 /// Parses an order name; nullopt for an unknown one.
 [[nodiscard]] constexpr std::optional<Order> find_order(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < kOrderNames.size(); ++i) {
-    if (std::string_view(kOrderNames[i]) == name) return static_cast<Order>(i);
-  }
-  return std::nullopt;
+  return find_named<Order>(kOrderNames, name);
 }
 /// "sequential, random or chunk", for messages.
 [[nodiscard]] std::string order_choices();
@@ -42,10 +49,7 @@ inline constexpr std::array<const char*, 5> kKnobNames{"workers", "prefetch", "e
 }
 /// Parses a knob (field) name; nullopt for an unknown one.
 [[nodiscard]] constexpr std::optional<Knob> find_knob(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < kKnobNames.size(); ++i) {
-    if (std::string_view(kKnobNames[i]) == name) return static_cast<Knob>(i);
-  }
-  return std::nullopt;
+  return find_named<Knob>(kKnobNames, name);
 }
 
 /// One knob at one value: a count (workers, prefetch), a factor (echo), bytes (cache_bytes) or,

@@ -13,7 +13,9 @@ namespace gpufeed::profiler {
 /// value}], action (settings by field name, then words), reason, predicted_effect,
 /// predicted_device_util}], window {begin_ns, end_ns, ns, basis},
 /// device_timeline, busy_ns, steps, h2d_ns, pageable_h2d_ns, utilization [...], warnings [...].
-std::string report_json(const GapReport& report, int indent = 2);
+/// Recommended settings in "action" are written as `spelling` says.
+std::string report_json(const GapReport& report, int indent = 2,
+                        const SettingSpelling& spelling = field_spelling);
 
 /// Writes report_json to `path`; throws ReportError when the file cannot be written.
 void write_report_json(const GapReport& report, const std::string& path);
