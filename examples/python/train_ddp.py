@@ -34,6 +34,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--batch", type=int, default=64, help="per rank")
     p.add_argument("--workers", type=int, default=2, help="loader threads per rank")
+    p.add_argument("--prefetch", type=int, default=4, help="batches prepared ahead per rank")
     p.add_argument("--order", default="random", choices=["random", "chunk", "sequential"])
     p.add_argument("--trace", help="per-rank Chrome trace: NAME.rankR.json")
     p.add_argument("--record", help="write each rank's sample indices to DIR/rankR.json")
@@ -68,8 +69,9 @@ def main() -> None:
     os.makedirs(scratch, exist_ok=True)
     path = shared_dataset(args, scratch)
     stall = args.stall if rank == args.stall_rank else None
-    loader = gpufeed.Loader(path, batch_size=args.batch, workers=args.workers, device=device,
-                            order=args.order, seed=0, inject_stall=stall)  # shard from RANK etc.
+    loader = gpufeed.Loader(path, batch_size=args.batch, workers=args.workers,
+                            prefetch=args.prefetch, device=device, order=args.order, seed=0,
+                            inject_stall=stall)  # shard from RANK etc.
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(4),
         torch.nn.Flatten(), torch.nn.Linear(32 * 16, 10)).to(device)

@@ -104,8 +104,23 @@ void name_cause(const std::vector<RankSummary>& ranks, std::size_t s, Straggler&
       best = &c;
     }
   }
+  const RankSummary& r = ranks[s];
+  if (best_excess <= 0) {
+    // Late, yet no longer in any measured part of an iteration: the time went where the trace
+    // does not look (host work between steps that is neither a step nor a wait for input).
+    const double untraced =
+        r.period_ms - r.input_wait_ms - r.host_sync_ms - r.collective_ms - r.compute_ms;
+    out.cause = "unknown";
+    out.explanation = format(
+        "rank %d is the last to arrive, yet it waits for input, syncs and computes no longer "
+        "than the other ranks; %.1f ms a step is outside its steps and input waits (mark that "
+        "host work as steps to see it); they lost %.2f s waiting for it (%s)",
+        r.rank, std::max(0.0, untraced), out.lost_s,
+        out.basis == "collectives" ? "in collectives" : "estimated from their longer steps");
+    return;
+  }
   out.cause = best->cause;
-  if (out.cause == "input") out.stage = ranks[s].report.bottleneck_stage;
+  if (out.cause == "input") out.stage = r.report.bottleneck_stage;
   out.explanation = format(
       "rank %d %s%s%s%s %.1f ms a step against %.1f ms on the other ranks; they lost %.2f s "
       "waiting for it (%s)",

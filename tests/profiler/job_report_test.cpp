@@ -80,6 +80,21 @@ TEST(JobReport, HostSyncsAndComputeAreCausesToo) {
   EXPECT_TRUE(compute.straggler.stage.empty());
 }
 
+TEST(JobReport, AStragglerLateForNoMeasuredReasonHasAnUnknownCause) {
+  // Rank 1 spends 30 ms a step on host work that is neither a step nor a wait for input.
+  const std::int64_t period = 41 * kMs;
+  Timeline late = rank_loop(1, 60, period, 30 * kMs, 10 * kMs, 0, true);
+  for (HostRange& r : late.host) {
+    if (r.name == "wait" || r.name == "read") r.name = "python";
+  }
+  const JobReport job = analyze_job({rank_loop(0, 60, period, 0, 10 * kMs, 0, true), late});
+  EXPECT_EQ(job.straggler.rank, 1);
+  EXPECT_EQ(job.straggler.cause, "unknown");
+  EXPECT_TRUE(job.straggler.stage.empty());
+  EXPECT_THAT(job.straggler.explanation,
+              HasSubstr("no longer than the other ranks; 30.0 ms a step is outside its steps"));
+}
+
 TEST(JobReport, WithoutCollectivesTheLossIsEstimatedFromStepTimes) {
   // No collective ranges: rank 0's steps hold its wait for rank 1 (25 ms longer).
   const std::int64_t period = 40 * kMs;

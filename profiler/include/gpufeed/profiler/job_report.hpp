@@ -24,9 +24,11 @@ struct RankSummary {
 /// The rank that holds the others back, why, and what it cost them.
 struct Straggler {
   std::int32_t rank = -1;  ///< -1: no rank holds the others back measurably
-  std::string cause;       ///< "input", "host_sync" or "compute"
-  std::string stage;       ///< the loader stage behind the input waits (cause "input")
-  double lost_s = 0;       ///< time the other ranks spent waiting for it, summed
+  /// "input", "host_sync" or "compute"; "unknown" when the straggler spends no longer than the
+  /// others on any of them (its time went outside the traced steps and waits).
+  std::string cause;
+  std::string stage;  ///< the loader stage behind the input waits (cause "input")
+  double lost_s = 0;  ///< time the other ranks spent waiting for it, summed
   /// "collectives" (measured: the others' time in collectives beyond the straggler's) or
   /// "step times" (estimated from how much longer the others' steps are: no collectives were
   /// recorded).
