@@ -130,7 +130,7 @@ std::optional<Recommendation> pinned_rule(const GapReport& r, const PipelineFact
 }
 
 std::optional<Recommendation> chunk_cache_rule(const GapReport& r, const PipelineFacts& f) {
-  if (r.bottleneck_stage != stage_name(Stage::read)) return {};
+  if (!r.has_bottleneck() || r.bottleneck_stage != stage_name(Stage::read)) return {};
   std::string effect = "each chunk read once per epoch";
   if (f.chunk_reads && f.chunks_read_once && *f.chunk_reads > 0) {
     const double keep =
