@@ -33,8 +33,8 @@
 #include <thread>
 #include <vector>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"

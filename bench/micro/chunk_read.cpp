@@ -25,7 +25,7 @@
 
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
-#include "gpufeed/pipeline/pack.hpp"
+#include "gpufeed/formats/pack.hpp"
 
 namespace {
 
@@ -56,7 +56,7 @@ std::string write_file(const fs::path& path, int gzip_level) {
   gpufeed::formats::DatasetWriter writer(
       path.string(), kSamples, kShape,
       {.samples_per_chunk = kSamplesPerChunk, .gzip_level = gzip_level});
-  gpufeed::pack_images(writer, fill_samples, 0);
+  gpufeed::formats::pack_images(writer, fill_samples, 0);
   std::vector<std::int64_t> labels(kSamples);
   for (std::uint64_t i = 0; i < kSamples; ++i) labels[i] = static_cast<std::int64_t>(i % 10);
   writer.write_labels(labels);

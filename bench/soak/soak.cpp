@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/image.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/formats/pack.hpp"
 #include "gpufeed/pipeline/loader.hpp"
-#include "gpufeed/pipeline/pack.hpp"
 
 namespace fs = std::filesystem;
 using gpufeed::Batch;
@@ -53,7 +53,7 @@ void write_raw(const std::string& path) {
   o.samples_per_chunk = 50;
   gpufeed::formats::DatasetWriter writer(path, kRawSamples, shape, o);
   const std::uint64_t bytes = shape.bytes();
-  gpufeed::pack_images(
+  gpufeed::formats::pack_images(
       writer,
       [&](std::uint64_t first, std::uint64_t count, std::span<std::uint8_t> out) {
         for (std::uint64_t s = 0; s < count; ++s) {

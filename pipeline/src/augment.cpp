@@ -1,7 +1,7 @@
 #include "gpufeed/pipeline/augment.hpp"
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/crop.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 
 namespace gpufeed {
 

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed::detail {
 

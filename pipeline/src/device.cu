@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/device.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 
 namespace gpufeed {
 

@@ -1,6 +1,6 @@
 #include "gpufeed/pipeline/echo.hpp"
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed {
 

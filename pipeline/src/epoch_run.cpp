@@ -3,10 +3,12 @@
 #include <string>
 #include <utility>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "epoch_run.hpp"
+
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/range.hpp"
-#include "loader_core.hpp"
+#include "hooks.hpp"
 
 namespace gpufeed::detail {
 
@@ -24,24 +26,24 @@ constexpr auto kStarvedPoll = std::chrono::milliseconds(20);
 
 }  // namespace
 
-EpochRun::EpochRun(LoaderCore& core, std::uint64_t epoch, const EpochPlan& plan)
-    : core_(core),
-      epoch_(epoch),
-      order_(core.sampler.epoch_order(epoch, plan.closed, plan.start)),
-      num_batches_(core.batches_for(order_.size())),
-      index_base_(plan.start / core.options.batch_size),
-      replay_(plan.replay),
-      echoes_done_(plan.echoes_done),
-      echo_(core.echo),
+EpochRun::EpochRun(StageWork& work, Slots& slots, EpochSpec spec)
+    : work_(work),
+      slots_(slots),
+      epoch_(spec.epoch),
+      order_(std::move(spec.order)),
+      num_batches_(spec.batches),
+      index_base_(spec.index_base),
+      replay_(spec.replay),
+      echoes_done_(spec.echoes_done),
+      echo_(spec.echo),
       assemble_(graph_, flow::unlimited,
                 [this](const Ticket& t) {
                   // An encoded layout's samples are read and decoded in this one stage.
-                  return run_stage(stage_name(core_.image_samples ? Stage::decode : Stage::read), t,
-                                   &LoaderCore::assemble);
+                  return run_stage(work_.first_stage(), t, &StageWork::assemble);
                 }),
       normalize_(graph_, flow::unlimited,
                  [this](const Ticket& t) {
-                   return run_stage(stage_name(Stage::normalize), t, &LoaderCore::normalize);
+                   return run_stage(Stage::normalize, t, &StageWork::normalize);
                  }),
       sequencer_(graph_, [](const Ticket& t) { return t.seq; }),
       deliver_(graph_, flow::serial, [this](const Ticket& t) {
@@ -58,10 +60,10 @@ void EpochRun::feed() {
   while (next_to_feed_ < num_batches_ && !cancelled_.load(std::memory_order_acquire)) {
     // Back-pressure (every slot, or the prefetch depth's worth, in use): the next release, or
     // a deeper prefetch, feeds again.
-    Slot* slot = core_.pool.try_acquire(core_.slot_limit());
+    Slot* slot = slots_.acquire();
     if (slot == nullptr) return;
     run_hook(test_hooks.slot_taken);
-    core_.prepare(*slot, epoch_, next_to_feed_, index_base_ + next_to_feed_, order_);
+    work_.prepare(*slot, epoch_, next_to_feed_, index_base_ + next_to_feed_, order_);
     slot->refs.store(1, std::memory_order_relaxed);  // the graph's, handed to the consumer
     in_flight_.fetch_add(1);
     assemble_.try_put(Ticket{next_to_feed_, slot});
@@ -69,18 +71,17 @@ void EpochRun::feed() {
   }
 }
 
-Ticket EpochRun::run_stage(const char* stage, const Ticket& ticket,
-                           void (LoaderCore::*work)(Slot&)) {
+Ticket EpochRun::run_stage(Stage stage, const Ticket& ticket, void (StageWork::*work)(Slot&)) {
   if (cancelled_.load(std::memory_order_acquire)) return ticket;
   try {
-    (core_.*work)(*ticket.slot);
+    (work_.*work)(*ticket.slot);
   } catch (...) {
     fail(stage, ticket, std::current_exception());
   }
   return ticket;
 }
 
-void EpochRun::fail(const char* stage, const Ticket& ticket, std::exception_ptr error) {
+void EpochRun::fail(Stage stage, const Ticket& ticket, std::exception_ptr error) {
   std::string what;
   try {
     std::rethrow_exception(error);
@@ -89,9 +90,9 @@ void EpochRun::fail(const char* stage, const Ticket& ticket, std::exception_ptr 
   } catch (...) {
     what = "unknown error";
   }
-  auto wrapped = std::make_exception_ptr(PipelineError(what + " (" + stage + " stage, batch " +
-                                                       std::to_string(ticket.seq) + " of epoch " +
-                                                       std::to_string(epoch_) + ")"));
+  auto wrapped = std::make_exception_ptr(
+      PipelineError(what + " (" + stage_name(stage) + " stage, batch " +
+                    std::to_string(ticket.seq) + " of epoch " + std::to_string(epoch_) + ")"));
   std::lock_guard lock(mutex_);
   if (!error_) error_ = wrapped;
   cancelled_.store(true, std::memory_order_release);
@@ -104,7 +105,7 @@ void EpochRun::deliver(const Ticket& ticket) {
     std::lock_guard lock(mutex_);
     in_flight_.fetch_sub(1);
     if (cancelled_.load(std::memory_order_acquire)) {
-      core_.pool.release(ticket.slot);
+      slots_.batches.release(ticket.slot);
     } else {
       ready_.push_back(ticket.slot);
     }
@@ -118,9 +119,7 @@ bool EpochRun::starved() {
   // slot released on another thread could be seen in neither place. Lock order: mutex_, then
   // feed_mutex_ (a release inside next() feeds with mutex_ held too).
   std::lock_guard lock(feed_mutex_);
-  const std::uint32_t free = core_.pool.available();
-  return ready_.empty() && in_flight_.load() == 0 &&
-         (free == 0 || core_.pool.size() - free >= core_.slot_limit());
+  return ready_.empty() && in_flight_.load() == 0 && slots_.all_in_use();
 }
 
 Clock::time_point EpochRun::check_not_starved(Clock::time_point now) {
@@ -132,33 +131,41 @@ Clock::time_point EpochRun::check_not_starved(Clock::time_point now) {
   // its way back; only a state that lasts is a consumer that will never release.
   if (!starved_since_) starved_since_ = now;
   if (now - *starved_since_ >= kStarvedGrace) {
-    throw OptionError("prefetch", "all " + std::to_string(core_.slot_limit()) +
+    throw OptionError("prefetch", "all " + std::to_string(slots_.limit.load()) +
                                       " batch slots are held by the consumer; release batches "
                                       "before asking for more, or raise {prefetch}");
   }
   return now + kStarvedPoll;
 }
 
+void EpochRun::release(Slot* slot) {
+  if (slots_.unref(slot)) feed();
+}
+
 void EpochRun::drop_echo_hold() {
-  if (current_ != nullptr) core_.release_ref(std::exchange(current_, nullptr));
+  if (current_ != nullptr) release(std::exchange(current_, nullptr));
 }
 
 Delivery EpochRun::next(Deadline deadline) {
-  GPUFEED_RANGE(stage_name(
-      Stage::wait));  // the consumer blocked on the loader: what input_wait gaps are made of
+  // The consumer blocked on the loader: what input_wait gaps are made of.
+  GPUFEED_RANGE(stage_name(Stage::wait));
   std::unique_lock lock(mutex_);
   // A call that resumes a timed-out one is the same request: its queue depth is counted once.
-  if (!std::exchange(resumed_, false)) core_.note_ready_depth(ready_.size());
+  const std::int64_t depth =
+      std::exchange(resumed_, false) ? -1 : static_cast<std::int64_t>(ready_.size());
   const std::int64_t t0 = profiler::now_ns();
+  std::int64_t waited = 0;  // until the echo stage could act (a re-augment is not waiting)
+  const auto done = [&](Slot* slot, bool echoed) {
+    return Delivery{slot, echoed, false, waited, depth};
+  };
   for (;;) {
     if (error_) std::rethrow_exception(error_);
     const auto action = echo_.next_action(!ready_.empty(), delivered_ < num_batches_);
     if (action == EchoStage::Action::wait) {
       const Clock::time_point now = Clock::now();
       if (deadline && now >= *deadline) {
-        core_.counters.add(Stage::wait, profiler::now_ns() - t0, 0);
         resumed_ = true;
-        return {nullptr, false, true};
+        return {nullptr, false, true, profiler::now_ns() - t0, depth};
       }
       const Clock::time_point until =
           std::min(check_not_starved(now), deadline.value_or(Clock::time_point::max()));
@@ -170,20 +177,20 @@ Delivery EpochRun::next(Deadline deadline) {
       continue;
     }
     starved_since_.reset();
-    core_.counters.add(Stage::wait, profiler::now_ns() - t0);
+    waited = profiler::now_ns() - t0;
     if (action == EchoStage::Action::end) {
       drop_echo_hold();
       echo_.reset();
-      return {};
+      return done(nullptr, false);
     }
     if (action == EchoStage::Action::echo) {
       echo_.delivered_echo();
       Slot* slot = current_;
-      if (core_.reaugments_echoes()) {
+      if (work_.reaugments_echoes()) {
         // Only the echo stage's hold left: no delivery of this batch is in the consumer's
         // hands, so it can show the new repeat itself; else the echo slot does, if it is free.
         // With both held, the echo repeats the batch unchanged.
-        Slot* target = slot->refs.load() == 1 ? slot : core_.echo_pool.try_acquire();
+        Slot* target = slot->refs.load() == 1 ? slot : slots_.echoes.try_acquire();
         if (target != nullptr) {
           reaugment_unlocked(lock, *target);
           slot = target;
@@ -191,7 +198,7 @@ Delivery EpochRun::next(Deadline deadline) {
       }
       slot->refs.fetch_add(1);
       if (!echo_.holds_current()) drop_echo_hold();
-      return {slot, true};
+      return done(slot, true);
     }
     Slot* slot = ready_.front();
     ready_.pop_front();
@@ -205,7 +212,7 @@ Delivery EpochRun::next(Deadline deadline) {
       if (echo_.holds_current()) {
         current_ = slot;  // the graph's reference becomes the echo stage's hold
       } else {
-        core_.release_ref(slot);
+        release(slot);
       }
       continue;
     }
@@ -213,7 +220,7 @@ Delivery EpochRun::next(Deadline deadline) {
       slot->refs.fetch_add(1);
       current_ = slot;
     }
-    return {slot, false};
+    return done(slot, false);
   }
 }
 
@@ -225,7 +232,7 @@ void EpochRun::reaugment_unlocked(std::unique_lock<std::mutex>& lock, Slot& targ
   std::exception_ptr error;
   try {
     run_hook(test_hooks.reaugmenting);
-    core_.reaugment(*current_, target, echo_.echoes_of_current());
+    work_.reaugment(*current_, target, echo_.echoes_of_current());
   } catch (...) {
     error = std::current_exception();
   }
@@ -233,7 +240,7 @@ void EpochRun::reaugment_unlocked(std::unique_lock<std::mutex>& lock, Slot& targ
   reaugmenting_ = false;
   ready_cv_.notify_all();
   if (error) {
-    if (target.echo_target) core_.echo_pool.release(&target);
+    if (target.echo_target) slots_.echoes.release(&target);
     std::rethrow_exception(error);
   }
 }
@@ -246,7 +253,7 @@ void EpochRun::cancel_and_wait() {
   graph_.wait_for_all();
   std::unique_lock lock(mutex_);
   ready_cv_.wait(lock, [this] { return !reaugmenting_; });
-  for (Slot* slot : ready_) core_.pool.release(slot);
+  for (Slot* slot : ready_) slots_.batches.release(slot);
   ready_.clear();
   drop_echo_hold();
 }

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include "loader_core.hpp"
 
@@ -84,12 +84,13 @@ std::uint32_t Batch::size() const {
   return slot_->count;
 }
 formats::SampleShape Batch::sample_shape() const {
-  return core_->shape;
+  return core_->shape();
 }
 
 std::span<const float> Batch::images() const {
   if (!slot_->images) return {};
-  return {reinterpret_cast<const float*>(slot_->images.get()), slot_->count * core_->shape.bytes()};
+  return {reinterpret_cast<const float*>(slot_->images.get()),
+          slot_->count * core_->shape().bytes()};
 }
 const std::string& Batch::device() const {
   return core_->options.device;
@@ -117,7 +118,7 @@ std::span<const std::uint64_t> Batch::sample_indices() const {
 }
 std::span<const std::uint8_t> Batch::raw() const {
   if (!slot_->raw) return {};
-  return {slot_->raw.get(), slot_->count * core_->shape.bytes()};
+  return {slot_->raw.get(), slot_->count * core_->shape().bytes()};
 }
 
 // ---- Epoch ----
@@ -164,22 +165,22 @@ const LoaderOptions& Loader::options() const {
   return core_->options;
 }
 const formats::DatasetReader& Loader::dataset() const {
-  if (!core_->source.raw) {
+  if (!core_->source().raw) {
     throw UsageError(core_->options.path + " is a jpeg-layout file: use jpeg_dataset()");
   }
-  return *core_->source.raw;
+  return *core_->source().raw;
 }
 const formats::JpegDatasetReader* Loader::jpeg_dataset() const {
-  return core_->source.jpeg ? &*core_->source.jpeg : nullptr;
+  return core_->source().jpeg ? &*core_->source().jpeg : nullptr;
 }
 formats::SampleShape Loader::sample_shape() const {
-  return core_->shape;
+  return core_->shape();
 }
 std::uint64_t Loader::batches_per_epoch() const {
-  return core_->batches_per_epoch;
+  return core_->batches_per_epoch();
 }
 std::uint64_t Loader::samples_per_epoch() const {
-  return core_->sampler.samples_per_rank();
+  return core_->sampler().samples_per_rank();
 }
 std::uint64_t Loader::batches_in_epoch() const {
   return core_->batches_in_epoch();

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "loader_core.hpp"
 #include "random.hpp"
 
@@ -42,19 +42,20 @@ const std::string& LoaderCore::fingerprint() const {
     // What tells two datasets apart without reading their pixels: sizes, the sample shape,
     // how samples are stored, every label, and the bytes each sample or the images take.
     Digest d;
-    d.add(source.num_samples());
-    d.add(source.samples_per_chunk());
-    d.add(static_cast<std::uint64_t>(source.layout));
-    for (const std::int64_t label : source.labels()) d.add(static_cast<std::uint64_t>(label));
-    if (source.raw) {
-      const formats::SampleShape s = source.raw->sample_shape();
+    d.add(source().num_samples());
+    d.add(source().samples_per_chunk());
+    d.add(static_cast<std::uint64_t>(source().layout));
+    for (const std::int64_t label : source().labels()) d.add(static_cast<std::uint64_t>(label));
+    if (source().raw) {
+      const formats::SampleShape s = source().raw->sample_shape();
       d.add(s.height);
       d.add(s.width);
       d.add(s.channels);
       d.add(static_cast<std::uint64_t>(s.layout));
-      d.add(source.raw->stored_bytes());
+      d.add(source().raw->stored_bytes());
     } else {
-      for (std::uint64_t i = 0; i < source.num_samples(); ++i) d.add(source.jpeg->sample_size(i));
+      for (std::uint64_t i = 0; i < source().num_samples(); ++i)
+        d.add(source().jpeg->sample_size(i));
     }
     std::error_code ec;
     d.add(std::filesystem::file_size(options.path, ec));
@@ -69,28 +70,28 @@ LoaderState LoaderCore::state() const {
     std::lock_guard lock(place_mutex_);
     s.epoch = place_.epoch;
     s.segments = place_.closed;
-    s.segments.push_back({sampler.options().shard.world_size, place_.consumed});
+    s.segments.push_back({sampler_.options().shard.world_size, place_.consumed});
     s.echo_repeats = place_.echo_repeats;
   }
   s.dataset = options.path;
   s.fingerprint = fingerprint();
-  s.samples = source.num_samples();
+  s.samples = source().num_samples();
   s.seed = options.seed;
   s.order = options.order;
   s.chunk_window = options.chunk_window;
   s.batch_size = options.batch_size;
   s.drop_tail = options.drop_tail;
   s.drop_last_batch = options.drop_last_batch;
-  s.echo = echo.to_string();
-  s.rank = sampler.options().shard.rank;
+  s.echo = options.echo.to_string();
+  s.rank = sampler_.options().shard.rank;
   return s;
 }
 
 void LoaderCore::restore(const LoaderState& s) {
-  if (s.fingerprint != fingerprint() || s.samples != source.num_samples()) {
+  if (s.fingerprint != fingerprint() || s.samples != source().num_samples()) {
     refuse("it belongs to another dataset: taken on " + s.dataset + " (" +
            std::to_string(s.samples) + " samples, fingerprint " + s.fingerprint + ") but " +
-           options.path + " has " + std::to_string(source.num_samples()) +
+           options.path + " has " + std::to_string(source().num_samples()) +
            " samples, fingerprint " + fingerprint() + "; restore it into a loader of that file");
   }
   expect_same("seed", std::to_string(s.seed), std::to_string(options.seed));
@@ -114,7 +115,7 @@ EpochPlan LoaderCore::plan_from(const LoaderState& s) const {
   EpochPlan plan;
   if (s.segments.empty()) return plan;
   const EpochSegment& last = s.segments.back();
-  if (last.world_size != sampler.options().shard.world_size) {
+  if (last.world_size != sampler_.options().shard.world_size) {
     // Another world size: what every old rank consumed is gone; the rest is dealt anew.
     plan.closed = s.segments;
     return plan;
@@ -122,6 +123,7 @@ EpochPlan LoaderCore::plan_from(const LoaderState& s) const {
   // The same world size: this rank goes on in its share where the segment stopped.
   plan.closed.assign(s.segments.begin(), s.segments.end() - 1);
   plan.start = plan.consumed = last.samples_per_rank;
+  const EchoOptions& echo = options.echo;
   const bool fixed_echo = !echo.adaptive && echo.factor > 1 && s.echo == echo.to_string();
   if (fixed_echo && s.echo_repeats + 1 < echo.factor && plan.start > 0) {
     // Stopped between the echoes of a batch: read it again and deliver the echoes it lacks.

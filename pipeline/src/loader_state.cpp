@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed {
 

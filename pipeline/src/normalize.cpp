@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed {
 

@@ -2,7 +2,7 @@
 #include <cstring>
 #include <string>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/normalize_spec.hpp"
 #include "half_bits.hpp"
 

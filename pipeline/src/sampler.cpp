@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "random.hpp"
 
 namespace gpufeed {

@@ -61,4 +61,19 @@ std::uint32_t SlotPool::available() const {
   return static_cast<std::uint32_t>(free_.size());
 }
 
+bool Slots::all_in_use() const {
+  const std::uint32_t free = batches.available();
+  return free == 0 || batches.size() - free >= limit.load(std::memory_order_relaxed);
+}
+
+bool Slots::unref(Slot* slot) noexcept {
+  if (slot->refs.fetch_sub(1) != 1) return false;
+  if (slot->echo_target) {
+    echoes.release(slot);
+    return false;
+  }
+  batches.release(slot);
+  return true;
+}
+
 }  // namespace gpufeed::detail

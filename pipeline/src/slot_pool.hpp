@@ -75,4 +75,22 @@ class SlotPool {
   std::uint64_t bytes_ = 0;
 };
 
+/// A loader's slots: the batch slots the graph fills, of which at most `limit` are in use at
+/// once (the prefetch depth plus the consumer's and the echo stage's; prefetch=auto changes it
+/// while the loader runs), and the echo pool's slot for re-augmented echoes of a batch the
+/// consumer still holds (empty when echoes are not re-augmented; it never feeds the graph).
+struct Slots {
+  SlotPool batches;
+  SlotPool echoes;
+  std::atomic<std::uint32_t> limit{0};
+
+  /// A free batch slot within the limit, or nullptr (back-pressure).
+  Slot* acquire() { return batches.try_acquire(limit.load(std::memory_order_relaxed)); }
+  /// Every batch slot the limit allows is in use.
+  [[nodiscard]] bool all_in_use() const;
+  /// Drops one reference to `slot`; the last returns it to its pool. True when a batch slot
+  /// came free, so the graph can be fed.
+  bool unref(Slot* slot) noexcept;
+};
+
 }  // namespace gpufeed::detail

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/profiler/error.hpp"
 
 namespace nb = nanobind;

@@ -8,8 +8,8 @@
 
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/pack.hpp"
 #include "gpufeed/pipeline/loader.hpp"
-#include "gpufeed/pipeline/pack.hpp"
 
 namespace gpufeed::testing {
 
@@ -34,7 +34,7 @@ inline void write_dataset_with(const std::string& path, std::uint64_t n, formats
                                const LabelFn& label, unsigned threads) {
   formats::DatasetWriter writer(path, n, shape, options);
   const std::uint64_t bytes = shape.bytes();
-  pack_images(
+  formats::pack_images(
       writer,
       [&](std::uint64_t first, std::uint64_t count, std::span<std::uint8_t> out) {
         for (std::uint64_t s = 0; s < count; ++s) {

@@ -4,9 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 
-#include "loader_core.hpp"  // pipeline/src: the target must add it to its include path
+#include "hooks.hpp"  // pipeline/src: the target must add it to its include path
 
 namespace gpufeed::testing {
 

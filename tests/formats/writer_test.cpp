@@ -2,11 +2,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/pack.hpp"
 #include "temp_dir.hpp"
 #include "test_files.hpp"
 
@@ -58,6 +61,24 @@ TEST(DatasetWriter, CommitNeedsEveryChunk) {
                 HasSubstr("2 of 3 chunks were not written (first: chunk 0)"));
     EXPECT_THAT(format_error_of([&] { writer.write(writer.encode(1, pixels)); }),
                 HasSubstr("twice"));
+  }
+  EXPECT_TRUE(is_empty(dir));
+}
+
+TEST(PackImages, AFailingSourceStopsThePackingAndComesOutWithNothingLeft) {
+  TempDir dir;
+  {
+    DatasetWriter writer(dir.file("data.h5"), 64, kShape, WriterOptions{4, 1});
+    std::uint64_t done = 0;
+    EXPECT_THROW(formats::pack_images(
+                     writer,
+                     [](std::uint64_t first, std::uint64_t, std::span<std::uint8_t> out) {
+                       if (first == 20) throw std::runtime_error("sample 20 is unreadable");
+                       std::fill(out.begin(), out.end(), std::uint8_t{7});
+                     },
+                     2, [&](std::uint64_t samples) { done = samples; }),
+                 std::runtime_error);
+    EXPECT_LT(done, 64u);  // chunks after the failure are never written
   }
   EXPECT_TRUE(is_empty(dir));
 }

@@ -16,8 +16,8 @@
 
 #include "common/cli.hpp"
 #include "common/synthetic.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/schema.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/convert_settings.hpp"
 #include "pipebench/command_line.hpp"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "dataset_fixture.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"

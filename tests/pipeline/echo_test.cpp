@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "dataset_fixture.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/crop.hpp"
 #include "gpufeed/pipeline/augment.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/normalize.hpp"
 #include "temp_dir.hpp"

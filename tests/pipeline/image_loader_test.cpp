@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "dataset_fixture.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/crop.hpp"
 #include "gpufeed/formats/image.hpp"
 #include "gpufeed/formats/image_codec.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/resize.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "image_encoders.hpp"
 #include "temp_dir.hpp"

@@ -8,10 +8,10 @@
 #include <fstream>
 
 #include "dataset_fixture.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/echo.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "temp_dir.hpp"
 

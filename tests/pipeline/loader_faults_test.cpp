@@ -24,12 +24,12 @@
 
 #include "dataset_fixture.hpp"
 #include "fault_injection.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/image.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"

@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "half_bits.hpp"
 
 namespace gpufeed {

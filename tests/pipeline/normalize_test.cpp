@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed {
 namespace {

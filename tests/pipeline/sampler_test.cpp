@@ -8,7 +8,7 @@
 #include <numeric>
 #include <set>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed {
 namespace {

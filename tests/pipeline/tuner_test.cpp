@@ -4,10 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
+#include <oneapi/tbb/global_control.h>
+
 #include "dataset_fixture.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "temp_dir.hpp"
 #include "worker_gate.hpp"
@@ -17,14 +22,16 @@ namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
 
-/// A window of 100 ms in which the consumer waited `wait` and each of `workers` workers was
-/// busy `busy` of the time.
-TunerWindow window(double wait, double busy, unsigned workers, Stage stage = Stage::decode) {
+/// A window of 100 ms in which the consumer waited `wait`, each of `workers` workers was busy
+/// `busy` of the time, and `batches` batches were delivered.
+TunerWindow window(double wait, double busy, unsigned workers, std::uint64_t batches = 10,
+                   Stage stage = Stage::decode) {
   TunerWindow w;
   w.wall_ns = 100 * kMs;
   w.wait_ns = static_cast<std::int64_t>(wait * 100 * kMs);
   w.loader_busy_ns = static_cast<std::int64_t>(busy * workers * 100 * kMs);
   w.busiest = stage;
+  w.batches = batches;
   return w;
 }
 
@@ -36,7 +43,8 @@ TEST(Tuner, RaisesBusyWorkersByHalfAgainUpToTheBudgetWithASettlingWindowBetween)
   Tuner t(both(8, 16), 2, 2);
   std::vector<unsigned> seen;
   for (int i = 0; i < 12 && t.workers() < 8; ++i) {
-    if (const auto c = t.observe(window(0.4, 0.9, t.workers()))) {
+    // Each raise pays: the throughput grows with the workers.
+    if (const auto c = t.observe(window(0.4, 0.9, t.workers(), 10 * t.workers()))) {
       EXPECT_EQ(c->knob, Knob::workers);
       EXPECT_EQ(c->stage, Stage::decode);
       EXPECT_NE(c->reason.find("\"decode\""), std::string::npos) << c->reason;
@@ -46,8 +54,8 @@ TEST(Tuner, RaisesBusyWorkersByHalfAgainUpToTheBudgetWithASettlingWindowBetween)
   EXPECT_EQ(seen, (std::vector<unsigned>{3, 4, 6, 8}));
   EXPECT_EQ(t.workers(), 8u);
   // At the budget with the consumer still waiting: a deeper queue is all that is left.
-  EXPECT_FALSE(t.observe(window(0.4, 0.9, 8)));  // settling
-  const auto c = t.observe(window(0.4, 0.9, 8));
+  EXPECT_FALSE(t.observe(window(0.4, 0.9, 8, 80)));  // settling
+  const auto c = t.observe(window(0.4, 0.9, 8, 80));
   ASSERT_TRUE(c);
   EXPECT_EQ(c->knob, Knob::prefetch);
   EXPECT_EQ(c->to, 4u);
@@ -55,15 +63,60 @@ TEST(Tuner, RaisesBusyWorkersByHalfAgainUpToTheBudgetWithASettlingWindowBetween)
 
 TEST(Tuner, IdleWorkersWithWaitsDeepenTheQueueNotTheThreads) {
   Tuner t(both(8, 6), 2, 2);
-  const auto c = t.observe(window(0.2, 0.3, 2));
+  const auto deeper = [&] { return window(0.2, 0.3, 2, 10 * t.prefetch()); };
+  const auto c = t.observe(deeper());
   ASSERT_TRUE(c);
   EXPECT_EQ(c->knob, Knob::prefetch);
   EXPECT_EQ(c->from, 2u);
   EXPECT_EQ(c->to, 4u);
-  EXPECT_FALSE(t.observe(window(0.2, 0.3, 2)));       // settling
-  EXPECT_EQ(t.observe(window(0.2, 0.3, 2))->to, 6u);  // capped by the memory budget
-  EXPECT_FALSE(t.observe(window(0.2, 0.3, 2)));
-  EXPECT_FALSE(t.observe(window(0.2, 0.3, 2)));  // nothing left to raise
+  EXPECT_FALSE(t.observe(deeper()));       // settling
+  EXPECT_EQ(t.observe(deeper())->to, 6u);  // capped by the memory budget
+  EXPECT_FALSE(t.observe(deeper()));
+  EXPECT_FALSE(t.observe(deeper()));  // nothing left to raise
+}
+
+TEST(Tuner, UndoesARaiseThatDeliversNoFasterAndDoesNotTryItAgain) {
+  Tuner t(both(8, 16), 2, 2);
+  // Busy workers and waits, but the throughput stays at 20 batches a window whatever changes.
+  const auto flat = [&] { return window(0.4, 0.9, t.workers(), 20); };
+  ASSERT_EQ(t.observe(flat())->to, 3u);
+  EXPECT_FALSE(t.observe(flat()));  // settling
+  const auto undo = t.observe(flat());
+  ASSERT_TRUE(undo);
+  EXPECT_EQ(undo->knob, Knob::workers);
+  EXPECT_EQ(undo->from, 3u);
+  EXPECT_EQ(undo->to, 2u);
+  EXPECT_NE(undo->reason.find("no faster"), std::string::npos) << undo->reason;
+  EXPECT_FALSE(t.observe(flat()));  // settling
+  // Workers are capped at two now; the queue is tried next, and undone the same way.
+  const auto queue = t.observe(flat());
+  ASSERT_TRUE(queue);
+  EXPECT_EQ(queue->knob, Knob::prefetch);
+  EXPECT_EQ(queue->to, 4u);
+  EXPECT_FALSE(t.observe(flat()));
+  EXPECT_EQ(t.observe(flat())->to, 2u);
+  for (int i = 0; i < 6; ++i) EXPECT_FALSE(t.observe(flat())) << "window " << i;
+  EXPECT_EQ(t.workers(), 2u);
+  EXPECT_EQ(t.prefetch(), 2u);
+}
+
+TEST(Tuner, ARaiseThatPaysLetsTheOtherKnobBeTriedAgain) {
+  Tuner t(both(8, 16), 2, 2);
+  // Threads help only once more batches are in flight: 20 batches a window per queue slot.
+  const auto by_queue = [&] { return window(0.4, 0.9, t.workers(), 10 * t.prefetch()); };
+  ASSERT_EQ(t.observe(by_queue())->to, 3u);  // workers 2 -> 3
+  EXPECT_FALSE(t.observe(by_queue()));
+  ASSERT_EQ(t.observe(by_queue())->to, 2u);  // no faster: back to 2, capped there
+  EXPECT_FALSE(t.observe(by_queue()));
+  const auto deeper = t.observe(by_queue());
+  ASSERT_TRUE(deeper);
+  EXPECT_EQ(deeper->knob, Knob::prefetch);  // prefetch 2 -> 4
+  EXPECT_FALSE(t.observe(by_queue()));
+  // The deeper queue paid: workers may be raised again.
+  const auto more = t.observe(by_queue());
+  ASSERT_TRUE(more);
+  EXPECT_EQ(more->knob, Knob::workers);
+  EXPECT_EQ(more->to, 3u);
 }
 
 TEST(Tuner, GivesIdleCoresBackAndNeverBelowACountThatMadeTheConsumerWait) {
@@ -110,6 +163,22 @@ TEST(WorkerGate, ParksAndReleasesThreadsAndLeavesNoneBehind) {
   int ran = 0;
   arena.execute([&] { ran = 1; });
   EXPECT_EQ(ran, 1);
+}
+
+TEST(WorkerGate, NeverParksTheThreadsTheArenaActuallyHas) {
+  // oneTBB gives this arena one worker thread, not the four it may have: parking three of four
+  // must not take that one away.
+  oneapi::tbb::global_control one_worker(oneapi::tbb::global_control::max_allowed_parallelism, 2);
+  oneapi::tbb::task_arena arena(4, 0);
+  arena.initialize();
+  WorkerGate gate(arena, 4, 1);
+  std::atomic<int> done{0};
+  for (int i = 0; i < 8; ++i) arena.enqueue([&] { done.fetch_add(1); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (done.load() < 8 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(done.load(), 8) << "the arena's only thread was parked";
 }
 
 class AutoLoader : public ::testing::Test {

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "common/cli.hpp"
-#include "common/ordered_pipeline.hpp"
 #include "common/progress.hpp"
 #include "common/synthetic.hpp"
+#include "gpufeed/formats/ordered_map.hpp"
 
 namespace gpufeed::tools {
 namespace {
@@ -123,7 +123,7 @@ namespace {
 TEST(OrderedParallelMap, AnErrorInConsumeStopsInOrderAndLeavesNothingBehind) {
   std::vector<std::uint64_t> consumed;
   try {
-    ordered_parallel_map(
+    formats::ordered_parallel_map(
         1000, 2, [](std::uint64_t i) { return std::vector<std::uint64_t>(100, i); },
         [&](std::uint64_t i, std::vector<std::uint64_t> v) {
           if (i == 10) throw std::runtime_error("item 10 is bad");
@@ -140,7 +140,7 @@ TEST(OrderedParallelMap, AnErrorInConsumeStopsInOrderAndLeavesNothingBehind) {
 
 TEST(OrderedParallelMap, AnErrorInWorkComesOutAfterTheItemsBeforeIt) {
   std::uint64_t consumed = 0;
-  EXPECT_THROW(ordered_parallel_map(
+  EXPECT_THROW(formats::ordered_parallel_map(
                    500, 2,
                    [](std::uint64_t i) {
                      if (i == 37) throw std::invalid_argument("cannot work on 37");

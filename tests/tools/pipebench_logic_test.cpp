@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
 #include "pipebench/diagnosis.hpp"
 #include "pipebench/practices.hpp"
@@ -52,16 +52,16 @@ TEST(GpufeedTrace, TheRankRoundTrips) {
 }
 
 TEST(ProgressLine, ShowsStepRateUtilizationAndQueue) {
-  const ProgressPoint before{1'000'000'000, 0, 10, 2560, 900'000'000, 0, 0};
-  const ProgressPoint now{3'000'000'000, 1, 30, 7680, 2'800'000'000, 0, 3};
-  const std::string line = format_progress(before, now, ProgressShape{96, 4, true});
+  const ProgressPoint before{1'000'000'000, 0, 10, 2560, 900'000'000, 0, 0, 2};
+  const ProgressPoint now{3'000'000'000, 1, 30, 7680, 2'800'000'000, 0, 3, 4};
+  const std::string line = format_progress(before, now, ProgressShape{96, true});
   EXPECT_EQ(line, "step 30/96  epoch 1  2560 samples/s  util 95%  queue 3/4");
 }
 
 TEST(ProgressLine, WithoutTrainingShowsTheInputWaitShare) {
-  const ProgressPoint before{0, 0, 0, 0, 0, 0, 0};
-  const ProgressPoint now{2'000'000'000, 0, 8, 1000, 0, 500'000'000, 1};
-  const std::string line = format_progress(before, now, ProgressShape{0, 2, false});
+  const ProgressPoint before{0, 0, 0, 0, 0, 0, 0, 2};
+  const ProgressPoint now{2'000'000'000, 0, 8, 1000, 0, 500'000'000, 1, 2};
+  const std::string line = format_progress(before, now, ProgressShape{0, false});
   EXPECT_EQ(line, "step 8  epoch 0  500 samples/s  input wait 25%  queue 1/2");
 }
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/torch/tensor.hpp"
 #include "temp_dir.hpp"
 #include "torch_fixture.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "pipebench/training.hpp"
 #include "shared_dataset.hpp"
 #include "temp_dir.hpp"

@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/mapped_regions.hpp"
 #include "gpufeed/formats/pending_files.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 
 namespace gpufeed::tools {
 

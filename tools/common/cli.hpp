@@ -1,7 +1,9 @@
 #pragma once
 // How the tools fail: one line on stderr, "<program>: error: <message>", and an exit code
 // (DESIGN, "Command lines": 0 success, 1 run-time failure, 2 usage error).
+#include <charconv>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -51,6 +53,17 @@ std::string signal_name(int signal);
 
 /// True when stderr is a terminal (progress bars are drawn only then).
 bool stderr_is_tty();
+
+/// `text` as a whole number in [low, high] (decimal digits only), or nullopt.
+template <typename T>
+std::optional<T> whole_number(std::string_view text, T low, T high) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value < low || value > high) {
+    return std::nullopt;
+  }
+  return value;
+}
 
 /// The flag the tools take for a LoaderOptions field: batch_size -> --batch, cache_bytes ->
 /// --cache-mb, on_error -> --on-error (OptionError messages are rendered with it).

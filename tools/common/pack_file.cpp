@@ -1,21 +1,20 @@
 #include "common/pack_file.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <stdexcept>
-
-#include "gpufeed/profiler/clock.hpp"
 
 namespace gpufeed::tools {
 
 PackResult pack_file(const std::string& path, const PackInput& input, const PackSettings& settings,
-                     const PackProgress& progress) {
+                     const formats::PackProgress& progress) {
   if (input.labels.size() != input.samples) {
     throw std::logic_error("pack_file: " + std::to_string(input.labels.size()) + " labels for " +
                            std::to_string(input.samples) + " samples");
   }
-  const std::int64_t start = profiler::now_ns();
+  const auto start = std::chrono::steady_clock::now();
   formats::DatasetWriter writer(path, input.samples, input.shape, settings.writer);
-  pack_images(writer, input.source, settings.threads, progress);
+  formats::pack_images(writer, input.source, settings.threads, progress);
   writer.write_labels(input.labels);
   if (!input.class_names.empty()) writer.write_class_names(input.class_names);
   writer.commit();
@@ -29,7 +28,7 @@ PackResult pack_file(const std::string& path, const PackInput& input, const Pack
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   result.file_bytes = ec ? 0 : static_cast<std::uint64_t>(size);
-  result.seconds = static_cast<double>(profiler::now_ns() - start) * 1e-9;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gpufeed/formats/dataset_writer.hpp"
-#include "gpufeed/pipeline/pack.hpp"
+#include "gpufeed/formats/pack.hpp"
 
 namespace gpufeed::tools {
 
@@ -15,7 +15,7 @@ namespace gpufeed::tools {
 struct PackInput {
   std::uint64_t samples = 0;
   formats::SampleShape shape;
-  SampleSource source;
+  formats::SampleSource source;
   std::vector<std::int64_t> labels;        ///< one per sample
   std::vector<std::string> class_names;    ///< may be empty
   std::string description;                 ///< "synthetic 20000:64x64x3 (seed 0)", "x.npy"
@@ -40,6 +40,6 @@ struct PackResult {
 /// Packs `input` into `path`. Throws what the writer and the source throw; on any failure the
 /// destination is left untouched and no temporary file remains.
 PackResult pack_file(const std::string& path, const PackInput& input, const PackSettings& settings,
-                     const PackProgress& progress = {});
+                     const formats::PackProgress& progress = {});
 
 }  // namespace gpufeed::tools

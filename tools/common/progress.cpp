@@ -1,16 +1,16 @@
 #include "common/progress.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <utility>
 
 #include "common/cli.hpp"
-#include "gpufeed/profiler/clock.hpp"
 
 namespace gpufeed::tools {
 
 namespace {
 
-constexpr std::int64_t kRedrawNs = 100'000'000;
+constexpr std::chrono::milliseconds kRedraw{100};
 
 std::string printf_string(const char* format, double a, double b = 0.0) {
   char buffer[64];
@@ -42,7 +42,7 @@ ProgressBar::ProgressBar(std::string label, std::uint64_t total, std::uint64_t b
       total_(total),
       bytes_per_item_(bytes_per_item),
       enabled_(enabled),
-      start_ns_(profiler::now_ns()) {}
+      start_(Clock::now()) {}
 
 ProgressBar::~ProgressBar() {
   finish();
@@ -63,10 +63,10 @@ std::string ProgressBar::render(std::uint64_t done, double seconds) const {
 
 void ProgressBar::update(std::uint64_t done) {
   if (!enabled_) return;
-  const std::int64_t now = profiler::now_ns();
-  if (drawn_ && now - last_draw_ns_ < kRedrawNs && done < total_) return;
-  last_draw_ns_ = now;
-  const double seconds = static_cast<double>(now - start_ns_) * 1e-9;
+  const Clock::time_point now = Clock::now();
+  if (drawn_ && now - last_draw_ < kRedraw && done < total_) return;
+  last_draw_ = now;
+  const double seconds = std::chrono::duration<double>(now - start_).count();
   const std::string line = "\r" + render(done, seconds) + "\033[K";
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);

@@ -1,6 +1,7 @@
 #pragma once
 // A one-line progress bar on stderr ("packing 1200/20000 6.0% 85.2 MB/s ETA 12s"), drawn only
 // when stderr is a terminal, redrawn at most ten times a second.
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -30,8 +31,9 @@ class ProgressBar {
   std::uint64_t bytes_per_item_;
   bool enabled_;
   bool drawn_ = false;
-  std::int64_t start_ns_;
-  std::int64_t last_draw_ns_ = 0;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start_;
+  Clock::time_point last_draw_;
 };
 
 /// "1.2 s", "3m05s", "1h02m".

@@ -4,10 +4,10 @@
 
 #include <oneapi/tbb/enumerable_thread_specific.h>
 
-#include "common/ordered_pipeline.hpp"
 #include "common/progress.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/formats/ordered_map.hpp"
 #include "h5pack/convert_report.hpp"
 #include "h5pack/convert_settings.hpp"
 
@@ -50,7 +50,7 @@ int convert_array_to_jpeg(const PackInput& input, const ConvertSettings& s) {
   oneapi::tbb::enumerable_thread_specific<EncodeThread> threads;
   ChannelSums sums;
   ProgressBar bar("encoding", input.samples, shape.bytes());
-  ordered_parallel_map(
+  formats::ordered_parallel_map(
       input.samples, s.workers,
       [&](std::uint64_t i) {
         EncodeThread& t = threads.local();

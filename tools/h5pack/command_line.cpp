@@ -3,8 +3,8 @@
 #include <regex>
 #include <string>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/schema.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/convert_settings.hpp"
 

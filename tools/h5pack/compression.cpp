@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed::tools::h5pack {
 

@@ -5,8 +5,8 @@
 
 #include "common/cli.hpp"
 #include "common/synthetic.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/pending_files.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "h5pack/array_sources.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/convert_report.hpp"

@@ -4,9 +4,9 @@
 
 #include <oneapi/tbb/enumerable_thread_specific.h>
 
-#include "common/ordered_pipeline.hpp"
 #include "common/progress.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/ordered_map.hpp"
 #include "h5pack/convert_report.hpp"
 #include "h5pack/convert_settings.hpp"
 #include "h5pack/raw_staging.hpp"
@@ -46,7 +46,7 @@ void for_each_image(const ImageFolder& folder, const ConvertSettings& s, const c
                     SkipLog& skipped, Work&& work, Keep&& keep) {
   Workers workers;
   ProgressBar bar(label, folder.files.size(), mean_file_bytes(folder));
-  ordered_parallel_map(
+  formats::ordered_parallel_map(
       folder.files.size(), s.workers,
       [&](std::uint64_t i) { return work(workers.local(), folder.files[i].path); },
       [&](std::uint64_t i, ImageResult r) {

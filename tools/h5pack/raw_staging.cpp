@@ -69,7 +69,7 @@ void RawStaging::flush() {
   buffer_.clear();
 }
 
-SampleSource RawStaging::source() const {
+formats::SampleSource RawStaging::source() const {
   return [this](std::uint64_t first, std::uint64_t count, std::span<std::uint8_t> out) {
     read_all(fd_, out.data(), count * sample_bytes_, first * sample_bytes_, path_);
   };

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gpufeed/pipeline/pack.hpp"
+#include "gpufeed/formats/pack.hpp"
 
 namespace gpufeed::tools::h5pack {
 
@@ -25,7 +25,7 @@ class RawStaging {
   void flush();
   [[nodiscard]] std::uint64_t samples() const { return samples_; }
   /// Reads samples back with pread: thread-safe. Valid while this object lives.
-  [[nodiscard]] SampleSource source() const;
+  [[nodiscard]] formats::SampleSource source() const;
 
  private:
   std::string path_;

@@ -10,10 +10,10 @@
 #include <oneapi/tbb/enumerable_thread_specific.h>
 
 #include "common/cli.hpp"
-#include "common/ordered_pipeline.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/image_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/ordered_map.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/problem_list.hpp"
 
@@ -62,7 +62,7 @@ void check_samples(const formats::JpegDatasetReader& reader, VerifyPass& pass) {
   oneapi::tbb::enumerable_thread_specific<VerifyThread> threads([&reader] {
     return VerifyThread{formats::ImageDecoder(reader.path()), {}, {}};
   });
-  ordered_parallel_map(
+  formats::ordered_parallel_map(
       reader.num_samples(), 0,
       [&](std::uint64_t i) -> std::optional<std::string> {
         const auto problem = check_sample(reader, i, threads.local());

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/idle_breakdown.hpp"

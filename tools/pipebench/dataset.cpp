@@ -9,7 +9,7 @@
 #include "common/pack_file.hpp"
 #include "common/progress.hpp"
 #include "common/synthetic.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed::tools::pipebench {
 

@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "pipebench/command_line.hpp"
 #include "pipebench/commands.hpp"
 

@@ -1,11 +1,11 @@
 #include "pipebench/options.hpp"
 
-#include <charconv>
 #include <regex>
 #include <string>
 #include <vector>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "common/cli.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 
@@ -28,14 +28,13 @@ void add_data_options(CLI::App& cmd, BenchOptions& o) {
 unsigned count_or_auto(const std::string& flag, const std::string& text, unsigned low,
                        unsigned high) {
   if (text == "auto") return LoaderOptions::kAuto;
-  unsigned value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || value < low || value > high) {
+  const std::optional<unsigned> value = whole_number(text, low, high);
+  if (!value) {
     throw CLI::ValidationError("--" + flag, text + " is not a whole number in [" +
                                                 std::to_string(low) + ", " + std::to_string(high) +
                                                 "] or auto");
   }
-  return value;
+  return *value;
 }
 
 void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/profiler/clock.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -37,7 +37,7 @@ std::string format_progress(const ProgressPoint& before, const ProgressPoint& no
                   100.0 * share(now.wait_ns - before.wait_ns, span_ns));
   }
   text += buffer;
-  text += "  queue " + std::to_string(now.ready) + "/" + std::to_string(shape.prefetch);
+  text += "  queue " + std::to_string(now.ready) + "/" + std::to_string(now.prefetch);
   return text;
 }
 

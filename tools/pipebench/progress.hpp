@@ -15,12 +15,12 @@ struct ProgressPoint {
   std::int64_t step_busy_ns = 0;  ///< the training stage's time so far (0 without one)
   std::int64_t wait_ns = 0;       ///< time the consumer was blocked on the loader so far
   std::uint64_t ready = 0;        ///< batches ready at the consumer's latest request
+  unsigned prefetch = 0;          ///< the queue's depth now (prefetch=auto changes it)
 };
 
 /// The fixed facts of a run the progress line shows alongside.
 struct ProgressShape {
   std::uint64_t total_steps = 0;  ///< 0 when not known ahead (adaptive echo)
-  unsigned prefetch = 0;          ///< the queue's depth
   bool training = false;          ///< utilization is the training stage's busy share
 };
 

@@ -23,8 +23,9 @@ double touch(const Batch& batch) {
 ProgressPoint progress_point(const Loader& loader, std::uint64_t epoch, const StageStats& steps,
                              const RunResult& r, std::int64_t now_ns) {
   const LoaderStats s = loader.stats();
-  return ProgressPoint{
-      now_ns, epoch, r.batches, r.samples, steps.busy_ns, s[Stage::wait].busy_ns, s.ready_batches};
+  return ProgressPoint{now_ns,          epoch,         r.batches,
+                       r.samples,       steps.busy_ns, s[Stage::wait].busy_ns,
+                       s.ready_batches, s.prefetch};
 }
 
 /// Consumes one epoch, or until the plan's step budget is spent.

@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "common/cli.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/echo.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "pipebench/commands.hpp"
 #include "pipebench/practice_inputs.hpp"
 #include "pipebench/practices.hpp"
@@ -62,7 +62,7 @@ std::unique_ptr<Progress> make_progress(const BenchOptions& options, const Loade
   const double interval = options.progress_every > 0   ? options.progress_every
                           : mode == ProgressMode::line ? kLineInterval
                                                        : kPlainInterval;
-  const ProgressShape shape{planned_steps(options, loader), options.prefetch, training};
+  const ProgressShape shape{planned_steps(options, loader), training};
   return std::make_unique<Progress>(mode, interval, shape);
 }
 

@@ -1,13 +1,12 @@
 #include "pipebench/sweep.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <set>
 
 #include "common/cli.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/echo.hpp"
-#include "gpufeed/pipeline/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -45,13 +44,12 @@ std::vector<T> numbers(const std::string& flag, const std::string& text, T low, 
       out.push_back(*auto_value);
       continue;
     }
-    T value{};
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (ec != std::errc{} || end != item.data() + item.size() || value < low || value > high) {
+    const std::optional<T> value = whole_number(item, low, high);
+    if (!value) {
       throw UsageError("--" + flag + " " + text + ": " + item + " is not a whole number in [" +
                        std::to_string(low) + ", " + std::to_string(high) + "]");
     }
-    out.push_back(value);
+    out.push_back(*value);
   }
   return out;
 }

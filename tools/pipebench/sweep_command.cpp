@@ -7,7 +7,7 @@
 
 #include "common/cli.hpp"
 #include "common/text.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "pipebench/commands.hpp"
 #include "pipebench/profile_session.hpp"
 #include "pipebench/run.hpp"

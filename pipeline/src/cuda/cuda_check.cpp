@@ -16,7 +16,7 @@ void throw_cuda_error(cudaError_t status, const char* call, const char* file, in
   cudaGetLastError();  // clear a non-sticky error so later calls are not blamed for it
   std::string message = describe(status, call, file, line);
   if (status == cudaErrorMemoryAllocation) {
-    message += "; the device is out of memory: lower --batch or --prefetch";
+    message += "; the device is out of memory: lower the batch size or prefetch";
   }
   throw CudaError(message, static_cast<int>(status));
 }

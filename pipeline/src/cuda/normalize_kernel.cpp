@@ -8,7 +8,7 @@
 #include <string>
 
 #include "cuda/cuda_check.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/normalize_spec.hpp"
 
 namespace gpufeed {

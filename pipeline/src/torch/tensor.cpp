@@ -9,7 +9,7 @@
 
 #include <torch/cuda.h>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 // GPUFEED_TORCH_CUDA comes from the build when the LibTorch in use was built with CUDA; the
 // headers alone are not enough (CPU packages ship c10/cuda headers without the library).

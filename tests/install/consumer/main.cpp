@@ -4,14 +4,14 @@
 #include <vector>
 
 #include <gpufeed/formats/dataset_writer.hpp>
+#include <gpufeed/formats/pack.hpp>
 #include <gpufeed/pipeline/loader.hpp>
-#include <gpufeed/pipeline/pack.hpp>
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   const std::string path = argv[1];
   gpufeed::formats::DatasetWriter writer(path, 100, {4, 4, 3, gpufeed::formats::Layout::nhwc});
-  gpufeed::pack_images(
+  gpufeed::formats::pack_images(
       writer,
       [](std::uint64_t first, std::uint64_t, std::span<std::uint8_t> out) {
         for (std::size_t b = 0; b < out.size(); ++b) out[b] = static_cast<std::uint8_t>(first + b);

@@ -11,7 +11,7 @@
 #include <torch/nn/modules/pooling.h>
 #include <torch/utils.h>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed::tools::pipebench::training {
 

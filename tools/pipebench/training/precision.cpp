@@ -3,7 +3,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed::tools::pipebench::training {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed::tools::pipebench {
 

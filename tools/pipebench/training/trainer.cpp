@@ -14,7 +14,7 @@
 #include <torch/utils.h>
 
 #include "common/text.hpp"
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/profiler/range.hpp"
 #include "gpufeed/torch/tensor.hpp"
 #include "pipebench/training.hpp"

@@ -1,5 +1,5 @@
 // The training stage of a pipebench built without LibTorch: --model none only.
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "pipebench/training.hpp"
 
 namespace gpufeed::tools::pipebench {

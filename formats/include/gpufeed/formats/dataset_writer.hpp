@@ -32,7 +32,7 @@ struct EncodedChunk {
 /// destination path is always complete. The root attribute `gpufeed.schema` is written last.
 ///
 /// Threads: encode() is const and may run on many threads at once (that is where the
-/// compression work is); every other call comes from one thread. gpufeed::pack_images() in the
+/// compression work is); every other call comes from one thread. formats::pack_images() in the
 /// pipeline module drives both in parallel.
 class DatasetWriter {
  public:

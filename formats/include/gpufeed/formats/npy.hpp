@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "gpufeed/formats/mapped_regions.hpp"
+#include "gpufeed/formats/mapped_file.hpp"
 
 namespace gpufeed::formats {
 
@@ -14,13 +14,8 @@ namespace gpufeed::formats {
 class NpyArray {
  public:
   explicit NpyArray(const std::string& path);
-  ~NpyArray();
-  NpyArray(NpyArray&&) noexcept;
-  NpyArray& operator=(NpyArray&&) noexcept;
-  NpyArray(const NpyArray&) = delete;
-  NpyArray& operator=(const NpyArray&) = delete;
 
-  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const std::string& path() const { return file_.path(); }
   /// NumPy dtype string as stored, e.g. "|u1", "<i8".
   [[nodiscard]] const std::string& dtype() const { return dtype_; }
   [[nodiscard]] const std::vector<std::uint64_t>& shape() const { return shape_; }
@@ -32,14 +27,11 @@ class NpyArray {
   [[nodiscard]] std::vector<std::int64_t> to_int64() const;
 
  private:
-  std::string path_;
+  MappedFile file_;
   std::string dtype_;
   std::vector<std::uint64_t> shape_;
   std::size_t item_size_ = 0;
-  void* map_ = nullptr;
-  std::size_t map_size_ = 0;
   std::size_t data_offset_ = 0;
-  MappedRegion region_;  ///< names the file to a SIGBUS handler (a file cut while mapped)
 };
 
 /// Writes a C-order .npy file (used by tests and benchmarks to make inputs).

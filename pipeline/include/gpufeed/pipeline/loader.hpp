@@ -40,7 +40,8 @@ struct LoaderOptions {
   /// change is in stats().tuning and on the profiler's timeline. The sample order does not
   /// depend on it.
   static constexpr unsigned kAuto = ~0u;
-  unsigned workers = 0;     ///< threads of the loader's task arena; 0: all cores; kAuto: tuned
+  unsigned workers =
+      0;  ///< threads of the loader's task arena; 0: the cores the process may use; kAuto: tuned
   unsigned prefetch = 4;    ///< batches prepared ahead of the consumer; kAuto: tuned
   unsigned cpu_budget = 0;  ///< workers=auto: at most this many; 0: the cores the process may use
   /// prefetch=auto: batch slots may hold at most this many bytes (allocated once, at start);

@@ -16,7 +16,7 @@
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
 
-namespace gpufeed::tools {
+namespace gpufeed::formats {
 
 /// `threads` as asked, or every core for 0.
 inline unsigned resolve_threads(unsigned threads) {
@@ -82,4 +82,4 @@ void ordered_parallel_map(std::uint64_t count, unsigned threads, Work&& work, Co
   if (first_error) std::rethrow_exception(first_error);
 }
 
-}  // namespace gpufeed::tools
+}  // namespace gpufeed::formats

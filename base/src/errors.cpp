@@ -1,4 +1,4 @@
-#include "gpufeed/pipeline/errors.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,0 +1,353 @@
+#include "stage_work.hpp"
+
+#include "cuda/staging.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "gpufeed/formats/crop.hpp"
+#include "gpufeed/formats/error.hpp"
+#include "gpufeed/profiler/clock.hpp"
+#include "gpufeed/profiler/range.hpp"
+#include "hooks.hpp"
+
+namespace gpufeed::detail {
+
+namespace {
+
+NormalizeParams normalize_params(const LoaderOptions& o, const DatasetSource& source,
+                                 std::uint32_t channels) {
+  if (!o.mean.empty() || !o.std.empty()) return NormalizeParams::make(o.mean, o.std, channels);
+  if (const auto& stats = source.channel_stats();
+      stats && stats->mean.size() == channels && stats->std.size() == channels) {
+    return NormalizeParams::make(stats->mean, stats->std, channels);
+  }
+  const std::vector<float> zero(channels, 0.0f), full(channels, 255.0f);
+  return NormalizeParams::make(zero, full, channels);
+}
+
+std::unique_ptr<CudaStaging> make_staging(const LoaderOptions& o, const formats::SampleShape& shape,
+                                          const NormalizeParams& norm) {
+  if (o.device == "cpu") return nullptr;
+  NormalizeSpec spec;
+  spec.in = shape;
+  spec.out_height = shape.height;
+  spec.out_width = shape.width;
+  spec.out_layout = o.output_layout;
+  spec.dtype = o.dtype;
+  spec.params = norm;
+  spec.validate();
+  return std::make_unique<CudaStaging>(std::stoi(o.device.substr(5)), spec, o.batch_size);
+}
+
+std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const DatasetSource& source,
+                                               const formats::SampleShape& shape) {
+  if (!source.jpeg) return std::nullopt;
+  return std::optional<ImageSamples>(std::in_place, *source.jpeg, shape.height, shape.width,
+                                     o.augment, o.resize_filter, o.seed);
+}
+
+/// Runs a stage's work; running out of memory in it becomes a message that says what to do
+/// (the consumer gets it with the stage and batch added).
+template <typename Work>
+void with_memory_advice(const Work& work) {
+  try {
+    work();
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(
+        "out of memory; free memory, or lower the batch size, prefetch, chunk cache or workers");
+  }
+}
+
+/// A parallel loop over a batch's samples [0, count), isolated: while the calling thread waits
+/// for the loop it runs only the loop's own tasks. Without that, a worker could take another
+/// batch's flow-graph task, or a task parking it (WorkerGate), with this batch on its stack.
+template <typename Body>
+void for_samples(std::uint32_t count, std::uint32_t grain, const Body& body) {
+  oneapi::tbb::this_task_arena::isolate([&] {
+    oneapi::tbb::parallel_for(oneapi::tbb::blocked_range<std::uint32_t>(0, count, grain), body,
+                              oneapi::tbb::simple_partitioner());
+  });
+}
+
+}  // namespace
+
+StageWork::StageWork(const LoaderOptions& options, oneapi::tbb::task_arena& arena)
+    : options_(options),
+      arena_(arena),
+      source_(DatasetSource::open(options)),
+      shape_(source_.slot_shape(options)),
+      image_samples_(make_image_samples(options, source_, shape_)),
+      norm_(normalize_params(options, source_, shape_.channels)),
+      staging_(make_staging(options, shape_, norm_)),
+      cache_(options.cache_bytes) {}
+
+StageWork::~StageWork() = default;
+
+void StageWork::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position,
+                        std::uint64_t index, const std::vector<std::uint64_t>& order) const {
+  const std::uint64_t first = position * options_.batch_size;
+  const auto count = static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(options_.batch_size, order.size() - first));
+  slot.epoch = epoch;
+  slot.index = index;
+  slot.count = count;
+  slot.repeat = 0;
+  const auto& labels = source_.labels();
+  for (std::uint32_t i = 0; i < count; ++i) {
+    slot.indices[i] = order[first + i];
+    slot.labels[i] = labels[slot.indices[i]];
+    slot.by_chunk[i] = i;
+  }
+  const std::uint64_t k = source_.samples_per_chunk();
+  std::sort(
+      slot.by_chunk.begin(), slot.by_chunk.begin() + count,
+      [&](std::uint32_t a, std::uint32_t b) { return slot.indices[a] / k < slot.indices[b] / k; });
+}
+
+void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
+  const formats::DatasetReader& reader = *source_.raw;
+  const std::uint64_t k = reader.samples_per_chunk();
+  const std::uint64_t sample_bytes = shape_.bytes();
+  std::int64_t read_ns = 0;
+  const std::int64_t t0 = profiler::now_ns();
+  std::uint32_t i = begin;
+  while (i < end && !stopping_.load(std::memory_order_relaxed)) {
+    const std::uint64_t chunk = slot.indices[slot.by_chunk[i]] / k;
+    bool hit = true;
+    const std::int64_t r0 = profiler::now_ns();
+    ChunkHandle data = cache_.get(
+        chunk, reader.chunk_buffer_bytes(),
+        [&](std::span<std::uint8_t> out) {
+          GPUFEED_RANGE(stage_name(Stage::read));
+          reader.read_chunk(chunk, out);
+        },
+        &hit);
+    if (!hit) {
+      const std::int64_t r = profiler::now_ns() - r0;
+      read_ns += r;
+      counters.add(Stage::read, r);
+      chunk_reads_.fetch_add(1, std::memory_order_relaxed);
+      bytes_read_.fetch_add(reader.chunk_buffer_bytes(), std::memory_order_relaxed);
+    }
+    const std::uint64_t chunk_first = chunk * k;
+    for (; i < end && slot.indices[slot.by_chunk[i]] / k == chunk; ++i) {
+      const std::uint32_t pos = slot.by_chunk[i];
+      std::memcpy(slot.raw.get() + pos * sample_bytes,
+                  data->bytes.get() + (slot.indices[pos] - chunk_first) * sample_bytes,
+                  sample_bytes);
+    }
+  }
+  counters.add(Stage::assemble, profiler::now_ns() - t0 - read_ns, 0);
+}
+
+void StageWork::assemble(Slot& slot) {
+  if (staging_) staging_->reclaim(slot, counters);
+  // Injected stalls sit outside the assemble range, in a range of their own stage.
+  maybe_stall(Stage::read, slot);
+  maybe_stall(Stage::decode, slot);
+  maybe_stall(Stage::assemble, slot);
+  GPUFEED_RANGE(stage_name(Stage::assemble));
+  with_memory_advice([&] {
+    run_hook(test_hooks.assembling);
+    const std::uint32_t grain =
+        std::max(16u, slot.count / (2 * workers_.load(std::memory_order_relaxed)));
+    for_samples(slot.count, grain, [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
+      if (image_samples_) {
+        decode_samples(slot, r.begin(), r.end());
+      } else {
+        copy_samples(slot, r.begin(), r.end());
+      }
+      if (options_.augment == Augment::flip && !image_samples_)
+        flip_samples(slot, r.begin(), r.end());
+    });
+  });
+  counters.add(image_samples_ ? Stage::decode : Stage::assemble, 0, 1);
+}
+
+void StageWork::decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
+  for (std::uint32_t i = begin; i < end && !stopping_.load(std::memory_order_relaxed); ++i) {
+    decode_or_replace(slot, i);
+  }
+}
+
+void StageWork::decode_or_replace(Slot& slot, std::uint32_t position) {
+  std::uint8_t* out = slot.raw.get() + position * shape_.bytes();
+  const std::uint64_t n = source_.num_samples();
+  // --on-error skip: a sample that cannot be decoded is replaced by the next one that can
+  // (a fixed stride through the dataset, so the replacement is reproducible too).
+  constexpr int kReplacementTries = 16;
+  for (int attempt = 0;; ++attempt) {
+    const std::uint64_t sample = slot.indices[position];
+    try {
+      const DecodeTiming t = image_samples_->decode(sample, slot.epoch, out);
+      counters.add(Stage::read, t.read_ns, 1);
+      counters.add(Stage::decode, t.decode_ns, 0);
+      bytes_read_.fetch_add(source_.jpeg->sample_size(sample), std::memory_order_relaxed);
+      return;
+    } catch (const formats::IoError&) {
+      throw;  // the disk failed, not the sample: skipping would hide it
+    } catch (const formats::FormatError&) {
+      if (options_.on_error == OnError::fail || attempt == kReplacementTries) throw;
+      skipped_.fetch_add(1, std::memory_order_relaxed);
+      const std::uint64_t replacement = (sample + 7919) % n;
+      slot.indices[position] = replacement;
+      slot.labels[position] = source_.labels()[replacement];
+    }
+  }
+}
+
+void StageWork::flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) const {
+  // The same positions copy_samples() filled for this range: by_chunk[begin, end).
+  for (std::uint32_t i = begin; i < end; ++i) {
+    const std::uint32_t pos = slot.by_chunk[i];
+    if (!formats::random_flip(options_.seed, slot.epoch, slot.indices[pos])) continue;
+    flip_horizontal(slot.raw.get() + pos * shape_.bytes(), shape_.height, shape_.width,
+                    shape_.channels, shape_.layout == formats::Layout::nchw);
+  }
+}
+
+void StageWork::maybe_stall(Stage stage, const Slot& slot) {
+  const auto& stall = options_.inject_stall;
+  if (!stall || stall->stage != stage || !stall->hits(slot.index)) return;
+  const std::int64_t t0 = profiler::now_ns();
+  const auto sleep = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(stall->ms)); };
+  switch (stage) {
+    case Stage::read: {
+      GPUFEED_RANGE(stage_name(Stage::read));
+      sleep();
+      break;
+    }
+    case Stage::decode: {
+      GPUFEED_RANGE(stage_name(Stage::decode));
+      sleep();
+      break;
+    }
+    case Stage::normalize: {
+      GPUFEED_RANGE(stage_name(Stage::normalize));
+      sleep();
+      break;
+    }
+    default: {
+      GPUFEED_RANGE(stage_name(Stage::assemble));
+      sleep();
+      break;
+    }
+  }
+  counters.add(stage, profiler::now_ns() - t0, 0);
+}
+
+void StageWork::normalize(Slot& slot) {
+  maybe_stall(Stage::normalize, slot);
+  GPUFEED_RANGE(stage_name(Stage::normalize));
+  with_memory_advice([&] {
+    run_hook(test_hooks.normalizing);
+    if (staging_) {
+      staging_->submit(slot);
+      counters.add(Stage::h2d, 0, 1);
+    } else {
+      normalize_on_host(slot);
+    }
+  });
+  counters.add(Stage::normalize, 0, 1);
+}
+
+void StageWork::normalize_on_host(Slot& slot) {
+  const std::uint64_t bytes = shape_.bytes();
+  for_samples(slot.count, 16, [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
+    const std::int64_t t0 = profiler::now_ns();
+    float* out = reinterpret_cast<float*>(slot.images.get());
+    normalize_cpu(slot.raw.get() + r.begin() * bytes, shape_, r.size(), norm_,
+                  out + r.begin() * bytes);
+    counters.add(Stage::normalize, profiler::now_ns() - t0, 0);
+  });
+}
+
+bool StageWork::reaugments_echoes() const {
+  return options_.reaugment_echoes && options_.echo.enabled() &&
+         (options_.augment == Augment::flip || options_.augment == Augment::crop_flip);
+}
+
+void StageWork::reaugment(Slot& from, Slot& target, std::uint32_t repeat) {
+  GPUFEED_RANGE(stage_name(Stage::echo));
+  const std::int64_t t0 = profiler::now_ns();
+  if (&target != &from) {
+    target.count = from.count;
+    target.epoch = from.epoch;
+    target.index = from.index;
+    std::copy_n(from.labels.begin(), from.count, target.labels.begin());
+    std::copy_n(from.indices.begin(), from.count, target.indices.begin());
+  }
+  if (staging_) {
+    // The device keeps the fresh batch's pixels; the kernel applies this repeat's flips.
+    std::vector<std::uint8_t> flips(from.count);
+    for (std::uint32_t i = 0; i < from.count; ++i) {
+      flips[i] = echo_flip(options_.seed, from.epoch, from.indices[i], repeat) ? 1 : 0;
+    }
+    staging_->reaugment(from, target, flips, repeat);
+  } else {
+    if (&target != &from) {
+      std::memcpy(target.raw.get(), from.raw.get(), from.count * shape_.bytes());
+      target.repeat = from.repeat;
+    }
+    // The host pixels show repeat target.repeat; mirror the samples whose flip changes.
+    for (std::uint32_t i = 0; i < target.count; ++i) {
+      const std::uint64_t sample = target.indices[i];
+      if (echo_flip(options_.seed, target.epoch, sample, target.repeat) ==
+          echo_flip(options_.seed, target.epoch, sample, repeat)) {
+        continue;
+      }
+      flip_horizontal(target.raw.get() + i * shape_.bytes(), shape_.height, shape_.width,
+                      shape_.channels, shape_.layout == formats::Layout::nchw);
+    }
+    // The consumer runs this inside EpochRun::next(). The loop is isolated: the consumer runs
+    // only its tasks, not a flow-graph task that would keep it from a batch it does not need.
+    arena_.execute([&] { normalize_on_host(target); });
+  }
+  target.repeat = repeat;
+  reaugmented_.fetch_add(1, std::memory_order_relaxed);
+  counters.add(Stage::echo, profiler::now_ns() - t0, 0);
+}
+
+void StageWork::fill_stats(LoaderStats& s) const {
+  for (std::size_t i = 0; i < kStageCount; ++i) {
+    s.stages[i].busy_ns = counters.busy_ns[i].load(std::memory_order_relaxed);
+    s.stages[i].items = counters.items[i].load(std::memory_order_relaxed);
+  }
+  if (!image_samples_) s.stages[static_cast<std::size_t>(Stage::read)].items = chunk_reads_.load();
+  s.skipped_samples = skipped_.load();
+  s.reaugmented_batches = reaugmented_.load();
+  s.chunk_reads = chunk_reads_.load();
+  s.bytes_read = bytes_read_.load();
+  const ChunkCacheStats c = cache_.stats();
+  s.cache_hits = c.hits;
+  s.cache_misses = c.misses;
+  s.cache_peak_bytes = c.peak_bytes;
+  if (staging_) {
+    const StagingStats g = staging_->stats();
+    s.pinned = g.pinned;
+    s.pinned_bytes = g.pinned_bytes;
+    s.device_bytes = g.device_bytes;
+    s.pinned_h2d_bytes_per_s = g.pinned_h2d_bytes_per_s;
+    s.pageable_h2d_bytes_per_s = g.pageable_h2d_bytes_per_s;
+  }
+}
+
+void StageWork::reset_stats() {
+  counters.reset();
+  chunk_reads_ = 0;
+  bytes_read_ = 0;
+  skipped_ = 0;
+  reaugmented_ = 0;
+}
+
+}  // namespace gpufeed::detail

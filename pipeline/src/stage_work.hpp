@@ -1,0 +1,94 @@
+#pragma once
+// The work of the loader's flow-graph nodes: reading (or decoding) a batch's samples into its
+// slot, flipping them, normalizing or staging them for the device, and re-augmenting echoes.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <oneapi/tbb/task_arena.h>
+
+#include "dataset_source.hpp"
+#include "gpufeed/base/stages.hpp"
+#include "gpufeed/pipeline/chunk_cache.hpp"
+#include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/normalize.hpp"
+#include "gpufeed/pipeline/stats.hpp"
+#include "image_samples.hpp"
+#include "slot_pool.hpp"
+
+namespace gpufeed::detail {
+
+class CudaStaging;
+
+/// One per loader, shared by its epochs. The stage methods run on the arena's threads, several
+/// batches at once; reaugment() runs on the consumer's. Calls go one way: the stage work knows
+/// nothing of epochs, pools or tuning. Thread-safe where the graph needs it (counters, cache).
+class StageWork {
+ public:
+  /// Opens the dataset `options.path` and, for a CUDA device, the staging; `options` and
+  /// `arena` must outlive the stage work (reaugment() enters the arena).
+  StageWork(const LoaderOptions& options, oneapi::tbb::task_arena& arena);
+  ~StageWork();
+  StageWork(const StageWork&) = delete;
+  StageWork& operator=(const StageWork&) = delete;
+
+  /// Fills a fresh slot with the `position`-th batch of `order` (labels, indices, count), batch
+  /// `index` of `epoch`.
+  void prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position, std::uint64_t index,
+               const std::vector<std::uint64_t>& order) const;
+  /// The first node: the samples' pixels into slot.raw (read and copied, or decoded), flipped.
+  void assemble(Slot& slot);
+  /// The second node: normalized on the host (CPU device) or staged and normalized on the device.
+  void normalize(Slot& slot);
+  /// The stage the first node is: decode for an encoded layout, else read.
+  [[nodiscard]] Stage first_stage() const { return image_samples_ ? Stage::decode : Stage::read; }
+
+  /// Echoes get a new flip (LoaderOptions::reaugment_echoes with a flipping augment).
+  [[nodiscard]] bool reaugments_echoes() const;
+  /// Shows batch `from` as echo `repeat` in `target` (`from` itself, or a slot of the echo
+  /// pool): mirrors the samples whose flip differs from the fresh delivery and normalizes again
+  /// (CPU), or queues the normalize kernel with the new flips on `from`'s device pixels (CUDA).
+  void reaugment(Slot& from, Slot& target, std::uint32_t repeat);
+
+  /// Workers the loader runs now: a batch's samples are split among them.
+  void set_workers(unsigned workers) noexcept { workers_.store(workers); }
+  /// While set, a batch being decoded stops early (its epoch is being cancelled).
+  void set_stopping(bool stopping) noexcept { stopping_.store(stopping); }
+
+  [[nodiscard]] const DatasetSource& source() const { return source_; }
+  [[nodiscard]] const formats::SampleShape& shape() const { return shape_; }
+  [[nodiscard]] const NormalizeParams& norm() const { return norm_; }
+  /// Null on the CPU device.
+  [[nodiscard]] CudaStaging* staging() const { return staging_.get(); }
+
+  /// The stage counters, the reads, the cache and the staging, into `stats`.
+  void fill_stats(LoaderStats& stats) const;
+  void reset_stats();
+
+  /// Busy time and items per stage (the consumer's wait included: the loader adds it).
+  StageCounters counters;
+
+ private:
+  void copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
+  void decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
+  void decode_or_replace(Slot& slot, std::uint32_t position);
+  void flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) const;
+  void maybe_stall(Stage stage, const Slot& slot);
+  void normalize_on_host(Slot& slot);
+
+  const LoaderOptions& options_;
+  oneapi::tbb::task_arena& arena_;
+  const DatasetSource source_;
+  const formats::SampleShape shape_;                 // one sample in a slot, before normalization
+  const std::optional<ImageSamples> image_samples_;  // the encoded (jpeg) layout's decoder
+  const NormalizeParams norm_;
+  const std::unique_ptr<CudaStaging> staging_;  // null on the CPU device
+  ChunkCache cache_;
+  std::atomic<unsigned> workers_{1};
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0}, skipped_{0}, reaugmented_{0};
+};
+
+}  // namespace gpufeed::detail
