@@ -21,7 +21,7 @@ constexpr std::uint64_t kDefaultMemoryBudget = 1ull << 30;  // prefetch=auto
 constexpr unsigned kMaxAutoPrefetch = 16;
 constexpr unsigned kStartWorkers = 2;   // workers=auto starts here (or at the budget)
 constexpr unsigned kStartPrefetch = 2;  // prefetch=auto starts here
-constexpr std::int64_t kMinTuneWindowNs = 50'000'000;
+constexpr std::int64_t kMinTuneWindowNs = 100'000'000;
 
 /// The cores this process may run on (its affinity mask), not every core of the machine.
 unsigned usable_cores() {

@@ -12,7 +12,7 @@ constexpr double kWaitHigh = 0.03;  ///< the consumer waits: the loader is too s
 constexpr double kWaitLow = 0.005;  ///< the consumer never waits
 constexpr double kBusyHigh = 0.6;   ///< each worker busy: more workers help
 constexpr double kBusyLow = 0.3;    ///< each worker mostly idle: fewer would do
-constexpr double kGain = 0.02;      ///< a raise is kept when it delivers this much faster
+constexpr double kGain = 0.05;      ///< a raise is kept when it delivers this much faster
 
 std::string percent(double share) {
   char text[32];

@@ -35,7 +35,7 @@ struct TunerLimits {
 ///    trainer's own threads; if the consumer then waits, the worker comes back and the tuner
 ///    stays at or above that count.
 /// After a change it lets one window pass before it judges again. A raise is a trial: when the
-/// window after it delivers batches no faster (by 2%) than the window before, the raise is
+/// window after it delivers batches no faster (by 5%) than the window before, the raise is
 /// undone and that knob is not raised past its old value again, so a setting that only costs
 /// (threads competing with the trainer, slots that no longer fit in the caches) does not stay;
 /// until a raise of the other knob pays (more batches in flight can give more threads work).
