@@ -202,7 +202,7 @@ void LoaderCore::start_epoch(std::uint64_t epoch) {
   run->feed();
 }
 
-std::shared_ptr<EpochRun> LoaderCore::current_run() {
+std::shared_ptr<EpochRun> LoaderCore::current_run() noexcept {
   std::lock_guard lock(run_mutex_);
   return run_;
 }
@@ -214,21 +214,16 @@ Delivery LoaderCore::next(Deadline deadline) {
   work_.counters.add(Stage::wait, d.wait_ns, d.timed_out ? 0 : 1);
   note_ready_depth(d.ready_depth);
   if (d.slot != nullptr) note_delivery(d);
-  if (d.slot != nullptr && tuning_) maybe_tune();
+  if (d.slot != nullptr && tuning_) maybe_tune(d.slot->epoch);
   return d;
 }
 
-void LoaderCore::maybe_tune() {
+void LoaderCore::maybe_tune(std::uint64_t epoch) {
   Tuning& t = *tuning_;
   const std::uint64_t fresh = fresh_.load(std::memory_order_relaxed);
   const std::int64_t now = profiler::now_ns();
   const StageCounters& counters = work_.counters;
   const std::int64_t wait = counters.busy_ns[static_cast<std::size_t>(Stage::wait)].load();
-  std::uint64_t epoch = 0;
-  {
-    std::lock_guard lock(place_mutex_);
-    epoch = place_.epoch;
-  }
   auto restart = [&] {
     t.batches = fresh;
     t.start_ns = now;
@@ -321,12 +316,7 @@ void LoaderCore::stop() {
 void LoaderCore::release_ref(Slot* slot) noexcept {
   if (!slots_.unref(slot)) return;
   // The slot may be from an epoch that ended: it feeds the one in progress.
-  std::shared_ptr<EpochRun> run;
-  {
-    std::lock_guard lock(run_mutex_);
-    run = run_;
-  }
-  if (run) run->feed();
+  if (const std::shared_ptr<EpochRun> run = current_run()) run->feed();
 }
 
 LoaderStats LoaderCore::stats() const {

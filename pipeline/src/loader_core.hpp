@@ -80,13 +80,13 @@ class LoaderCore {
  private:
   void note_ready_depth(std::int64_t depth) noexcept;
   void note_delivery(const Delivery& d);
-  /// workers=auto / prefetch=auto: judges the window that ends at this delivery and applies
-  /// the tuner's change (consumer thread).
-  void maybe_tune();
+  /// workers=auto / prefetch=auto: judges the window that ends at this delivery, a batch of
+  /// `epoch`, and applies the tuner's change (consumer thread).
+  void maybe_tune(std::uint64_t epoch);
   void apply(TuningChange change);
   [[nodiscard]] unsigned active_workers() const;
   /// The epoch in progress, or null.
-  [[nodiscard]] std::shared_ptr<EpochRun> current_run();
+  [[nodiscard]] std::shared_ptr<EpochRun> current_run() noexcept;
 
   [[nodiscard]] EpochPlan plan_from(const LoaderState& state) const;
   [[nodiscard]] const std::string& fingerprint() const;

@@ -45,7 +45,7 @@ SlotPool::SlotPool(std::uint32_t slots, std::uint32_t batch_size, std::uint64_t 
 
 Slot* SlotPool::try_acquire(std::uint32_t max_in_use) {
   std::lock_guard lock(mutex_);
-  if (free_.empty() || slots_.size() - free_.size() >= max_in_use) return nullptr;
+  if (full_locked(max_in_use)) return nullptr;
   Slot* slot = free_.back();
   free_.pop_back();
   return slot;
@@ -56,14 +56,13 @@ void SlotPool::release(Slot* slot) {
   free_.push_back(slot);
 }
 
-std::uint32_t SlotPool::available() const {
+bool SlotPool::full(std::uint32_t max_in_use) const {
   std::lock_guard lock(mutex_);
-  return static_cast<std::uint32_t>(free_.size());
+  return full_locked(max_in_use);
 }
 
 bool Slots::all_in_use() const {
-  const std::uint32_t free = batches.available();
-  return free == 0 || batches.size() - free >= limit.load(std::memory_order_relaxed);
+  return batches.full(limit.load(std::memory_order_relaxed));
 }
 
 bool Slots::unref(Slot* slot) noexcept {

@@ -59,16 +59,21 @@ class SlotPool {
 
   /// A free slot, or nullptr when every slot, or `max_in_use` of them, is in use.
   Slot* try_acquire(std::uint32_t max_in_use = ~0u);
+  /// Every slot, or `max_in_use` of them, is in use: try_acquire() would return nullptr.
+  [[nodiscard]] bool full(std::uint32_t max_in_use) const;
   void release(Slot* slot);
 
   [[nodiscard]] std::uint32_t size() const { return static_cast<std::uint32_t>(slots_.size()); }
   /// Every slot, for attaching device buffers once at start-up.
   [[nodiscard]] const std::vector<std::unique_ptr<Slot>>& slots() const { return slots_; }
-  [[nodiscard]] std::uint32_t available() const;
   /// Host bytes held by all slots.
   [[nodiscard]] std::uint64_t bytes() const { return bytes_; }
 
  private:
+  [[nodiscard]] bool full_locked(std::uint32_t max_in_use) const {
+    return free_.empty() || slots_.size() - free_.size() >= max_in_use;
+  }
+
   std::vector<std::unique_ptr<Slot>> slots_;
   mutable std::mutex mutex_;
   std::vector<Slot*> free_;
