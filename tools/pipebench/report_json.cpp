@@ -2,6 +2,7 @@
 #include "common/cli.hpp"
 #include "pipebench/diagnosis.hpp"
 #include "pipebench/report.hpp"
+#include "pipebench/sweep.hpp"
 
 namespace gpufeed::tools::pipebench {
 
@@ -52,29 +53,28 @@ json dataset_json(const DatasetSummary& d) {
 
 json settings_json(const BenchReport& r) {
   const BenchOptions& o = r.options;
-  return {
-      {"device_requested", r.device.requested},
-      {"device_resolved", r.device.resolved},
-      {"batch", o.batch},
-      {"workers", r.workers},
-      {"prefetch", r.run.stats.prefetch},
-      {"workers_setting", o.workers == LoaderOptions::kAuto ? json("auto") : json(o.workers)},
-      {"prefetch_setting", o.prefetch == LoaderOptions::kAuto ? json("auto") : json(o.prefetch)},
-      {"tuning", tuning_json(r.run.stats)},
-      {"order", o.order},
-      {"seed", o.seed},
-      {"epochs", r.plan.steps != 0 ? json(nullptr) : json(r.plan.epochs)},
-      {"steps", r.plan.steps != 0 ? json(r.plan.steps) : json(nullptr)},
-      {"cache_mb", o.cache_mb},
-      {"use_index", !o.no_index},
-      {"images", o.images},
-      {"labels", o.labels},
-      {"dtype", o.dtype},
-      {"echo", o.echo},
-      {"augment", o.augment},
-      {"on_error", o.on_error},
-      {"size", o.size.empty() ? json(nullptr) : json(o.size)},
-      {"inject_stall", o.inject_stall.empty() ? json(nullptr) : json(o.inject_stall)}};
+  return {{"device_requested", r.device.requested},
+          {"device_resolved", r.device.resolved},
+          {"batch", o.batch},
+          {"workers", r.workers},
+          {"prefetch", r.run.stats.prefetch},
+          {"workers_setting", count_json(o.workers)},
+          {"prefetch_setting", count_json(o.prefetch)},
+          {"tuning", tuning_json(r.run.stats)},
+          {"order", o.order},
+          {"seed", o.seed},
+          {"epochs", r.plan.steps != 0 ? json(nullptr) : json(r.plan.epochs)},
+          {"steps", r.plan.steps != 0 ? json(r.plan.steps) : json(nullptr)},
+          {"cache_mb", o.cache_mb},
+          {"use_index", !o.no_index},
+          {"images", o.images},
+          {"labels", o.labels},
+          {"dtype", o.dtype},
+          {"echo", o.echo},
+          {"augment", o.augment},
+          {"on_error", o.on_error},
+          {"size", o.size.empty() ? json(nullptr) : json(o.size)},
+          {"inject_stall", o.inject_stall.empty() ? json(nullptr) : json(o.inject_stall)}};
 }
 
 json cache_json(const BenchReport& r) {

@@ -78,10 +78,6 @@ std::vector<unsigned> default_workers(unsigned cores) {
   return {values.begin(), values.end()};
 }
 
-nlohmann::json count_json(unsigned count) {
-  return count == LoaderOptions::kAuto ? nlohmann::json("auto") : nlohmann::json(count);
-}
-
 std::string percent(const std::optional<double>& share) {
   if (!share) return "-";
   char buffer[32];
@@ -110,6 +106,10 @@ SweepPoint with_setting(SweepPoint point, const Setting& s) {
       break;
   }
   return point;
+}
+
+nlohmann::json count_json(unsigned count) {
+  return count == LoaderOptions::kAuto ? nlohmann::json("auto") : nlohmann::json(count);
 }
 
 std::string count_text(unsigned count) {

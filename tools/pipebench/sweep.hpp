@@ -15,6 +15,8 @@ namespace gpufeed::tools::pipebench {
 
 /// "auto" for a worker or prefetch count of LoaderOptions::kAuto, else the number.
 std::string count_text(unsigned count);
+/// The same in JSON: the string "auto", else the number.
+nlohmann::json count_json(unsigned count);
 
 /// The swept flags as given: comma-separated lists ("1,2,4"); empty: not swept.
 struct SweepAxes {
