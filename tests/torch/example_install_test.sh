@@ -10,10 +10,16 @@ torch_dir=${4:-}
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 cmake --install "$build_dir" --prefix "$scratch/prefix" >/dev/null
+# The LibTorch the project was built with, and its Caffe2 config beside it (TorchConfig looks
+# for Caffe2 on the prefix path first: another LibTorch installed on the system would win).
+prefix_path="$scratch/prefix"
 torch_args=()
-[ -n "$torch_dir" ] && torch_args=("-DTorch_DIR=$torch_dir")
+if [ -n "$torch_dir" ]; then
+  torch_args=("-DTorch_DIR=$torch_dir")
+  prefix_path="$prefix_path;$(dirname "$torch_dir")"
+fi
 cmake -S "$source_dir/examples/trainer" -B "$scratch/build" -G Ninja \
-  -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_BUILD_TYPE=Release "${torch_args[@]}" >/dev/null
+  -DCMAKE_PREFIX_PATH="$prefix_path" -DCMAKE_BUILD_TYPE=Release "${torch_args[@]}" >/dev/null
 cmake --build "$scratch/build" >/dev/null
 "$h5pack" convert 512:16x16x3 "$scratch/data.h5" --chunk 64 >/dev/null
 "$scratch/build/trainer" "$scratch/data.h5"
