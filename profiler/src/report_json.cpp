@@ -66,6 +66,16 @@ json recommendations_json(const GapReport& r, const SettingSpelling& spelling) {
   return out;
 }
 
+/// The model's device utilization for each echo factor, by factor; the largest is what
+/// `--echo auto` (cap 4: up to 5 deliveries of a batch) can reach.
+json echo_predictions_json(const GapReport& r) {
+  json out = json::object();
+  for (int factor = 2; factor <= 5; ++factor) {
+    out[std::to_string(factor)] = predicted_util_with_echo(r, factor);
+  }
+  return out;
+}
+
 json report_object(const GapReport& r, const SettingSpelling& spelling) {
   json idle = json::object();
   for (GapCause c : kCauses) idle[gap_cause_name(c)] = r.idle_share(c);
@@ -84,6 +94,7 @@ json report_object(const GapReport& r, const SettingSpelling& spelling) {
       {"stages", stages},
       {"gaps", gaps_json(r)},
       {"recommendations", recommendations_json(r, spelling)},
+      {"echo_predicted_util", echo_predictions_json(r)},
       {"window",
        {{"begin_ns", r.window_begin_ns},
         {"end_ns", r.window_end_ns},

@@ -42,6 +42,13 @@ TEST(ReportJson, HasTheDocumentedKeysAndValues) {
   EXPECT_TRUE(j.at("stages").contains("decode"));
   EXPECT_GT(j["stages"]["decode"]["share_during_wait"].get<double>(), 0.5);
   EXPECT_EQ(j.at("window").at("ns").get<std::int64_t>(), r.window_ns());
+  // Echo predictions by factor: rising with the factor for an input-bound run.
+  const nlohmann::json& echo = j.at("echo_predicted_util");
+  for (int factor = 2; factor <= 5; ++factor) {
+    const std::string key = std::to_string(factor);
+    EXPECT_DOUBLE_EQ(echo.at(key).get<double>(), predicted_util_with_echo(r, factor)) << key;
+  }
+  EXPECT_GT(echo["2"].get<double>(), r.device_util);
 }
 
 TEST(ReportJson, UnknownBottleneckIsNull) {

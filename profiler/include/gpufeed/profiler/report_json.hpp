@@ -11,7 +11,8 @@ namespace gpufeed::profiler {
 /// {name: {busy_frac, items, share_during_wait}}, gaps {count, idle_ns, by_cause {cause: {count,
 /// total_ns, median_ns, max_ns, cv}}, longest [...]}, recommendations [{kind, settings [{knob,
 /// value}], action (settings by field name, then words), reason, predicted_effect,
-/// predicted_device_util}], window {begin_ns, end_ns, ns, basis},
+/// predicted_device_util}], echo_predicted_util {"2".."5": device utilization the model predicts
+/// with that echo factor}, window {begin_ns, end_ns, ns, basis},
 /// device_timeline, busy_ns, steps, h2d_ns, pageable_h2d_ns, utilization [...], warnings [...].
 /// Recommended settings in "action" are written as `spelling` says.
 std::string report_json(const GapReport& report, int indent = 2,
