@@ -1,36 +1,50 @@
 // GPU bandwidth of the staging path, each figure next to its physical reference measured in
-// the same run:
-//   - the normalize kernel (uint8 NHWC -> NCHW float32 / bfloat16, batches of 256 x 64x64x3
-//     and 256 x 224x224x3) against a device-to-device cudaMemcpyAsync moving the same number of
-//     bytes (read + written); target >= 80%;
-//   - H2D of a pinned 256 x 64x64x3 uint8 batch with cudaMemcpyAsync on a copy stream (an event
-//     per batch, as the pipeline does) against plain pinned cudaMemcpy of the same size; target
-//     >= 90%.
-// Kernel and copy times come from CUDA events, averaged over the timed repeats.
+// the same run (bench/gpu/README.md):
+//   - the normalize kernel, uint8 224x224x3 batches of 256 to float32 / float16 / bfloat16, for
+//     each layout pair and with and without crop-flip (from 256x256), in bytes read + written per
+//     second, against a device-to-device cudaMemcpyAsync moving as many bytes; target >= 0.80;
+//   - host-to-device batch copies through the loader's own staging (CudaStaging: its pinned
+//     slots, copy stream, events and reclaim waits, the normalize kernel overlapping on its
+//     compute stream) against plain cudaMemcpyAsync from one pinned buffer of the same size;
+//     target >= 0.90.
+// Kernel and copy times come from CUDA events; the staged copies are timed on the host from the
+// first submit to the last reclaim, as the loader sees them. `--json FILE` writes the figures.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/normalize_kernel.hpp"
+#include "cuda/staging.hpp"
 #include "gpufeed/pipeline/device.hpp"
+#include "gpufeed/pipeline/normalize_spec.hpp"
+#include "slot_pool.hpp"
 
 namespace {
 
 using gpufeed::CudaEvent;
-using gpufeed::CudaStream;
 using gpufeed::DeviceMemory;
 using gpufeed::DType;
-using gpufeed::PinnedMemory;
+using gpufeed::NormalizeSpec;
+using gpufeed::formats::Layout;
+using nlohmann::json;
 
 constexpr std::uint32_t kBatch = 256;
 constexpr int kWarmup = 3;
 constexpr int kRepeats = 20;
+constexpr double kNormalizeTarget = 0.80;
+constexpr double kCopyTarget = 0.90;
 
 DeviceMemory device_alloc(std::size_t bytes) {
   void* p = nullptr;
@@ -62,106 +76,209 @@ double gbps(double bytes, double seconds) {
   return bytes / seconds * 1e-9;
 }
 
-void bench_normalize(std::uint32_t side, DType dtype, cudaStream_t stream) {
-  gpufeed::NormalizeKernelArgs args;
-  args.in_height = args.out_height = side;
-  args.in_width = args.out_width = side;
-  args.channels = 3;
-  args.in_nchw = false;
-  args.out_nchw = true;
-  args.dtype = dtype;
+std::vector<std::uint8_t> random_bytes(std::size_t n, unsigned seed) {
+  std::vector<std::uint8_t> out(n);
+  std::mt19937 rng(seed);
+  for (auto& x : out) x = static_cast<std::uint8_t>(rng());
+  return out;
+}
+
+NormalizeSpec imagenet_spec(std::uint32_t in_side, std::uint32_t out_side, Layout in_layout,
+                            Layout out_layout, DType dtype) {
+  NormalizeSpec spec;
+  spec.in = {in_side, in_side, 3, in_layout};
+  spec.out_height = spec.out_width = out_side;
+  spec.out_layout = out_layout;
+  spec.dtype = dtype;
   const float mean[3] = {123.675f, 116.28f, 103.53f}, sd[3] = {58.395f, 57.12f, 57.375f};
-  for (int c = 0; c < 3; ++c) {
-    args.mean[c] = mean[c];
-    args.inv_std[c] = 1.0f / sd[c];
-  }
-  const std::size_t in_bytes = std::size_t{kBatch} * side * side * 3;
-  const std::size_t out_bytes = in_bytes * gpufeed::dtype_size(dtype);
-  std::vector<std::uint8_t> host(in_bytes);
-  std::mt19937 rng(1);
-  for (auto& x : host) x = static_cast<std::uint8_t>(rng());
-  const DeviceMemory in = device_alloc(in_bytes), out = device_alloc(out_bytes);
+  spec.params = gpufeed::NormalizeParams::make(mean, sd, 3);
+  return spec;
+}
+
+const char* layout_name(Layout l) {
+  return l == Layout::nchw ? "nchw" : "nhwc";
+}
+
+/// One normalize case: kernel bytes/s (crop window read + output written) against a d2d copy
+/// of as many bytes.
+json bench_normalize(const NormalizeSpec& spec, bool crop_flip, cudaStream_t stream) {
+  const std::size_t in_bytes = std::size_t{kBatch} * spec.in.bytes();
+  const std::size_t read = std::size_t{kBatch} * spec.out_elements();
+  const std::size_t written = std::size_t{kBatch} * spec.out_bytes();
+  const std::vector<std::uint8_t> host = random_bytes(in_bytes, 1);
+  const DeviceMemory in = device_alloc(in_bytes), out = device_alloc(written);
   GPUFEED_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), in_bytes, cudaMemcpyHostToDevice));
+  DeviceMemory augments;
+  if (crop_flip) {
+    std::vector<gpufeed::SampleAugment> a(kBatch);
+    std::mt19937 rng(3);
+    const std::uint32_t slack = spec.in.height - spec.out_height + 1;
+    for (auto& s : a)
+      s = {static_cast<std::uint32_t>(rng() % slack), static_cast<std::uint32_t>(rng() % slack),
+           static_cast<std::uint32_t>(rng() % 2)};
+    augments = device_alloc(a.size() * sizeof(a[0]));
+    GPUFEED_CUDA_CHECK(
+        cudaMemcpy(augments.get(), a.data(), a.size() * sizeof(a[0]), cudaMemcpyHostToDevice));
+  }
+  const auto* augment_device = static_cast<const gpufeed::SampleAugment*>(augments.get());
   const double kernel_s = time_on_stream(stream, [&] {
-    gpufeed::launch_normalize(args, static_cast<const std::uint8_t*>(in.get()), kBatch, nullptr,
-                              out.get(), stream);
+    gpufeed::launch_normalize(spec, static_cast<const std::uint8_t*>(in.get()), kBatch,
+                              augment_device, out.get(), stream);
   });
   // A copy of half the moved bytes reads and writes as many bytes as the kernel.
-  const std::size_t moved = in_bytes + out_bytes;
+  const std::size_t moved = read + written;
   const DeviceMemory a = device_alloc(moved / 2), b = device_alloc(moved / 2);
   const double copy_s = time_on_stream(stream, [&] {
     GPUFEED_CUDA_CHECK(
         cudaMemcpyAsync(b.get(), a.get(), moved / 2, cudaMemcpyDeviceToDevice, stream));
   });
   const double ratio = copy_s / kernel_s;
-  std::printf(
-      "normalize %ux%ux%ux3 nhwc->nchw %-8s %8.1f us %7.1f GB/s (read+written) | d2d copy "
-      "%7.1f GB/s | ratio %.2f (target >= 0.80) %s\n",
-      kBatch, side, side, gpufeed::to_string(dtype).c_str(), kernel_s * 1e6,
-      gbps(static_cast<double>(moved), kernel_s), gbps(static_cast<double>(moved), copy_s), ratio,
-      ratio >= 0.8 ? "ok" : "BELOW TARGET");
+  const std::string name = std::to_string(spec.in.height) + "x" + std::to_string(spec.in.width) +
+                           "x3 " + layout_name(spec.in.layout) + " -> " +
+                           std::to_string(spec.out_height) + "x" + std::to_string(spec.out_width) +
+                           " " + layout_name(spec.out_layout) + " " +
+                           gpufeed::to_string(spec.dtype) + (crop_flip ? " crop-flip" : "");
+  std::printf("normalize %-46s %8.1f us %7.1f GB/s | d2d copy %7.1f GB/s | ratio %.2f %s\n",
+              name.c_str(), kernel_s * 1e6, gbps(static_cast<double>(moved), kernel_s),
+              gbps(static_cast<double>(moved), copy_s), ratio,
+              ratio >= kNormalizeTarget ? "ok" : "BELOW TARGET");
+  return {{"case", name},
+          {"kernel_us", kernel_s * 1e6},
+          {"bytes_moved", moved},
+          {"kernel_gbps", gbps(static_cast<double>(moved), kernel_s)},
+          {"d2d_gbps", gbps(static_cast<double>(moved), copy_s)},
+          {"ratio", ratio}};
 }
 
-void bench_h2d(cudaStream_t copy_stream) {
-  const std::size_t bytes = std::size_t{kBatch} * 64 * 64 * 3;
-  constexpr int kSlots = 4;
+/// Batches of 256 x 224x224x3 uint8 through CudaStaging's slots (copy + labels on its copy
+/// stream, normalize to bfloat16 on its compute stream), against plain pinned copies.
+json bench_staged_h2d() {
+  constexpr std::uint32_t kSlots = 4;
+  constexpr int kBatches = 48;
+  const NormalizeSpec spec = imagenet_spec(224, 224, Layout::nhwc, Layout::nchw, DType::bfloat16);
+  gpufeed::detail::CudaStaging staging(0, spec, kBatch);
+  gpufeed::detail::SlotPool pool(kSlots, kBatch, spec.in.bytes(), 0,
+                                 [&](std::uint64_t n) { return staging.allocate_host(n); });
+  const std::size_t bytes = std::size_t{kBatch} * spec.in.bytes();
+  const std::vector<std::uint8_t> fill = random_bytes(bytes, 2);
+  for (const auto& slot : pool.slots()) {
+    staging.attach(*slot);
+    std::memcpy(slot->raw.get(), fill.data(), bytes);
+    slot->count = kBatch;
+  }
+  gpufeed::StageCounters counters;
+  auto run = [&](int batches) {
+    for (int i = 0; i < batches; ++i) {
+      gpufeed::detail::Slot& slot = *pool.slots()[static_cast<std::size_t>(i) % kSlots];
+      staging.reclaim(slot, counters);  // the wait the loader's workers do before reusing a slot
+      staging.submit(slot);
+    }
+    for (const auto& slot : pool.slots()) staging.reclaim(*slot, counters);
+  };
+  run(kSlots * 2);  // warm-up
+  counters.reset();
+  auto t0 = std::chrono::steady_clock::now();
+  run(kBatches);
+  const double staged_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kBatches;
+  const double copy_event_s =
+      static_cast<double>(counters.busy_ns[static_cast<std::size_t>(gpufeed::Stage::h2d)]) * 1e-9 /
+      kBatches;
+
+  // The reference: cudaMemcpyAsync of the same bytes from one pinned buffer, back to back.
   void* raw = nullptr;
-  GPUFEED_CUDA_CHECK(cudaHostAlloc(&raw, bytes * kSlots, cudaHostAllocDefault));
-  const PinnedMemory host(raw);
-  std::vector<std::uint8_t> fill(bytes * kSlots);
-  std::mt19937 rng(2);
-  for (auto& x : fill) x = static_cast<std::uint8_t>(rng());
-  std::copy(fill.begin(), fill.end(), static_cast<std::uint8_t*>(host.get()));
-  const DeviceMemory device = device_alloc(bytes * kSlots);
-  std::vector<CudaEvent> done;
-  for (int i = 0; i < kSlots; ++i) done.push_back(make_event());
-  int next = 0;
-  // The staging pattern: one batch per slot, an event recorded after each copy.
-  const double staged_s = time_on_stream(copy_stream, [&] {
-    const std::size_t offset = static_cast<std::size_t>(next) * bytes;
-    GPUFEED_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(device.get()) + offset,
-                                       static_cast<char*>(host.get()) + offset, bytes,
-                                       cudaMemcpyHostToDevice, copy_stream));
-    GPUFEED_CUDA_CHECK(cudaEventRecord(done[static_cast<std::size_t>(next)].get(), copy_stream));
-    next = (next + 1) % kSlots;
-  });
-  // The plain bandwidth test: synchronous cudaMemcpy from pinned memory, host-timed.
-  for (int i = 0; i < kWarmup; ++i) {
-    GPUFEED_CUDA_CHECK(cudaMemcpy(device.get(), host.get(), bytes, cudaMemcpyHostToDevice));
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kRepeats; ++i) {
-    GPUFEED_CUDA_CHECK(cudaMemcpy(device.get(), host.get(), bytes, cudaMemcpyHostToDevice));
-  }
+  GPUFEED_CUDA_CHECK(cudaHostAlloc(&raw, bytes, cudaHostAllocDefault));
+  const gpufeed::PinnedMemory host(raw);
+  std::memcpy(host.get(), fill.data(), bytes);
+  const DeviceMemory device = device_alloc(bytes);
+  cudaStream_t stream = nullptr;
+  GPUFEED_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const gpufeed::CudaStream stream_owner(stream);
+  auto plain = [&](int copies) {
+    for (int i = 0; i < copies; ++i) {
+      GPUFEED_CUDA_CHECK(
+          cudaMemcpyAsync(device.get(), host.get(), bytes, cudaMemcpyHostToDevice, stream));
+    }
+    GPUFEED_CUDA_CHECK(cudaStreamSynchronize(stream));
+  };
+  plain(kWarmup);
+  t0 = std::chrono::steady_clock::now();
+  plain(kBatches);
   const double plain_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kRepeats;
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kBatches;
   const double ratio = plain_s / staged_s;
+  const gpufeed::detail::StagingStats stats = staging.stats();
   std::printf(
-      "h2d pinned %ux64x64x3 uint8 (copy stream + events) %7.1f GB/s | plain pinned cudaMemcpy "
-      "%7.1f GB/s | ratio %.2f (target >= 0.90) %s\n",
-      kBatch, gbps(static_cast<double>(bytes), staged_s), gbps(static_cast<double>(bytes), plain_s),
-      ratio, ratio >= 0.9 ? "ok" : "BELOW TARGET");
+      "h2d %ux224x224x3 uint8 through the loader's slots %7.1f GB/s (copy alone %7.1f GB/s) | "
+      "plain pinned cudaMemcpyAsync %7.1f GB/s | ratio %.2f %s\n",
+      kBatch, gbps(static_cast<double>(bytes), staged_s),
+      gbps(static_cast<double>(bytes), copy_event_s), gbps(static_cast<double>(bytes), plain_s),
+      ratio, ratio >= kCopyTarget ? "ok" : "BELOW TARGET");
+  std::printf(
+      "h2d at start (CudaStaging): pinned %.1f GB/s, pageable %.1f GB/s, pageable/pinned "
+      "%.2f; slots pinned: %s\n",
+      stats.pinned_h2d_bytes_per_s * 1e-9, stats.pageable_h2d_bytes_per_s * 1e-9,
+      stats.pageable_h2d_bytes_per_s / stats.pinned_h2d_bytes_per_s, stats.pinned ? "yes" : "no");
+  return {{"batch_bytes", bytes},
+          {"staged_gbps", gbps(static_cast<double>(bytes), staged_s)},
+          {"staged_copy_only_gbps", gbps(static_cast<double>(bytes), copy_event_s)},
+          {"plain_gbps", gbps(static_cast<double>(bytes), plain_s)},
+          {"ratio", ratio},
+          {"slots_pinned", stats.pinned},
+          {"pinned_gbps_at_start", stats.pinned_h2d_bytes_per_s * 1e-9},
+          {"pageable_gbps_at_start", stats.pageable_h2d_bytes_per_s * 1e-9}};
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  std::string json_path;
+  if (argc == 3 && std::strcmp(argv[1], "--json") == 0) {
+    json_path = argv[2];
+  } else if (argc != 1) {
+    std::fprintf(stderr, "usage: bench_gpu [--json FILE]\n");
+    return 2;
+  }
   if (gpufeed::cuda_device_count() == 0) {
     std::printf("no CUDA device: not measured\n");
     return 0;
   }
   try {
-    std::printf("device: %s\n", gpufeed::describe_device("cuda:0").c_str());
+    json out;
+    out["device"] = gpufeed::describe_device("cuda:0");
+    std::printf("device: %s\n", out["device"].get<std::string>().c_str());
     GPUFEED_CUDA_CHECK(cudaSetDevice(0));
     cudaStream_t raw = nullptr;
     GPUFEED_CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
-    const CudaStream stream(raw);
-    for (const std::uint32_t side : {64u, 224u}) {
-      for (const DType dtype : {DType::float32, DType::bfloat16}) {
-        bench_normalize(side, dtype, stream.get());
+    const gpufeed::CudaStream stream(raw);
+    json cases = json::array();
+    double worst = 1e30;
+    std::string worst_case;
+    const std::pair<Layout, Layout> layouts[] = {
+        {Layout::nhwc, Layout::nchw}, {Layout::nhwc, Layout::nhwc}, {Layout::nchw, Layout::nchw}};
+    for (const auto& [in_layout, out_layout] : layouts) {
+      for (const DType dtype : {DType::float32, DType::float16, DType::bfloat16}) {
+        for (const bool crop_flip : {false, true}) {
+          const NormalizeSpec spec =
+              imagenet_spec(crop_flip ? 256 : 224, 224, in_layout, out_layout, dtype);
+          json c = bench_normalize(spec, crop_flip, stream.get());
+          if (c["ratio"].get<double>() < worst) {
+            worst = c["ratio"].get<double>();
+            worst_case = c["case"].get<std::string>();
+          }
+          cases.push_back(std::move(c));
+        }
       }
     }
-    bench_h2d(stream.get());
+    std::printf("normalize worst case: %s, ratio %.2f (target >= %.2f) %s\n", worst_case.c_str(),
+                worst, kNormalizeTarget, worst >= kNormalizeTarget ? "met" : "MISSED");
+    out["normalize"] = {{"cases", cases}, {"worst_ratio", worst}, {"worst_case", worst_case}};
+    out["h2d"] = bench_staged_h2d();
+    if (!json_path.empty()) {
+      std::ofstream f(json_path);
+      f << out.dump(2) << "\n";
+      if (!f) throw std::runtime_error("cannot write " + json_path);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpu: %s\n", e.what());
     return 1;
