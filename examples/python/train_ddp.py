@@ -41,7 +41,20 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--stall-rank", type=int, default=-1,
                    help="testing aid: this rank's loader gets --stall injected")
     p.add_argument("--stall", default="read:200@1", help="the injected stall, STAGE:MS@EVERY")
+    p.add_argument("--device", default="auto", choices=["auto", "cuda", "cpu"],
+                   help="auto: a GPU per rank (NCCL) when this node has one for each, else the "
+                        "CPU (gloo)")
     return p.parse_args()
+
+
+def use_cuda(choice: str) -> bool:
+    """One GPU per local rank: NCCL cannot run two ranks on one device."""
+    local_ranks = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    enough = torch.cuda.is_available() and torch.cuda.device_count() >= local_ranks
+    if choice == "cuda" and not enough:
+        raise SystemExit(f"--device cuda: {local_ranks} ranks on this node need as many GPUs, "
+                         f"{torch.cuda.device_count()} visible; use --device cpu or fewer ranks")
+    return choice == "cuda" or (choice == "auto" and enough)
 
 
 def shared_dataset(args: argparse.Namespace, scratch: str) -> str:
@@ -56,7 +69,7 @@ def shared_dataset(args: argparse.Namespace, scratch: str) -> str:
 
 def main() -> None:
     args = parse_args()
-    cuda = torch.cuda.is_available()
+    cuda = use_cuda(args.device)
     dist.init_process_group(backend="nccl" if cuda else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))

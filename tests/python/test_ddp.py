@@ -64,3 +64,20 @@ def test_the_straggler_is_named_with_its_stage(tmp_path):
     assert straggler["basis"] == "collectives"  # prof.watch() timed DDP's all-reduces
     assert straggler["lost_s"] > 0.1, out  # rank 0 waited in the all-reduce for rank 1
     assert "straggler   rank 1" in out
+
+
+def test_a_gpu_per_local_rank_or_the_cpu(monkeypatch):
+    # Two ranks on a one-GPU node would both take that device, which NCCL refuses.
+    import importlib.util
+
+    import torch
+    spec = importlib.util.spec_from_file_location("train_ddp", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(torch.cuda.device_count() + 1))
+    assert example.use_cuda("auto") is False
+    assert example.use_cuda("cpu") is False
+    with pytest.raises(SystemExit, match="need as many GPUs"):
+        example.use_cuda("cuda")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "1")
+    assert example.use_cuda("auto") is torch.cuda.is_available()
