@@ -39,6 +39,7 @@ PracticeCheck pinned_memory(const PracticeInputs& in) {
   c.status = "ok";
   c.finding = format("batch slots pinned (%.1f MB): host-to-device %.1f GB/s vs %.1f GB/s pageable",
                      static_cast<double>(in.pinned_bytes) * 1e-6, pinned, pageable);
+  if (pageable > 0) c.finding += format(" (pinned/pageable %.2fx)", pinned / pageable);
   if (in.device_records && in.pageable_h2d_copies > 0) {
     c.status = "warn";
     c.finding += format("; %llu other copies (%.1f MB) came from pageable memory",
