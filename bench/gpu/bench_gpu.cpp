@@ -34,8 +34,10 @@
 namespace {
 
 using gpufeed::CudaEvent;
+using gpufeed::device_alloc;
 using gpufeed::DeviceMemory;
 using gpufeed::DType;
+using gpufeed::make_event;
 using gpufeed::NormalizeSpec;
 using gpufeed::formats::Layout;
 using nlohmann::json;
@@ -45,18 +47,6 @@ constexpr int kWarmup = 3;
 constexpr int kRepeats = 20;
 constexpr double kNormalizeTarget = 0.80;
 constexpr double kCopyTarget = 0.90;
-
-DeviceMemory device_alloc(std::size_t bytes) {
-  void* p = nullptr;
-  GPUFEED_CUDA_CHECK(cudaMalloc(&p, bytes));
-  return DeviceMemory(p);
-}
-
-CudaEvent make_event() {
-  cudaEvent_t e = nullptr;
-  GPUFEED_CUDA_CHECK(cudaEventCreate(&e));
-  return CudaEvent(e);
-}
 
 /// Seconds per call of `enqueue` on `stream`, from events around kRepeats calls.
 template <typename F>
@@ -191,9 +181,8 @@ json bench_staged_h2d() {
   const gpufeed::PinnedMemory host(raw);
   std::memcpy(host.get(), fill.data(), bytes);
   const DeviceMemory device = device_alloc(bytes);
-  cudaStream_t stream = nullptr;
-  GPUFEED_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  const gpufeed::CudaStream stream_owner(stream);
+  const gpufeed::CudaStream stream_owner = gpufeed::make_stream();
+  cudaStream_t stream = stream_owner.get();
   auto plain = [&](int copies) {
     for (int i = 0; i < copies; ++i) {
       GPUFEED_CUDA_CHECK(
@@ -248,9 +237,7 @@ int main(int argc, char** argv) {
     out["device"] = gpufeed::describe_device("cuda:0");
     std::printf("device: %s\n", out["device"].get<std::string>().c_str());
     GPUFEED_CUDA_CHECK(cudaSetDevice(0));
-    cudaStream_t raw = nullptr;
-    GPUFEED_CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
-    const gpufeed::CudaStream stream(raw);
+    const gpufeed::CudaStream stream = gpufeed::make_stream();
     json cases = json::array();
     double worst = 1e30;
     std::string worst_case;

@@ -46,18 +46,6 @@ class GpuTest : public ::testing::Test {
   }
 };
 
-DeviceMemory device_alloc(std::size_t bytes) {
-  void* p = nullptr;
-  GPUFEED_CUDA_CHECK(cudaMalloc(&p, bytes));
-  return DeviceMemory(p);
-}
-
-CudaStream make_stream() {
-  cudaStream_t s = nullptr;
-  GPUFEED_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  return CudaStream(s);
-}
-
 NormalizeSpec make_spec(SampleShape in, bool crop, Layout out_layout, DType dtype) {
   const std::vector<float> mean{123.675f, 116.28f, 103.53f, 99.1f};
   const std::vector<float> sd{58.395f, 57.12f, 57.375f, 41.7f};

@@ -27,3 +27,25 @@ void log_cuda_error(cudaError_t status, const char* call, const char* file, int 
 }
 
 }  // namespace gpufeed::detail
+
+namespace gpufeed {
+
+CudaStream make_stream() {
+  cudaStream_t s = nullptr;
+  GPUFEED_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return CudaStream(s);
+}
+
+CudaEvent make_event() {
+  cudaEvent_t e = nullptr;
+  GPUFEED_CUDA_CHECK(cudaEventCreate(&e));
+  return CudaEvent(e);
+}
+
+DeviceMemory device_alloc(std::uint64_t bytes) {
+  void* p = nullptr;
+  GPUFEED_CUDA_CHECK(cudaMalloc(&p, bytes == 0 ? 1 : bytes));
+  return DeviceMemory(p);
+}
+
+}  // namespace gpufeed

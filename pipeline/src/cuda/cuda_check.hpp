@@ -3,6 +3,8 @@
 // file:line, the call, the error name and its description. A no-throw variant for destructors.
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include "gpufeed/base/cuda_error.hpp"
 #include "gpufeed/base/unique_handle.hpp"
 
@@ -55,5 +57,10 @@ using CudaStream = UniqueHandle<CudaStreamTraits>;
 using CudaEvent = UniqueHandle<CudaEventTraits>;
 using DeviceMemory = UniqueHandle<CudaDeviceMemoryTraits>;
 using PinnedMemory = UniqueHandle<CudaHostMemoryTraits>;
+
+/// Owned CUDA objects on the current device; each throws CudaError when the call fails.
+CudaStream make_stream();  ///< non-blocking: no implicit sync with the legacy default stream
+CudaEvent make_event();
+DeviceMemory device_alloc(std::uint64_t bytes);  ///< at least one byte
 
 }  // namespace gpufeed

@@ -9,28 +9,6 @@ void DeviceSlotFree::operator()(DeviceSlot* d) const noexcept {
   delete d;
 }
 
-namespace {
-
-CudaStream make_stream() {
-  cudaStream_t s = nullptr;
-  GPUFEED_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  return CudaStream(s);
-}
-
-CudaEvent make_event() {
-  cudaEvent_t e = nullptr;
-  GPUFEED_CUDA_CHECK(cudaEventCreate(&e));
-  return CudaEvent(e);
-}
-
-DeviceMemory device_alloc(std::uint64_t bytes) {
-  void* p = nullptr;
-  GPUFEED_CUDA_CHECK(cudaMalloc(&p, bytes == 0 ? 1 : bytes));
-  return DeviceMemory(p);
-}
-
-}  // namespace
-
 CudaStaging::CudaStaging(int device, const NormalizeSpec& spec, std::uint32_t batch_size)
     : device_(device),
       args_(normalize_kernel_args(spec)),
