@@ -48,6 +48,29 @@ def range_cost(exe):
     return {r["name"]: r["cpu_time"] for r in rows if r.get("time_unit") == "ns"}
 
 
+def interleaved(pipebench, data, extra, reps, out_json):
+    """pipebench with profiling on and with --no-profile, `reps` runs each, alternating which
+    goes first, after one run that warms the page cache. Returns the samples/s and the CPU
+    seconds of each setting ({True: on, False: off}), each pair's on/off ratio and the most
+    ranges a profiled run recorded."""
+    run_pipebench(pipebench, data, extra, True, out_json)  # warm the page cache
+    rates = {True: [], False: []}
+    cpu = {True: [], False: []}
+    pairs = []
+    events = 0
+    for i in range(reps):
+        pair = {}
+        for profile in ((True, False) if i % 2 == 0 else (False, True)):
+            rate, cpu_s, n = run_pipebench(pipebench, data, extra, profile, out_json)
+            rates[profile].append(rate)
+            cpu[profile].append(cpu_s)
+            pair[profile] = rate
+            if profile:
+                events = max(events, n)
+        pairs.append(pair[True] / pair[False])
+    return rates, cpu, pairs, events
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=9, help="repetitions of each setting")
@@ -69,22 +92,8 @@ def main():
         data = os.path.join(tmp, "data.h5")
         subprocess.run([h5pack, "convert", opts.data, data, "--chunk", opts.chunk], check=True,
                        stdout=subprocess.DEVNULL)
-        out = os.path.join(tmp, "run.json")
-        run_pipebench(pipebench, data, extra, True, out)  # warm the page cache
-        rates = {True: [], False: []}
-        cpu = {True: [], False: []}
-        pairs = []
-        events = 0
-        for i in range(opts.reps):
-            pair = {}
-            for profile in ((True, False) if i % 2 == 0 else (False, True)):
-                rate, cpu_s, n = run_pipebench(pipebench, data, extra, profile, out)
-                rates[profile].append(rate)
-                cpu[profile].append(cpu_s)
-                pair[profile] = rate
-                if profile:
-                    events = max(events, n)
-            pairs.append(pair[True] / pair[False])
+        rates, cpu, pairs, events = interleaved(pipebench, data, extra, opts.reps,
+                                                os.path.join(tmp, "run.json"))
     med = statistics.median
     on, off = med(rates[True]), med(rates[False])
     print(f"pipebench --data {opts.data} {' '.join(extra)}: {opts.reps} interleaved runs each")
