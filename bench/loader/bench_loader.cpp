@@ -302,7 +302,7 @@ int run_loader(const Args& a) {
   out["epochs"] = a.epochs;
   out["steady_epochs"] = a.epochs - 1;
   out["max_batches"] = a.max_batches;
-  out["device"] = o.device;
+  out["device"] = o.device.str();
   out["sample_shape"] = gpufeed::formats::to_string(shape);
   out["compression"] = ds.compression();
   out["read_path"] = gpufeed::formats::to_string(ds.read_path());

@@ -43,15 +43,17 @@ int main(int argc, char** argv) try {
   gpufeed::LoaderOptions options;  // every field has a default; the path is the one to set
   options.path = argv[1];
   options.batch_size = 64;
-  options.device = gpufeed::resolve_device(argc > 2 ? argv[2] : "cpu");
+  options.device = argc > 2 ? argv[2] : "cpu";  // parsed here; the loader resolves "auto"
   gpufeed::Loader loader(options);
+  const gpufeed::Device device = loader.options().device;  // the CPU or cuda:N
 
   const auto* jpeg = loader.jpeg_dataset();
   const auto& labels = jpeg != nullptr ? jpeg->labels() : loader.dataset().labels();
   const std::int64_t classes =
       std::max<std::int64_t>(2, 1 + *std::max_element(labels.begin(), labels.end()));
   Net net(loader.sample_shape().channels, classes);
-  net.to(torch::Device(options.device));
+  net.to(device.is_cuda() ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device.index))
+                          : torch::Device(torch::kCPU));
   torch::optim::SGD optimizer(net.parameters(), torch::optim::SGDOptions(0.01).momentum(0.9));
 
   torch::Tensor loss;
@@ -70,7 +72,7 @@ int main(int argc, char** argv) try {
     return 1;
   }
   std::printf("trained %llu steps on %s, final loss %.4f\n", static_cast<unsigned long long>(steps),
-              options.device.c_str(), loss.item<double>());
+              device.str().c_str(), loss.item<double>());
   return 0;
 } catch (const c10::Error& e) {
   std::fprintf(stderr, "trainer: error: %s\n", e.what_without_backtrace());

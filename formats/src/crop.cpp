@@ -1,4 +1,5 @@
 #include "gpufeed/formats/crop.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -55,7 +56,7 @@ double SampleRandom::uniform(double low, double high) {
 }
 
 std::uint64_t SampleRandom::below(std::uint64_t n) {
-  if (n == 0) throw std::invalid_argument("SampleRandom::below needs n > 0");
+  if (n == 0) throw UsageError("SampleRandom::below needs n > 0");
   const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
   const std::uint64_t limit = max - max % n;  // draws at or above it would favour small values
   std::uint64_t draw = next();
@@ -66,7 +67,7 @@ std::uint64_t SampleRandom::below(std::uint64_t n) {
 CropBox random_resized_crop(std::uint32_t width, std::uint32_t height, std::uint64_t seed,
                             std::uint64_t epoch, std::uint64_t sample,
                             const RandomResizedCropOptions& options) {
-  if (width == 0 || height == 0) throw std::invalid_argument("cannot crop an empty image");
+  if (width == 0 || height == 0) throw UsageError("cannot crop an empty image");
   SampleRandom random(seed, epoch, sample, kCropStream);
   const double area = double(width) * height;
   const double log_min = std::log(options.min_ratio);
@@ -100,7 +101,7 @@ CropBox center_crop(std::uint32_t width, std::uint32_t height, std::uint32_t tar
                     std::uint32_t target_height, double fraction) {
   if (width == 0 || height == 0 || target_width == 0 || target_height == 0 || fraction <= 0 ||
       fraction > 1) {
-    throw std::invalid_argument("center_crop needs non-empty sizes and a fraction in (0, 1]");
+    throw UsageError("center_crop needs non-empty sizes and a fraction in (0, 1]");
   }
   const double aspect = double(target_width) / target_height;
   double crop_width = width;

@@ -1,4 +1,5 @@
 #include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -200,14 +201,14 @@ int DatasetReader::schema_version() const {
 void DatasetReader::read_chunk(std::uint64_t chunk, std::span<std::uint8_t> out) const {
   const detail::ReaderState& state = impl_->state;
   if (chunk >= state.layout.num_chunks) {
-    throw std::out_of_range("chunk " + std::to_string(chunk) + " of " + state.where() +
-                            " does not exist: it has " + std::to_string(state.layout.num_chunks) +
-                            " chunks");
+    throw UsageError("chunk " + std::to_string(chunk) + " of " + state.where() +
+                     " does not exist: it has " + std::to_string(state.layout.num_chunks) +
+                     " chunks");
   }
   if (out.size() < state.layout.chunk_buffer_bytes()) {
-    throw std::invalid_argument("read_chunk needs a buffer of " +
-                                std::to_string(state.layout.chunk_buffer_bytes()) + " bytes, got " +
-                                std::to_string(out.size()));
+    throw UsageError("read_chunk needs a buffer of " +
+                     std::to_string(state.layout.chunk_buffer_bytes()) + " bytes, got " +
+                     std::to_string(out.size()));
   }
   detail::read_chunk(state, chunk, out);
 }

@@ -1,4 +1,5 @@
 #include "gpufeed/formats/dataset_writer.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -32,11 +33,10 @@ std::uint64_t choose_samples_per_chunk(std::uint64_t asked, std::uint64_t num_sa
 void check_arguments(const std::string& path, std::uint64_t num_samples, const SampleShape& shape,
                      const WriterOptions& options) {
   if (shape.layout != Layout::nhwc) {
-    throw std::invalid_argument("DatasetWriter writes NHWC samples, not " + to_string(shape));
+    throw UsageError("DatasetWriter writes NHWC samples, not " + to_string(shape));
   }
   if (options.gzip_level < 0 || options.gzip_level > 9) {
-    throw std::invalid_argument("gzip level must be 0-9, not " +
-                                std::to_string(options.gzip_level));
+    throw UsageError("gzip level must be 0-9, not " + std::to_string(options.gzip_level));
   }
   if (num_samples == 0) throw FormatError("cannot write " + path + ": there are no samples");
   if (shape.channels < 1 || shape.channels > 4 || shape.height == 0 || shape.width == 0 ||
@@ -156,14 +156,13 @@ std::uint64_t DatasetWriter::chunk_sample_count(std::uint64_t index) const {
 EncodedChunk DatasetWriter::encode(std::uint64_t index, std::span<const std::uint8_t> raw) const {
   const Impl& w = *impl_;
   if (index >= w.num_chunks) {
-    throw std::out_of_range("chunk " + std::to_string(index) + " does not exist: " + w.path +
-                            " has " + std::to_string(w.num_chunks) + " chunks");
+    throw UsageError("chunk " + std::to_string(index) + " does not exist: " + w.path + " has " +
+                     std::to_string(w.num_chunks) + " chunks");
   }
   const std::uint64_t expected = chunk_sample_count(index) * w.shape.bytes();
   if (raw.size() != expected) {
-    throw std::invalid_argument("chunk " + std::to_string(index) + " needs " +
-                                std::to_string(expected) + " bytes, got " +
-                                std::to_string(raw.size()));
+    throw UsageError("chunk " + std::to_string(index) + " needs " + std::to_string(expected) +
+                     " bytes, got " + std::to_string(raw.size()));
   }
   EncodedChunk chunk;
   chunk.index = index;
@@ -191,8 +190,8 @@ void DatasetWriter::write(const EncodedChunk& chunk) {
   if (chunk.index >= w.num_chunks || chunk.channel_sum.size() != w.shape.channels ||
       chunk.channel_sum_sq.size() != w.shape.channels ||
       (w.options.gzip_level == 0 && chunk.bytes.size() != w.chunk_bytes())) {
-    throw std::invalid_argument("chunk " + std::to_string(chunk.index) +
-                                " was not made by this writer's encode()");
+    throw UsageError("chunk " + std::to_string(chunk.index) +
+                     " was not made by this writer's encode()");
   }
   if (w.written[chunk.index]) {
     throw FormatError("cannot write chunk " + std::to_string(chunk.index) + " of " + w.path +

@@ -1,4 +1,5 @@
 #include "deflate.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <libdeflate.h>
 
@@ -62,14 +63,14 @@ const char* zlib_decompress(std::span<const std::uint8_t> in, std::span<std::uin
 
 std::vector<std::uint8_t> zlib_compress(std::span<const std::uint8_t> in, int level) {
   if (level < 1 || level > kMaxLevel) {
-    throw std::invalid_argument("deflate level must be 1-12, not " + std::to_string(level));
+    throw UsageError("deflate level must be 1-12, not " + std::to_string(level));
   }
   libdeflate_compressor* compressor = thread_compressor(level);
   std::vector<std::uint8_t> out(libdeflate_zlib_compress_bound(compressor, in.size()));
   const std::size_t size =
       libdeflate_zlib_compress(compressor, in.data(), in.size(), out.data(), out.size());
   // The bound is a guarantee, so 0 ("did not fit") would be a libdeflate bug.
-  if (size == 0) throw std::logic_error("libdeflate output exceeded its own bound");
+  if (size == 0) throw Error("libdeflate output exceeded its own bound");
   out.resize(size);
   return out;
 }

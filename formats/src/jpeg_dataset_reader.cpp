@@ -7,6 +7,7 @@
 
 #include "dataset_meta.hpp"
 #include "file_io.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/schema.hpp"
@@ -92,8 +93,8 @@ void JpegDatasetReader::Impl::choose_read_path() {
 
 void JpegDatasetReader::Impl::check_sample(std::uint64_t sample) const {
   if (sample >= shapes.size()) {
-    throw std::out_of_range(describe(sample) + " does not exist: the file has " +
-                            std::to_string(shapes.size()) + " samples");
+    throw UsageError(describe(sample) + " does not exist: the file has " +
+                     std::to_string(shapes.size()) + " samples");
   }
   if (offsets[sample] == offsets[sample + 1]) {
     throw FormatError(
@@ -211,9 +212,8 @@ void JpegDatasetReader::read_sample(std::uint64_t sample, std::span<std::uint8_t
   const Impl& r = *impl_;
   r.check_sample(sample);
   if (out.size() != sample_size(sample)) {
-    throw std::invalid_argument("read_sample needs " + std::to_string(sample_size(sample)) +
-                                " bytes for " + r.describe(sample) + ", got " +
-                                std::to_string(out.size()));
+    throw UsageError("read_sample needs " + std::to_string(sample_size(sample)) + " bytes for " +
+                     r.describe(sample) + ", got " + std::to_string(out.size()));
   }
   if (r.read_path == JpegReadPath::contiguous) {
     r.read_contiguous(sample, out);

@@ -10,6 +10,7 @@
 
 #include "dataset_meta.hpp"
 #include "file_io.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/pending_files.hpp"
@@ -145,7 +146,7 @@ JpegDatasetWriter::JpegDatasetWriter(std::string path, JpegWriterOptions options
     : impl_(std::make_unique<Impl>()) {
   h5::silence_errors();
   if (options.staging_bytes == 0 || options.copy_block_bytes == 0) {
-    throw std::invalid_argument("JpegDatasetWriter needs non-zero staging and copy block sizes");
+    throw UsageError("JpegDatasetWriter needs non-zero staging and copy block sizes");
   }
   Impl& w = *impl_;
   w.path = std::move(path);
@@ -184,7 +185,7 @@ std::uint64_t JpegDatasetWriter::append(std::span<const std::uint8_t> bytes, Jpe
                       " bytes (a sample needs 1 byte to 256 MiB); skip the image");
   }
   if (shape.height == 0 || shape.width == 0 || shape.channels < 1 || shape.channels > 4) {
-    throw std::invalid_argument(what + ": its shape must be non-empty with 1-4 channels");
+    throw UsageError(what + ": its shape must be non-empty with 1-4 channels");
   }
   if (w.staging.size() + bytes.size() > w.options.staging_bytes) w.flush_staging();
   if (bytes.size() >= w.options.staging_bytes) {
@@ -206,7 +207,7 @@ void JpegDatasetWriter::set_class_names(std::vector<std::string> names) {
 
 void JpegDatasetWriter::set_channel_stats(ChannelStats stats) {
   if (stats.mean.size() != stats.std.size() || stats.mean.empty() || stats.mean.size() > 4) {
-    throw std::invalid_argument("channel statistics need 1-4 means and as many deviations");
+    throw UsageError("channel statistics need 1-4 means and as many deviations");
   }
   impl_->channel_stats = std::move(stats);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "libjpeg.hpp"
 #include "turbojpeg.hpp"
@@ -34,11 +35,10 @@ void check_destination(const JpegInfo& info, ScalingFactor scale, const ImageVie
   const std::uint32_t height = scale.scale(info.height);
   if (out.data == nullptr || out.channels != 3 || out.width != width || out.height != height ||
       out.stride < std::size_t{width} * 3) {
-    throw std::invalid_argument(
-        "JpegDecoder::decode needs an RGB destination of " + std::to_string(width) + "x" +
-        std::to_string(height) + " (the image at " + std::to_string(scale.num) + "/" +
-        std::to_string(scale.denom) + "), got " + std::to_string(out.width) + "x" +
-        std::to_string(out.height) + "x" + std::to_string(out.channels));
+    throw UsageError("JpegDecoder::decode needs an RGB destination of " + std::to_string(width) +
+                     "x" + std::to_string(height) + " (the image at " + std::to_string(scale.num) +
+                     "/" + std::to_string(scale.denom) + "), got " + std::to_string(out.width) +
+                     "x" + std::to_string(out.height) + "x" + std::to_string(out.channels));
   }
 }
 
@@ -47,11 +47,10 @@ void check_region(const JpegInfo& info, ScalingFactor scale, const PixelRect& re
   const std::uint32_t height = scale.scale(info.height);
   if (region.width == 0 || region.height == 0 || region.x >= width || region.y >= height ||
       region.width > width - region.x || region.height > height - region.y) {
-    throw std::invalid_argument("JpegDecoder::decode_region: region (" + std::to_string(region.x) +
-                                ", " + std::to_string(region.y) + ") " +
-                                std::to_string(region.width) + "x" + std::to_string(region.height) +
-                                " is empty or leaves the " + std::to_string(width) + "x" +
-                                std::to_string(height) + " image");
+    throw UsageError("JpegDecoder::decode_region: region (" + std::to_string(region.x) + ", " +
+                     std::to_string(region.y) + ") " + std::to_string(region.width) + "x" +
+                     std::to_string(region.height) + " is empty or leaves the " +
+                     std::to_string(width) + "x" + std::to_string(height) + " image");
   }
 }
 

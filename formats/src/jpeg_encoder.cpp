@@ -1,6 +1,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "turbojpeg.hpp"
 
@@ -21,8 +22,7 @@ int pixel_format_of(std::uint32_t channels) {
     case 4:
       return TJPF_CMYK;
     default:
-      throw std::invalid_argument("JpegEncoder encodes 1, 3 or 4 channels, not " +
-                                  std::to_string(channels));
+      throw UsageError("JpegEncoder encodes 1, 3 or 4 channels, not " + std::to_string(channels));
   }
 }
 
@@ -34,10 +34,10 @@ JpegEncoder::JpegEncoder(int quality, JpegSubsampling subsampling, bool progress
       subsampling_(subsampling),
       progressive_(progressive) {
   if (quality < 1 || quality > 100) {
-    throw std::invalid_argument("JPEG quality must be 1-100, not " + std::to_string(quality));
+    throw UsageError("JPEG quality must be 1-100, not " + std::to_string(quality));
   }
   if (subsampling == JpegSubsampling::other) {
-    throw std::invalid_argument("JpegEncoder needs a named subsampling (4:4:4, 4:2:0, ...)");
+    throw UsageError("JpegEncoder needs a named subsampling (4:4:4, 4:2:0, ...)");
   }
 }
 

@@ -1,4 +1,5 @@
 #include "npy_header.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <cstring>
 #include <limits>
@@ -188,7 +189,7 @@ std::string format_npy_header(const std::string& dtype, const std::vector<std::u
                               std::uint64_t data_bytes) {
   std::string why;
   const std::size_t size = item_size(dtype, why);
-  if (size == 0) throw std::invalid_argument("cannot write a .npy file: " + why);
+  if (size == 0) throw UsageError("cannot write a .npy file: " + why);
   std::uint64_t count = 1;
   std::string dims;
   for (std::uint64_t d : shape) {
@@ -197,9 +198,8 @@ std::string format_npy_header(const std::string& dtype, const std::vector<std::u
   }
   if (!dims.empty() && shape.size() > 1) dims.resize(dims.size() - 2);
   if (count * size != data_bytes) {
-    throw std::invalid_argument("cannot write a .npy file: the shape needs " +
-                                std::to_string(count * size) + " bytes, got " +
-                                std::to_string(data_bytes));
+    throw UsageError("cannot write a .npy file: the shape needs " + std::to_string(count * size) +
+                     " bytes, got " + std::to_string(data_bytes));
   }
   std::string dict =
       "{'descr': '" + dtype + "', 'fortran_order': False, 'shape': (" + dims + "), }";

@@ -3,6 +3,7 @@
 // horizontal pass over the rows the vertical pass needs, then a vertical pass, each rounding
 // to 8 bits. Doing exactly the same arithmetic gives exactly Pillow's pixels.
 #include "gpufeed/formats/resize.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,23 +37,23 @@ void check_box(const SourceBox& box, std::uint32_t width, std::uint32_t height) 
   const bool inside = box.left >= 0 && box.top >= 0 && box.right <= width && box.bottom <= height &&
                       box.left < box.right && box.top < box.bottom;
   if (!inside) {
-    throw std::invalid_argument("resize box (" + std::to_string(box.left) + ", " +
-                                std::to_string(box.top) + ", " + std::to_string(box.right) + ", " +
-                                std::to_string(box.bottom) + ") is empty or leaves the " +
-                                std::to_string(width) + "x" + std::to_string(height) + " source");
+    throw UsageError("resize box (" + std::to_string(box.left) + ", " + std::to_string(box.top) +
+                     ", " + std::to_string(box.right) + ", " + std::to_string(box.bottom) +
+                     ") is empty or leaves the " + std::to_string(width) + "x" +
+                     std::to_string(height) + " source");
   }
 }
 
 void check_arguments(const SourcePart& part, const SourceBox& box, const ImageView& destination) {
   const ConstImageView& source = part.pixels;
   if (source.channels < 1 || source.channels > 4 || source.channels != destination.channels) {
-    throw std::invalid_argument("resize needs 1-4 channels on both sides, got " +
-                                std::to_string(source.channels) + " and " +
-                                std::to_string(destination.channels));
+    throw UsageError("resize needs 1-4 channels on both sides, got " +
+                     std::to_string(source.channels) + " and " +
+                     std::to_string(destination.channels));
   }
   if (source.width == 0 || source.height == 0 || destination.width == 0 ||
       destination.height == 0 || destination.data == nullptr || source.data == nullptr) {
-    throw std::invalid_argument("resize needs non-empty images");
+    throw UsageError("resize needs non-empty images");
   }
   check_box(box, part.source_width, part.source_height);
 }
@@ -120,7 +121,7 @@ PixelRect Resizer::footprint(std::uint32_t source_width, std::uint32_t source_he
                              const SourceBox& box, std::uint32_t out_width,
                              std::uint32_t out_height, ResizeFilter filter) {
   if (source_width == 0 || source_height == 0 || out_width == 0 || out_height == 0) {
-    throw std::invalid_argument("resize needs non-empty images");
+    throw UsageError("resize needs non-empty images");
   }
   check_box(box, source_width, source_height);
   plan(source_width, source_height, box, out_width, out_height, filter);
@@ -134,12 +135,12 @@ void Resizer::resize(const SourcePart& part, const SourceBox& box, const ImageVi
   const PixelRect needed = planned_footprint(box, part.source_width, part.source_height,
                                              destination.width, destination.height);
   if (!covers(part, needed)) {
-    throw std::invalid_argument("resize: the source part at (" + std::to_string(part.x) + ", " +
-                                std::to_string(part.y) + ") " + std::to_string(part.pixels.width) +
-                                "x" + std::to_string(part.pixels.height) +
-                                " does not hold the pixels the filter reads, (" +
-                                std::to_string(needed.x) + ", " + std::to_string(needed.y) + ") " +
-                                std::to_string(needed.width) + "x" + std::to_string(needed.height));
+    throw UsageError("resize: the source part at (" + std::to_string(part.x) + ", " +
+                     std::to_string(part.y) + ") " + std::to_string(part.pixels.width) + "x" +
+                     std::to_string(part.pixels.height) +
+                     " does not hold the pixels the filter reads, (" + std::to_string(needed.x) +
+                     ", " + std::to_string(needed.y) + ") " + std::to_string(needed.width) + "x" +
+                     std::to_string(needed.height));
   }
   resample(part, box, destination);
 }

@@ -1,4 +1,5 @@
 #include "gpufeed/formats/sample_shape.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <stdexcept>
 
@@ -11,7 +12,7 @@ std::string to_string(Layout layout) {
 Layout parse_layout(const std::string& text) {
   if (text == "nhwc" || text == "NHWC") return Layout::nhwc;
   if (text == "nchw" || text == "NCHW") return Layout::nchw;
-  throw std::invalid_argument("unknown layout '" + text + "'; use nhwc or nchw");
+  throw UsageError("unknown layout '" + text + "'; use nhwc or nchw");
 }
 
 std::string to_string(const SampleShape& shape) {

@@ -20,63 +20,49 @@ int cuda_device_count() noexcept {
 
 namespace {
 
-// "cuda" alone is the process's local rank under torchrun (one process per GPU), else 0.
-int parse_cuda_index(const std::string& requested) {
-  if (requested == "cuda" || requested == "auto") {
-    const char* local_rank = std::getenv("LOCAL_RANK");
-    if (local_rank == nullptr || *local_rank == '\0') return 0;
-    const std::string text = local_rank;
-    if (text.size() > 3 || text.find_first_not_of("0123456789") != std::string::npos) {
-      throw UsageError("LOCAL_RANK='" + text + "' is not a device number; fix the launcher");
-    }
-    return std::stoi(text);
+/// LOCAL_RANK under torchrun (one process per GPU), else 0.
+int local_rank_device() {
+  const char* local_rank = std::getenv("LOCAL_RANK");
+  if (local_rank == nullptr || *local_rank == '\0') return 0;
+  const std::string text = local_rank;
+  if (text.size() > 3 || text.find_first_not_of("0123456789") != std::string::npos) {
+    throw UsageError("LOCAL_RANK='" + text + "' is not a device number; fix the launcher");
   }
-  const std::string digits = requested.substr(5);
-  if (digits.empty() || digits.size() > 3 ||
-      digits.find_first_not_of("0123456789") != std::string::npos) {
-    throw OptionError("device",
-                      "{device}=" + requested + ": expected cuda:N with N a device number");
-  }
-  return std::stoi(digits);
+  return std::stoi(text);
 }
 
 }  // namespace
 
-std::string resolve_device(const std::string& requested) {
-  if (requested == "cpu") return "cpu";
+Device resolve_device(const Device& requested) {
+  if (requested.is_cpu()) return requested;
   const int count = cuda_device_count();
-  if (requested == "auto" && count == 0) return "cpu";
-  if (requested != "auto" &&
-      (requested.rfind("cuda", 0) != 0 || (requested.size() > 4 && requested[4] != ':'))) {
-    throw OptionError("device",
-                      "{device}=" + requested + ": unknown device; use auto, cpu, cuda or cuda:N");
-  }
-  const int index = parse_cuda_index(requested);
+  const bool automatic = requested.kind == Device::Kind::automatic;
+  if (automatic && count == 0) return Device::cpu();
+  const int index = requested.index >= 0 ? requested.index : local_rank_device();
   if (count == 0) {
-    throw OptionError("device", "{device}=" + requested +
+    throw OptionError("device", "{device}=" + requested.str() +
                                     ": no CUDA device is usable on this machine; use {device}=cpu "
                                     "or auto");
   }
   if (index >= count) {
-    throw OptionError("device", "{device}=" + requested + ": this machine has " +
+    throw OptionError("device", "{device}=" + requested.str() + ": this machine has " +
                                     std::to_string(count) +
                                     " CUDA device(s), cuda:0 to cuda:" + std::to_string(count - 1));
   }
-  return "cuda:" + std::to_string(index);
+  return Device::cuda(index);
 }
 
-std::string describe_device(const std::string& device) {
-  if (device.rfind("cuda:", 0) != 0) return device;
+std::string describe_device(const Device& device) {
+  if (!device.is_cuda() || device.index < 0) return device.str();
   cudaDeviceProp prop{};
-  const int index = std::stoi(device.substr(5));
-  if (cudaGetDeviceProperties(&prop, index) != cudaSuccess) {
+  if (cudaGetDeviceProperties(&prop, device.index) != cudaSuccess) {
     cudaGetLastError();
-    return device;
+    return device.str();
   }
   char memory[32];
   std::snprintf(memory, sizeof memory, "%.1f GiB",
                 static_cast<double>(prop.totalGlobalMem) / (1ull << 30));
-  return std::string(prop.name) + " (" + device + ", sm_" + std::to_string(prop.major) +
+  return std::string(prop.name) + " (" + device.str() + ", sm_" + std::to_string(prop.major) +
          std::to_string(prop.minor) + ", " + memory + ")";
 }
 

@@ -92,7 +92,7 @@ std::span<const float> Batch::images() const {
   return {reinterpret_cast<const float*>(slot_->images.get()),
           slot_->count * core_->shape().bytes()};
 }
-const std::string& Batch::device() const {
+Device Batch::device() const {
   return core_->options.device;
 }
 DType Batch::dtype() const {

@@ -105,15 +105,17 @@ std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
   return slots;
 }
 
-std::string check_device(const LoaderOptions& o) {
-  const std::string resolved = resolve_device(o.device);
-  if (resolved != "cpu") return resolved;
-  if (o.dtype != DType::float32 || o.output_layout != formats::Layout::nchw) {
+/// `o` with its device resolved (a CPU or an indexed CUDA device), checked against the
+/// output settings only a CUDA device delivers.
+LoaderOptions with_resolved_device(LoaderOptions o) {
+  o.device = resolve_device(o.device);
+  if (o.device.is_cpu() &&
+      (o.dtype != DType::float32 || o.output_layout != formats::Layout::nchw)) {
     throw OptionError("dtype", "{dtype}=" + to_string(o.dtype) +
                                    ", {output_layout}=" + formats::to_string(o.output_layout) +
                                    " needs a CUDA device; the CPU device delivers float32 NCHW");
   }
-  return "cpu";
+  return o;
 }
 
 HostAllocator host_allocator(CudaStaging* staging) {
@@ -124,7 +126,7 @@ HostAllocator host_allocator(CudaStaging* staging) {
 }  // namespace
 
 LoaderCore::LoaderCore(LoaderOptions opts)
-    : options((opts.device = check_device(opts), std::move(opts))),
+    : options(with_resolved_device(std::move(opts))),
       arena_(static_cast<int>(resolve_workers(options)), 0),
       work_(options, arena_),
       sampler_(work_.source().num_samples(), work_.source().samples_per_chunk(),

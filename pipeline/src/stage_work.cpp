@@ -1,4 +1,5 @@
 #include "stage_work.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include "cuda/staging.hpp"
 
@@ -37,7 +38,7 @@ NormalizeParams normalize_params(const LoaderOptions& o, const DatasetSource& so
 
 std::unique_ptr<CudaStaging> make_staging(const LoaderOptions& o, const formats::SampleShape& shape,
                                           const NormalizeParams& norm) {
-  if (o.device == "cpu") return nullptr;
+  if (o.device.is_cpu()) return nullptr;
   NormalizeSpec spec;
   spec.in = shape;
   spec.out_height = shape.height;
@@ -46,7 +47,7 @@ std::unique_ptr<CudaStaging> make_staging(const LoaderOptions& o, const formats:
   spec.dtype = o.dtype;
   spec.params = norm;
   spec.validate();
-  return std::make_unique<CudaStaging>(std::stoi(o.device.substr(5)), spec, o.batch_size);
+  return std::make_unique<CudaStaging>(o.device.index, spec, o.batch_size);
 }
 
 std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const DatasetSource& source,
@@ -63,7 +64,7 @@ void with_memory_advice(const Work& work) {
   try {
     work();
   } catch (const std::bad_alloc&) {
-    throw std::runtime_error(
+    throw PipelineError(
         "out of memory; free memory, or lower the batch size, prefetch, chunk cache or workers");
   }
 }

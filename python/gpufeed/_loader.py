@@ -244,7 +244,7 @@ class Loader:
     def stats(self) -> dict:
         """Counters since the loader started (or reset_stats()): per-stage busy time and items,
         queue depth, chunk cache, echo counts, memory."""
-        return self._native.stats()
+        return json.loads(self._native.stats_json())
 
     def reset_stats(self) -> None:
         self._native.reset_stats()

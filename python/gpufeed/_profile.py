@@ -171,7 +171,7 @@ class profile:
         for loader, baseline, epochs in self._loaders.values():
             if loader._native.closed:
                 continue
-            samples = loader._native.stats()["samples"]
+            samples = loader.stats()["samples"]
             if samples > best_samples:
                 best, best_samples = (loader, baseline, epochs), samples
         return best

@@ -16,8 +16,8 @@ namespace {
 constexpr int kDeviceCpu = nb::device::cpu::value;
 constexpr int kDeviceCuda = nb::device::cuda::value;
 
-int device_id(const std::string& device) {
-  return device.rfind("cuda:", 0) == 0 ? std::stoi(device.substr(5)) : 0;
+int device_id(const Device& device) {
+  return device.is_cuda() ? device.index : 0;
 }
 
 nb::dlpack::dtype dlpack_dtype(DType dtype) {
@@ -73,7 +73,7 @@ void HeldBatch::export_to(void* stream) {
 nb::object BatchArray::dlpack(nb::handle self, nb::handle stream, nb::handle max_version,
                               nb::handle dl_device, nb::handle copy) {
   const Batch& b = held_->batch();
-  const bool cuda = b.device() != "cpu";
+  const bool cuda = b.device().is_cuda();
   if (cuda) {
     if (const std::optional<void*> s = consumer_stream(stream)) held_->export_to(*s);
   }
@@ -100,8 +100,8 @@ nb::object BatchArray::dlpack(nb::handle self, nb::handle stream, nb::handle max
 }
 
 nb::tuple BatchArray::dlpack_device() const {
-  const std::string& device = held_->batch().device();
-  return nb::make_tuple(device == "cpu" ? kDeviceCpu : kDeviceCuda, device_id(device));
+  const Device device = held_->batch().device();
+  return nb::make_tuple(device.is_cuda() ? kDeviceCuda : kDeviceCpu, device_id(device));
 }
 
 nb::tuple BatchArray::shape() const {

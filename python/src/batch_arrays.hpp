@@ -49,7 +49,7 @@ class BatchArray {
   [[nodiscard]] nanobind::tuple shape() const;
   /// "float32", "float16", "bfloat16" or "int64".
   [[nodiscard]] std::string dtype() const;
-  [[nodiscard]] const std::string& device() const { return held_->batch().device(); }
+  [[nodiscard]] std::string device() const { return held_->batch().device().str(); }
 
  private:
   std::shared_ptr<HeldBatch> held_;

@@ -3,8 +3,6 @@
 #include <stdexcept>
 
 #include "gpufeed/base/errors.hpp"
-#include "gpufeed/formats/error.hpp"
-#include "gpufeed/profiler/error.hpp"
 
 namespace nb = nanobind;
 
@@ -16,12 +14,6 @@ PyObject* error_type = nullptr;
 PyObject* format_error_type = nullptr;
 PyObject* usage_error_type = nullptr;
 PyObject* pipeline_error_type = nullptr;
-
-/// A Python usage error from C++: the same type as gpufeed::UsageError, raised by the binding.
-class BindingUsageError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
 
 PyObject* new_type(nb::module_& m, const char* name, const char* doc, PyObject* bases) {
   const std::string qualified = std::string("gpufeed.") + name;
@@ -36,19 +28,17 @@ void translate(const std::exception_ptr& p, void*) {
     std::rethrow_exception(p);
   } catch (const OptionError& e) {
     PyErr_SetString(usage_error_type, e.render(keyword_of).c_str());
-  } catch (const std::invalid_argument& e) {  // UsageError, BindingUsageError, layout names
+  } catch (const UsageError& e) {
     PyErr_SetString(usage_error_type, e.what());
-  } catch (const formats::FormatError& e) {
-    PyErr_SetString(format_error_type, e.what());
-  } catch (const profiler::TraceError& e) {
+  } catch (const FormatError& e) {  // formats::IoError and profiler::TraceError too
     PyErr_SetString(format_error_type, e.what());
   } catch (const PipelineError& e) {
     PyErr_SetString(pipeline_error_type, e.what());
+  } catch (const Error& e) {  // CUDA failures, report files, ...
+    PyErr_SetString(error_type, e.what());
   } catch (const std::bad_alloc&) {
     PyErr_SetString(PyExc_MemoryError,
                     "out of memory; use a smaller batch_size, prefetch or cache_mb");
-  } catch (const std::runtime_error& e) {  // CUDA failures, report files, ...
-    PyErr_SetString(error_type, e.what());
   }
 }
 
@@ -69,7 +59,7 @@ std::string keyword_spelling(const Setting& setting) {
 }
 
 void throw_usage(const std::string& message) {
-  throw BindingUsageError(message);
+  throw UsageError(message);
 }
 
 void bind_errors(nb::module_& m) {

@@ -8,12 +8,12 @@
 #include <nanobind/stl/tuple.h>
 
 #include "batch_arrays.hpp"
-#include "common/pack_file.hpp"
-#include "common/synthetic.hpp"
 #include "errors.hpp"
+#include "gpufeed/diagnosis/diagnosis.hpp"
+#include "gpufeed/formats/pack_file.hpp"
+#include "gpufeed/formats/synthetic.hpp"
 #include "native_loader.hpp"
 #include "options.hpp"
-#include "stats_dict.hpp"
 
 namespace nb = nanobind;
 
@@ -107,7 +107,8 @@ void bind_loader(nb::module_& m) {
       .def("next", &NativeLoader::next)
       .def("close", &NativeLoader::close)
       .def_prop_ro("closed", [](const NativeLoader& l) { return !l.open(); })
-      .def("stats", [](NativeLoader& l) { return stats_dict(l.get().stats()); })
+      .def("stats_json",
+           [](NativeLoader& l) { return diagnosis::stats_json(l.get().stats()).dump(); })
       .def("reset_stats", [](NativeLoader& l) { l.get().reset_stats(); })
       .def_prop_ro("batches_per_epoch", [](NativeLoader& l) { return l.get().batches_per_epoch(); })
       .def_prop_ro("samples_per_epoch", [](NativeLoader& l) { return l.get().samples_per_epoch(); })
@@ -120,7 +121,7 @@ void bind_loader(nb::module_& m) {
           },
           nb::arg("text"))
       .def_prop_ro("workers", [](NativeLoader& l) { return l.get().workers(); })
-      .def_prop_ro("device", [](NativeLoader& l) { return l.get().options().device; })
+      .def_prop_ro("device", [](NativeLoader& l) { return l.get().options().device.str(); })
       .def_prop_ro("sample_shape", [](NativeLoader& l) {
         const formats::SampleShape s = l.get().sample_shape();
         return std::make_tuple(s.height, s.width, s.channels);
@@ -133,14 +134,14 @@ void bind_loader(nb::module_& m) {
       "write_synthetic",
       [](const std::string& path, std::uint64_t samples, std::uint32_t height, std::uint32_t width,
          std::uint32_t channels, std::uint64_t chunk, std::uint64_t seed, std::uint32_t classes) {
-        tools::SyntheticSpec spec;
+        formats::SyntheticSpec spec;
         spec.samples = samples;
         spec.shape = {height, width, channels, formats::Layout::nhwc};
-        const tools::PackInput input = tools::synthetic_input(spec, seed, classes);
-        tools::PackSettings settings;
+        const formats::PackInput input = formats::synthetic_input(spec, seed, classes);
+        formats::PackSettings settings;
         settings.writer.samples_per_chunk = chunk;
         nb::gil_scoped_release release;
-        tools::pack_file(path, input, settings);
+        formats::pack_file(path, input, settings);
       },
       nb::arg("path"), nb::arg("samples"), nb::arg("height"), nb::arg("width"), nb::arg("channels"),
       nb::arg("chunk"), nb::arg("seed"), nb::arg("classes"));

@@ -190,7 +190,8 @@ const std::map<std::string, Setter>& setters() {
       {"mean", [](LoaderOptions& o, nb::handle v) { o.mean = to_floats("mean", v); }},
       {"std", [](LoaderOptions& o, nb::handle v) { o.std = to_floats("std", v); }},
       {"use_index", [](LoaderOptions& o, nb::handle v) { o.use_index = to_bool("use_index", v); }},
-      {"device", [](LoaderOptions& o, nb::handle v) { o.device = to_text("device", v); }},
+      {"device",
+       [](LoaderOptions& o, nb::handle v) { o.device = Device::parse(to_text("device", v)); }},
       {"dtype", [](LoaderOptions& o, nb::handle v) { o.dtype = parse_dtype(to_dtype_text(v)); }},
       {"output_layout",
        [](LoaderOptions& o, nb::handle v) {
@@ -258,7 +259,7 @@ nb::dict default_keywords() {
   d["mean"] = nb::none();
   d["std"] = nb::none();
   d["use_index"] = o.use_index;
-  d["device"] = o.device;
+  d["device"] = o.device.str();
   d["dtype"] = to_string(o.dtype);
   d["output_layout"] = formats::to_string(o.output_layout);
   d["echo"] = o.echo.adaptive ? nb::object(nb::str(o.echo.to_string().c_str()))

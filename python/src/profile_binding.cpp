@@ -1,4 +1,4 @@
-// gpufeed._native.Profile: pipebench's recording and diagnosis around a Python training loop.
+// gpufeed._native.Profile: the recording and diagnosis of a run around a Python training loop.
 #include "profile_binding.hpp"
 
 #include <optional>
@@ -10,23 +10,20 @@
 #include <nanobind/stl/string.h>
 
 #include "errors.hpp"
+#include "gpufeed/base/errors.hpp"
+#include "gpufeed/diagnosis/diagnosis.hpp"
+#include "gpufeed/diagnosis/practice_inputs.hpp"
+#include "gpufeed/diagnosis/practices.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/recorder.hpp"
 #include "native_loader.hpp"
-#include "pipebench/diagnosis.hpp"
-#include "pipebench/practice_inputs.hpp"
-#include "pipebench/practices.hpp"
 
 namespace nb = nanobind;
 
 namespace gpufeed::python {
 
 namespace {
-
-using tools::pipebench::Diagnosis;
-using tools::pipebench::PracticeCheck;
-using tools::pipebench::RunFacts;
 
 /// What the loop told the profile, beyond the loader's own facts.
 struct LoopFacts {
@@ -38,108 +35,48 @@ struct LoopFacts {
   std::int32_t world_size = 0;
 };
 
-/// The loader's settings and its counters since `baseline` (when it was first seen).
-RunFacts loader_facts(Loader& loader, const std::optional<LoaderStats>& baseline) {
-  RunFacts f;
-  const LoaderOptions& o = loader.options();
-  const LoaderStats now = loader.stats();
-  f.stats = baseline ? now.since(*baseline) : now;
-  f.workers = loader.workers();
-  f.prefetch = now.prefetch;
-  f.echo = o.echo;
-  f.cuda = o.device != "cpu";
-  f.sample = loader.sample_shape();
-  f.batch_size = o.batch_size;
-  if (loader.jpeg_dataset() == nullptr) {
-    f.samples_per_chunk = loader.dataset().samples_per_chunk();
-    f.chunks = loader.dataset().num_chunks();
-  } else {
-    f.samples_per_chunk = 1;
-  }
-  f.seed = o.seed;
-  f.order = to_string(o.order);
-  f.cache_bytes = o.cache_bytes;
-  f.augment = to_string(o.augment);
-  return f;
-}
-
-double input_wait_share(const LoaderStats& s) {
-  return s.wall_ns > 0
-             ? static_cast<double>(s[Stage::wait].busy_ns) / static_cast<double>(s.wall_ns)
-             : 0.0;
-}
-
 /// One finished profile: the diagnosis, the practice checks, and the facts they came from.
 class ProfileReport {
  public:
-  ProfileReport(Diagnosis diagnosis, RunFacts facts, bool has_loader)
+  ProfileReport(diagnosis::Diagnosis diagnosis, diagnosis::RunFacts facts, bool has_loader)
       : diagnosis_(std::move(diagnosis)), facts_(std::move(facts)), has_loader_(has_loader) {
-    practices_ =
-        tools::pipebench::check_practices(tools::pipebench::practice_inputs(facts_, diagnosis_));
+    practices_ = diagnosis::check_practices(diagnosis::practice_inputs(facts_, diagnosis_));
   }
 
   [[nodiscard]] std::string summary() const {
-    std::string out = tools::pipebench::format_diagnosis(diagnosis_, input_wait_share(facts_.stats),
-                                                         keyword_spelling);
+    std::string out = diagnosis::format_diagnosis(
+        diagnosis_, diagnosis::input_wait_share(facts_.stats), keyword_spelling);
     if (!has_loader_)
       out += "note: no gpufeed.Loader ran inside the profile; input stages unknown\n";
-    return out + tools::pipebench::format_practices(practices_);
+    return out + diagnosis::format_practices(practices_);
   }
 
   /// pipebench's --json keys for this loop.
   [[nodiscard]] std::string json() const {
-    const LoaderStats& s = facts_.stats;
-    const double wall_s = static_cast<double>(s.wall_ns) * 1e-9;
-    const double wait = input_wait_share(s);
-    nlohmann::json j;
-    j["samples_per_s"] = wall_s > 0 ? static_cast<double>(s.samples) / wall_s : 0.0;
-    j["device_util"] = nullptr;
-    j["idle_by_cause"] = {
-        {"input_wait", wait}, {"host_sync", nullptr}, {"launch", nullptr}, {"other", nullptr}};
-    const auto bottleneck = s.bottleneck();
-    j["bottleneck_stage"] = bottleneck ? nlohmann::json(stage_name(*bottleneck)) : nullptr;
-    nlohmann::json stages = nlohmann::json::object();
-    for (std::size_t i = 0; i < kStageCount; ++i) {
-      const auto stage = static_cast<Stage>(i);
-      if (s[stage].items == 0 && s[stage].busy_ns == 0) continue;
-      stages[stage_name(stage)] = {
-          {"busy_frac", stage == Stage::wait ? wait : s.busy_fraction(stage)},
-          {"items", s[stage].items},
-          {"busy_ns", s[stage].busy_ns}};
-    }
-    j["stages"] = stages;
-    j["echo"] = {{"fresh_batches", s.fresh_batches},
-                 {"echoed_batches", s.echoed_batches},
-                 {"reaugmented_batches", s.reaugmented_batches}};
+    nlohmann::json j = diagnosis::run_json(facts_);
     j["device"] = facts_.cuda ? "cuda" : "cpu";
-    j["steps"] = facts_.steps;
-    j["epochs"] = facts_.epochs;
-    j["wall_s"] = wall_s;
-    j["samples"] = s.samples;
-    tools::pipebench::add_diagnosis_json(j, diagnosis_, keyword_spelling);
-    j["practices"] = tools::pipebench::practices_json(practices_);
+    diagnosis::add_diagnosis_json(j, diagnosis_, keyword_spelling);
+    j["practices"] = diagnosis::practices_json(practices_);
     return j.dump(2) + "\n";
   }
 
-  void write_trace(const std::string& path) const {
-    tools::pipebench::write_trace(path, diagnosis_);
-  }
+  void write_trace(const std::string& path) const { diagnosis::write_trace(path, diagnosis_); }
   void write_report(const std::string& path) const {
-    tools::pipebench::write_report(path, diagnosis_, keyword_spelling);
+    diagnosis::write_report(path, diagnosis_, keyword_spelling);
   }
 
  private:
-  Diagnosis diagnosis_;
-  RunFacts facts_;
+  diagnosis::Diagnosis diagnosis_;
+  diagnosis::RunFacts facts_;
   bool has_loader_;
-  std::vector<PracticeCheck> practices_;
+  std::vector<diagnosis::PracticeCheck> practices_;
 };
 
 /// Recording around the loop; steps and syncs are marked from Python.
 class NativeProfile {
  public:
   explicit NativeProfile(bool cuda)
-      : recording_(std::make_unique<tools::pipebench::Recording>(true, cuda)) {}
+      : recording_(std::make_unique<diagnosis::Recording>(true, cuda)) {}
 
   void record(profiler::NameId name, std::int64_t begin_ns, std::int64_t end_ns,
               std::int64_t index) const {
@@ -148,17 +85,20 @@ class NativeProfile {
 
   ProfileReport finish(NativeLoader* loader, const std::optional<LoaderStats>& baseline,
                        const LoopFacts& loop) {
-    if (!recording_) throw std::runtime_error("the profile has already finished");
-    RunFacts facts;
-    if (loader != nullptr) facts = loader_facts(loader->get(), baseline);
+    if (!recording_) throw UsageError("the profile has already finished");
+    diagnosis::RunFacts facts;
+    if (loader != nullptr) {
+      const LoaderStats now = loader->get().stats();
+      facts = diagnosis::run_facts(loader->get(), baseline ? now.since(*baseline) : now);
+    }
     facts.steps = loop.steps;
     facts.epochs = loop.epochs;
     facts.training = loop.steps > 0;
     facts.torch_threads = loop.torch_threads;
     facts.deterministic = loop.deterministic;
-    facts.rank = loop.rank;
+    facts.rank = loop.rank;  // torch.distributed's view of the job
     facts.world_size = loop.world_size;
-    Diagnosis d;
+    diagnosis::Diagnosis d;
     {
       nb::gil_scoped_release release;
       d = recording_->finish(facts);
@@ -168,7 +108,7 @@ class NativeProfile {
   }
 
  private:
-  std::unique_ptr<tools::pipebench::Recording> recording_;
+  std::unique_ptr<diagnosis::Recording> recording_;
 };
 
 }  // namespace
@@ -183,7 +123,7 @@ void bind_profile(nb::module_& m) {
       [](const std::string& name) { return profiler::Recorder::global().register_name(name); },
       nb::arg("name"), "The recorder's id of a range name (\"step\", \"sync\", ...).");
   m.def("cuda_device_count", &cuda_device_count);
-  m.def("check_writable", &tools::pipebench::check_writable, nb::arg("what"), nb::arg("path"),
+  m.def("check_writable", &diagnosis::check_writable, nb::arg("what"), nb::arg("path"),
         "Raises when `path` cannot be written (a directory, or in one that is missing).");
 
   nb::class_<LoopFacts>(m, "LoopFacts")
@@ -194,7 +134,7 @@ void bind_profile(nb::module_& m) {
       .def_rw("deterministic", &LoopFacts::deterministic)
       .def_rw("rank", &LoopFacts::rank)
       .def_rw("world_size", &LoopFacts::world_size);
-  m.def("per_rank_path", &tools::pipebench::per_rank_path, nb::arg("path"), nb::arg("rank"),
+  m.def("per_rank_path", &diagnosis::per_rank_path, nb::arg("path"), nb::arg("rank"),
         nb::arg("world_size"));
 
   nb::class_<ProfileReport>(m, "ProfileReport")

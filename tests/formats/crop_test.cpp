@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/crop.hpp"
 
 namespace gpufeed::testing {
@@ -63,7 +64,7 @@ TEST(Crop, CenterCrop) {
   EXPECT_EQ(formats::center_crop(500, 375, 224, 224, 0.875), (CropBox{86, 23, 328, 328}));
   EXPECT_EQ(formats::center_crop(500, 375, 200, 100), (CropBox{0, 62, 500, 250}));
   EXPECT_EQ(formats::center_crop(64, 64, 64, 64), (CropBox{0, 0, 64, 64}));
-  EXPECT_THROW(formats::center_crop(64, 64, 0, 64), std::invalid_argument);
+  EXPECT_THROW(formats::center_crop(64, 64, 0, 64), gpufeed::UsageError);
 }
 
 TEST(Crop, BoxOnADctScaledImage) {

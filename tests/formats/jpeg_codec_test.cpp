@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "jpeg_test_images.hpp"
 
@@ -183,7 +184,7 @@ TEST(JpegCodec, DecodesIntoARowOfABatchSlot) {
     for (std::size_t x = 60; x < stride; ++x) ASSERT_EQ(slot[y * stride + x], 0xAB) << "padding";
   }
   EXPECT_THROW(decoder.decode(jpeg, info, {1, 2}, {slot.data(), 20, 10, 3, stride}, 0),
-               std::invalid_argument);
+               gpufeed::UsageError);
 }
 
 TEST(JpegCodec, HeaderOfUnnamedSubsamplingStillGivesTheSize) {
@@ -201,11 +202,11 @@ TEST(JpegCodec, HeaderOfUnnamedSubsamplingStillGivesTheSize) {
 }
 
 TEST(JpegCodec, EncoderRefusesWhatItCannotEncode) {
-  EXPECT_THROW(JpegEncoder(0), std::invalid_argument);
-  EXPECT_THROW(JpegEncoder(101), std::invalid_argument);
+  EXPECT_THROW(JpegEncoder(0), gpufeed::UsageError);
+  EXPECT_THROW(JpegEncoder(101), gpufeed::UsageError);
   JpegEncoder encoder;
   Image two(4, 4, 2);
-  EXPECT_THROW((void)encoder.encode(two.view()), std::invalid_argument);
+  EXPECT_THROW((void)encoder.encode(two.view()), gpufeed::UsageError);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
@@ -111,7 +112,7 @@ TEST(JpegDataset, WriterRefusesEmptySamplesAndEmptyFiles) {
               }),
               HasSubstr("cannot append sample 2 to " + dir.file("data.h5")));
   EXPECT_THROW(writer.append(encode_jpeg(photo_like(8, 8, 3, 1)), {8, 8, 5}, 0),
-               std::invalid_argument);
+               gpufeed::UsageError);
   EXPECT_EQ(writer.num_samples(), 2u);
 }
 

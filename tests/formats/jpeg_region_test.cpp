@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "jpeg_test_images.hpp"
 
@@ -104,9 +105,9 @@ TEST(JpegRegionArguments, RegionsOutsideTheScaledImageAreRefused) {
   JpegDecoder decoder;
   const formats::JpegInfo info = decoder.header(jpeg, 0);
   EXPECT_THROW((void)decoder.decode_region(jpeg, info, {1, 2}, {0, 0, 33, 1}, 0),
-               std::invalid_argument);  // 32 wide at 1/2
+               gpufeed::UsageError);  // 32 wide at 1/2
   EXPECT_THROW((void)decoder.decode_region(jpeg, info, {1, 1}, {10, 10, 0, 5}, 0),
-               std::invalid_argument);
+               gpufeed::UsageError);
   EXPECT_NO_THROW((void)decoder.decode_region(jpeg, info, {1, 2}, {31, 23, 1, 1}, 0));
 }
 

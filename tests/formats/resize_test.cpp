@@ -10,6 +10,7 @@
 #include <iterator>
 #include <random>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/resize.hpp"
 #include "jpeg_test_images.hpp"
@@ -92,12 +93,11 @@ TEST(Resize, RefusesBadArguments) {
   Image out(5, 5, 3);
   Image gray(5, 5, 1);
   formats::Resizer resizer;
-  EXPECT_THROW(resizer.resize(source.view(), gray.view(), ResizeFilter::area),
-               std::invalid_argument);
+  EXPECT_THROW(resizer.resize(source.view(), gray.view(), ResizeFilter::area), gpufeed::UsageError);
   EXPECT_THROW(resizer.resize(source.view(), {0, 0, 11, 5}, out.view(), ResizeFilter::area),
-               std::invalid_argument);
+               gpufeed::UsageError);
   EXPECT_THROW(resizer.resize(source.view(), {4, 0, 4, 5}, out.view(), ResizeFilter::area),
-               std::invalid_argument);
+               gpufeed::UsageError);
 }
 
 /// `rect` of `source` copied into an image of its own (so a read outside it is caught by the
@@ -146,7 +146,7 @@ TEST(Resize, APartMissingPixelsOfTheFootprintIsRefused) {
   Image out(40, 40, 3);
   EXPECT_THROW(resizer.resize({part.view(), needed.x + 1, needed.y, 300, 200}, box, out.view(),
                               ResizeFilter::bilinear),
-               std::invalid_argument);
+               gpufeed::UsageError);
   // Without resampling in a dimension, all of it is read.
   EXPECT_EQ(resizer.footprint(300, 200, {0, 50, 300, 150}, 300, 40, ResizeFilter::bilinear).width,
             300u);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "temp_dir.hpp"
@@ -198,8 +199,8 @@ TEST(DatasetReader, ReadChunkChecksItsArguments) {
   DatasetReader reader(path);
   std::vector<std::uint8_t> small(reader.chunk_buffer_bytes() - 1);
   std::vector<std::uint8_t> enough(reader.chunk_buffer_bytes());
-  EXPECT_THROW(reader.read_chunk(0, small), std::invalid_argument);
-  EXPECT_THROW(reader.read_chunk(3, enough), std::out_of_range);
+  EXPECT_THROW(reader.read_chunk(0, small), gpufeed::UsageError);
+  EXPECT_THROW(reader.read_chunk(3, enough), gpufeed::UsageError);
 }
 
 }  // namespace

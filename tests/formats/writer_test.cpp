@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/error.hpp"
@@ -116,8 +117,8 @@ TEST(DatasetWriter, EncodeChecksTheChunkSize) {
   TempDir dir;
   DatasetWriter writer(dir.file("data.h5"), 10, kShape, WriterOptions{4, 0});
   const std::vector<std::uint8_t> pixels = test_pixels(4 * kShape.bytes(), 5);
-  EXPECT_THROW((void)writer.encode(2, pixels), std::invalid_argument);  // holds 2 samples
-  EXPECT_THROW((void)writer.encode(3, pixels), std::out_of_range);
+  EXPECT_THROW((void)writer.encode(2, pixels), gpufeed::UsageError);  // holds 2 samples
+  EXPECT_THROW((void)writer.encode(3, pixels), gpufeed::UsageError);
   const formats::EncodedChunk last = writer.encode(2, {pixels.data(), 2 * kShape.bytes()});
   EXPECT_EQ(last.bytes.size(), 4 * kShape.bytes());  // padded to a whole chunk
   EXPECT_TRUE(std::all_of(last.bytes.begin() + 2 * kShape.bytes(), last.bytes.end(),
@@ -127,7 +128,7 @@ TEST(DatasetWriter, EncodeChecksTheChunkSize) {
 TEST(DatasetWriter, RefusesBadShapes) {
   TempDir dir;
   EXPECT_THROW(DatasetWriter(dir.file("a.h5"), 10, SampleShape{4, 4, 3, formats::Layout::nchw}),
-               std::invalid_argument);
+               gpufeed::UsageError);
   EXPECT_THAT(format_error_of([&] { DatasetWriter(dir.file("b.h5"), 0, kShape); }),
               HasSubstr("no samples"));
   EXPECT_THAT(format_error_of([&] {

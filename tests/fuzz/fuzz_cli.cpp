@@ -15,9 +15,9 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli.hpp"
-#include "common/synthetic.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/schema.hpp"
+#include "gpufeed/formats/synthetic.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/convert_settings.hpp"
 #include "pipebench/command_line.hpp"
@@ -25,6 +25,7 @@
 namespace {
 
 namespace tools = gpufeed::tools;
+namespace formats = gpufeed::formats;
 
 std::vector<std::string> split_arguments(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> args(1);
@@ -41,8 +42,8 @@ std::vector<std::string> split_arguments(const std::uint8_t* data, std::size_t s
 
 /// What h5pack convert and pipebench --synthetic make of N:HxWxC: a dataset readers accept.
 void check_synthetic(const std::string& text) {
-  const tools::SyntheticSpec spec = tools::parse_synthetic_spec(text);
-  namespace schema = gpufeed::formats::schema;
+  const formats::SyntheticSpec spec = formats::parse_synthetic_spec(text);
+  namespace schema = formats::schema;
   if (spec.samples == 0 || spec.samples > schema::kMaxSamples ||
       spec.shape.bytes() > schema::kMaxSampleBytes) {
     std::abort();  // accepted, but no reader would open the file it makes
@@ -59,7 +60,7 @@ void parse_h5pack(int argc, const char* const* argv) {
     const ConvertOptions& o = line.convert;
     (void)convert_settings(o);
     const bool synthetic =
-        o.from == "synthetic" || (o.from == "auto" && tools::looks_like_synthetic_spec(o.source));
+        o.from == "synthetic" || (o.from == "auto" && formats::looks_like_synthetic_spec(o.source));
     if (synthetic) check_synthetic(o.source);
   } else if (line.info_command->parsed()) {
     (void)reader_options(line.info);
@@ -117,6 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const CLI::ParseError&) {
   } catch (const gpufeed::OptionError& e) {
     (void)e.render(tools::flag_of);  // as run_guarded() prints it
+  } catch (const gpufeed::UsageError&) {
   } catch (const std::invalid_argument&) {
   }
   return 0;

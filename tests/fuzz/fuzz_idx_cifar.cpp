@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "common/pack_file.hpp"
 #include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/pack_file.hpp"
 #include "h5pack/array_sources.hpp"
 #include "h5pack/npy_input.hpp"
 #include "stale_inputs.hpp"
@@ -28,7 +28,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using gpufeed::tools::PackInput;
+using gpufeed::formats::PackInput;
 namespace h5pack = gpufeed::tools::h5pack;
 
 // Keeps each input fast: larger samples are opened and checked, not read.

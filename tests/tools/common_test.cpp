@@ -8,37 +8,38 @@
 
 #include "common/cli.hpp"
 #include "common/progress.hpp"
-#include "common/synthetic.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/ordered_map.hpp"
+#include "gpufeed/formats/synthetic.hpp"
 
 namespace gpufeed::tools {
 namespace {
 
 TEST(SyntheticSpec, ParsesAndPrints) {
-  const SyntheticSpec spec = parse_synthetic_spec("20000:64x32x3");
+  const formats::SyntheticSpec spec = formats::parse_synthetic_spec("20000:64x32x3");
   EXPECT_EQ(spec.samples, 20000u);
   EXPECT_EQ(spec.shape.height, 64u);
   EXPECT_EQ(spec.shape.width, 32u);
   EXPECT_EQ(spec.shape.channels, 3u);
   EXPECT_EQ(to_string(spec), "20000:64x32x3");
-  EXPECT_TRUE(looks_like_synthetic_spec("1:1x1x1"));
-  EXPECT_FALSE(looks_like_synthetic_spec("data.npy"));
+  EXPECT_TRUE(formats::looks_like_synthetic_spec("1:1x1x1"));
+  EXPECT_FALSE(formats::looks_like_synthetic_spec("data.npy"));
 }
 
 TEST(SyntheticSpec, RejectsBadSpecs) {
   for (const char* text : {"", "10", "10:64x64", "0:8x8x3", "10:0x8x3", "10:8x8x5", "a:8x8x3",
                            "10:8x8x3x", "99999999999999:8x8x3", "1:70000x70000x4"}) {
-    EXPECT_THROW(parse_synthetic_spec(text), std::invalid_argument) << text;
+    EXPECT_THROW(formats::parse_synthetic_spec(text), UsageError) << text;
   }
 }
 
 // N is refused before anything is sized from it (the labels of 10^11 samples are 800 GB).
 TEST(SyntheticSpec, RejectsMoreSamplesThanADatasetHolds) {
-  EXPECT_EQ(parse_synthetic_spec("4294967296:1x1x1").samples, 4294967296u);
+  EXPECT_EQ(formats::parse_synthetic_spec("4294967296:1x1x1").samples, 4294967296u);
   try {
-    (void)parse_synthetic_spec("99999999999:1x1x1");
+    (void)formats::parse_synthetic_spec("99999999999:1x1x1");
     FAIL() << "accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
                  "synthetic dataset '99999999999:1x1x1': 99999999999 samples are more than the "
                  "4294967296 a dataset may hold; use a smaller N");
@@ -49,22 +50,22 @@ TEST(Synthetic, DeterministicPerSampleAndSeed) {
   const formats::SampleShape shape{16, 12, 3, formats::Layout::nhwc};
   const std::size_t bytes = shape.bytes();
   std::vector<std::uint8_t> all(4 * bytes);
-  fill_synthetic(shape, 7, 0, 4, all);
+  formats::fill_synthetic(shape, 7, 0, 4, all);
   // Any range on its own gives the same bytes as the whole run.
   std::vector<std::uint8_t> third(bytes);
-  fill_synthetic(shape, 7, 2, 1, third);
+  formats::fill_synthetic(shape, 7, 2, 1, third);
   EXPECT_TRUE(std::equal(third.begin(), third.end(), all.begin() + 2 * bytes));
   // Samples differ from each other, and seeds change the data.
   EXPECT_FALSE(std::equal(all.begin(), all.begin() + bytes, all.begin() + bytes));
   std::vector<std::uint8_t> other(bytes);
-  fill_synthetic(shape, 8, 0, 1, other);
+  formats::fill_synthetic(shape, 8, 0, 1, other);
   EXPECT_FALSE(std::equal(other.begin(), other.end(), all.begin()));
 }
 
 TEST(Synthetic, ImageLikeNotConstant) {
   const formats::SampleShape shape{32, 32, 1, formats::Layout::nhwc};
   std::vector<std::uint8_t> pixels(shape.bytes());
-  fill_synthetic(shape, 1, 5, 1, pixels);
+  formats::fill_synthetic(shape, 1, 5, 1, pixels);
   const auto [lo, hi] = std::minmax_element(pixels.begin(), pixels.end());
   EXPECT_GT(*hi - *lo, 20);
   // Neighbouring pixels are close (a gradient plus small noise), unlike white noise.
@@ -74,7 +75,7 @@ TEST(Synthetic, ImageLikeNotConstant) {
 }
 
 TEST(Synthetic, LabelsInRangeAndNamed) {
-  const auto labels = synthetic_labels(1000, 3, 7);
+  const auto labels = formats::synthetic_labels(1000, 3, 7);
   ASSERT_EQ(labels.size(), 1000u);
   std::vector<int> seen(7, 0);
   for (const auto l : labels) {
@@ -83,10 +84,11 @@ TEST(Synthetic, LabelsInRangeAndNamed) {
     ++seen[static_cast<std::size_t>(l)];
   }
   for (const int count : seen) EXPECT_GT(count, 0);
-  EXPECT_EQ(synthetic_labels(1000, 3, 7), labels);
-  EXPECT_NE(synthetic_labels(1000, 4, 7), labels);
-  EXPECT_EQ(synthetic_class_names(3), (std::vector<std::string>{"class0", "class1", "class2"}));
-  EXPECT_THROW(synthetic_labels(10, 0, 0), std::invalid_argument);
+  EXPECT_EQ(formats::synthetic_labels(1000, 3, 7), labels);
+  EXPECT_NE(formats::synthetic_labels(1000, 4, 7), labels);
+  EXPECT_EQ(formats::synthetic_class_names(3),
+            (std::vector<std::string>{"class0", "class1", "class2"}));
+  EXPECT_THROW(formats::synthetic_labels(10, 0, 0), UsageError);
 }
 
 TEST(Cli, OneLine) {

@@ -8,12 +8,12 @@
 
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/diagnosis/diagnosis.hpp"
+#include "gpufeed/diagnosis/practices.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
-#include "pipebench/diagnosis.hpp"
-#include "pipebench/practices.hpp"
+#include "gpufeed/profiler/trace_input.hpp"
 #include "pipebench/progress.hpp"
 #include "pipebench/sweep.hpp"
-#include "pipebench/trace_input.hpp"
 
 namespace gpufeed::tools::pipebench {
 namespace {
@@ -25,12 +25,12 @@ bool contains(const std::string& text, const std::string& part) {
 // --- progress -------------------------------------------------------------------------------
 
 TEST(PerRankPath, TheRankGoesWhereItIsAskedForOrBeforeTheExtension) {
-  EXPECT_EQ(per_rank_path("run.json", -1, 0), "run.json");
-  EXPECT_EQ(per_rank_path("run.json", 0, 1), "run.json");
-  EXPECT_EQ(per_rank_path("out/run.json", 3, 4), "out/run.rank3.json");
-  EXPECT_EQ(per_rank_path("out.d/run", 1, 2), "out.d/run.rank1");
-  EXPECT_EQ(per_rank_path("r{rank}/t{rank}.json", 2, 4), "r2/t2.json");
-  EXPECT_EQ(per_rank_path("t{rank}.json", -1, 0), "t0.json");
+  EXPECT_EQ(diagnosis::per_rank_path("run.json", -1, 0), "run.json");
+  EXPECT_EQ(diagnosis::per_rank_path("run.json", 0, 1), "run.json");
+  EXPECT_EQ(diagnosis::per_rank_path("out/run.json", 3, 4), "out/run.rank3.json");
+  EXPECT_EQ(diagnosis::per_rank_path("out.d/run", 1, 2), "out.d/run.rank1");
+  EXPECT_EQ(diagnosis::per_rank_path("r{rank}/t{rank}.json", 2, 4), "r2/t2.json");
+  EXPECT_EQ(diagnosis::per_rank_path("t{rank}.json", -1, 0), "t0.json");
 }
 
 TEST(GpufeedTrace, TheRankRoundTrips) {
@@ -40,12 +40,12 @@ TEST(GpufeedTrace, TheRankRoundTrips) {
   t.host.push_back({"step", 1000, 2000, 1, 0, 0, {}});
   std::ostringstream text;
   profiler::ChromeTrace::write(text, t, nullptr);
-  const TraceInput whole = parse_gpufeed_trace(text.str(), "t.json");
+  const profiler::TraceInput whole = profiler::parse_gpufeed_trace(text.str(), "t.json");
   EXPECT_EQ(whole.timeline.rank, 3);
   EXPECT_EQ(whole.timeline.world_size, 8);
   std::string cut = text.str();
   cut.resize(cut.size() - 5);  // a damaged file keeps its header line
-  const TraceInput damaged = parse_gpufeed_trace(cut, "t.json");
+  const profiler::TraceInput damaged = profiler::parse_gpufeed_trace(cut, "t.json");
   EXPECT_TRUE(damaged.truncated);
   EXPECT_EQ(damaged.timeline.rank, 3);
   EXPECT_EQ(damaged.timeline.world_size, 8);
@@ -82,8 +82,8 @@ TEST(ProgressMode, OffIsNeverDue) {
 
 // --- practice checks ------------------------------------------------------------------------
 
-PracticeInputs cuda_run() {
-  PracticeInputs in;
+diagnosis::PracticeInputs cuda_run() {
+  diagnosis::PracticeInputs in;
   in.cuda = true;
   in.profiled = true;
   in.device_records = true;
@@ -108,15 +108,16 @@ PracticeInputs cuda_run() {
   return in;
 }
 
-const PracticeCheck& check(const std::vector<PracticeCheck>& checks, const std::string& name) {
+const diagnosis::PracticeCheck& check(const std::vector<diagnosis::PracticeCheck>& checks,
+                                      const std::string& name) {
   const auto it = std::find_if(checks.begin(), checks.end(),
-                               [&](const PracticeCheck& c) { return c.name == name; });
+                               [&](const diagnosis::PracticeCheck& c) { return c.name == name; });
   if (it == checks.end()) throw std::runtime_error("no check " + name);
   return *it;
 }
 
 TEST(Practices, AWellBehavedCudaRunPassesEveryCheck) {
-  const auto checks = check_practices(cuda_run());
+  const auto checks = diagnosis::check_practices(cuda_run());
   ASSERT_EQ(checks.size(), 6u);
   for (const char* name :
        {"pinned_memory", "host_sync", "device_tensors", "transfer_dtype", "workers"}) {
@@ -131,56 +132,56 @@ TEST(Practices, AWellBehavedCudaRunPassesEveryCheck) {
 }
 
 TEST(Practices, PageableSlotsAndPageableCopiesAreWarnings) {
-  PracticeInputs in = cuda_run();
+  diagnosis::PracticeInputs in = cuda_run();
   in.pinned = false;
-  EXPECT_EQ(check(check_practices(in), "pinned_memory").status, "warn");
-  EXPECT_TRUE(contains(check(check_practices(in), "pinned_memory").advice, "ulimit -l"));
+  EXPECT_EQ(check(diagnosis::check_practices(in), "pinned_memory").status, "warn");
+  EXPECT_TRUE(contains(check(diagnosis::check_practices(in), "pinned_memory").advice, "ulimit -l"));
   in = cuda_run();
   in.pageable_h2d_copies = 100;
   in.pageable_h2d_bytes = 4'000'000;
-  const PracticeCheck c = check(check_practices(in), "pinned_memory");
+  const diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "pinned_memory");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "100 other copies (4.0 MB)")) << c.finding;
 }
 
 TEST(Practices, SyncsInsideTheStepAreCountedPerStep) {
-  PracticeInputs in = cuda_run();
+  diagnosis::PracticeInputs in = cuda_run();
   in.step_syncs = 100;
   in.step_sync_ns = 250'000'000;
   in.host_sync_idle_share = 0.12;
-  const PracticeCheck c = check(check_practices(in), "host_sync");
+  const diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "host_sync");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "100 host syncs inside the steps (1.00 per step, 250.0 ms"))
       << c.finding;
   EXPECT_TRUE(contains(c.advice, "--sync-every"));
   in.host_sync_idle_share = 0.001;  // cheap syncs: worth knowing, not a warning
-  EXPECT_EQ(check(check_practices(in), "host_sync").status, "info");
+  EXPECT_EQ(check(diagnosis::check_practices(in), "host_sync").status, "info");
 }
 
 TEST(Practices, CopiesBeyondTheLoadersBatchesAreFlagged) {
-  PracticeInputs in = cuda_run();
+  diagnosis::PracticeInputs in = cuda_run();
   in.h2d_copies = 200 + 300;  // three extra copies per step
-  const PracticeCheck c = check(check_practices(in), "device_tensors");
+  const diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "device_tensors");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "300 host-to-device copies that are not batches (3.00 per step)"))
       << c.finding;
   in.device_records = false;
-  EXPECT_EQ(check(check_practices(in), "device_tensors").status, "n/a");
+  EXPECT_EQ(check(diagnosis::check_practices(in), "device_tensors").status, "n/a");
 }
 
 TEST(Practices, FloatTransfersAreFlagged) {
-  PracticeInputs in = cuda_run();
+  diagnosis::PracticeInputs in = cuda_run();
   in.h2d_bytes = 25600ull * 12288 * 4;  // float32 samples crossed the bus
-  const PracticeCheck c = check(check_practices(in), "transfer_dtype");
+  const diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "transfer_dtype");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "4.00x the uint8 sample")) << c.finding;
 }
 
 TEST(Practices, WorkerCountsAgainstCores) {
-  PracticeInputs in = cuda_run();
+  diagnosis::PracticeInputs in = cuda_run();
   in.workers = 32;
-  EXPECT_EQ(check(check_practices(in), "workers").status, "warn");
-  EXPECT_TRUE(contains(check(check_practices(in), "workers").advice, "--workers 16"));
+  EXPECT_EQ(check(diagnosis::check_practices(in), "workers").status, "warn");
+  EXPECT_TRUE(contains(check(diagnosis::check_practices(in), "workers").advice, "--workers 16"));
 
   in = cuda_run();  // CPU training: LibTorch's threads compete with the loader's
   in.cuda = false;
@@ -189,7 +190,7 @@ TEST(Practices, WorkerCountsAgainstCores) {
   in.workers = 2;
   in.torch_threads = 2;
   in.loader_busy_threads = 1.5;
-  const PracticeCheck over = check(check_practices(in), "workers");
+  const diagnosis::PracticeCheck over = check(diagnosis::check_practices(in), "workers");
   EXPECT_EQ(over.status, "warn");
   EXPECT_TRUE(contains(over.advice, "oversubscribed: 3.50 busy threads on 2 cores")) << over.advice;
 
@@ -199,31 +200,31 @@ TEST(Practices, WorkerCountsAgainstCores) {
   in.bottleneck_busy = 0.97;
   in.workers = 4;
   in.loader_busy_threads = 3.9;
-  const PracticeCheck under = check(check_practices(in), "workers");
+  const diagnosis::PracticeCheck under = check(diagnosis::check_practices(in), "workers");
   EXPECT_EQ(under.status, "warn");
   EXPECT_TRUE(contains(under.advice, "decode saturated at 4 workers: use --workers 16"))
       << under.advice;
   in.workers = 16;
   in.loader_busy_threads = 15.5;
-  EXPECT_TRUE(contains(check(check_practices(in), "workers").advice, "--echo"));
+  EXPECT_TRUE(contains(check(diagnosis::check_practices(in), "workers").advice, "--echo"));
 }
 
 TEST(Practices, CpuRunsHaveNoBusChecksAndDeterministicRunsSayOk) {
-  PracticeInputs in = cuda_run();
+  diagnosis::PracticeInputs in = cuda_run();
   in.cuda = false;
   in.device_records = false;
   in.deterministic = true;
-  const auto checks = check_practices(in);
+  const auto checks = diagnosis::check_practices(in);
   for (const char* name : {"pinned_memory", "device_tensors", "transfer_dtype"}) {
     EXPECT_EQ(check(checks, name).status, "n/a") << name;
   }
   EXPECT_EQ(check(checks, "determinism").status, "ok");
   in.profiled = false;
-  EXPECT_EQ(check(check_practices(in), "host_sync").status, "n/a");
+  EXPECT_EQ(check(diagnosis::check_practices(in), "host_sync").status, "n/a");
 }
 
 TEST(Practices, JsonHasOneObjectPerCheck) {
-  const auto json = practices_json(check_practices(cuda_run()));
+  const auto json = diagnosis::practices_json(diagnosis::check_practices(cuda_run()));
   ASSERT_EQ(json.size(), 6u);
   EXPECT_EQ(json[0]["name"], "pinned_memory");
   EXPECT_TRUE(json[0]["advice"].is_null());

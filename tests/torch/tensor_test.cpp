@@ -113,14 +113,14 @@ TEST_F(TorchTensorTest, ViewsLeaveTheBatchWithTheCaller) {
 
 TEST_F(TorchTensorTest, EmptyBatchesAreRejected) {
   Batch empty;
-  EXPECT_THROW(gpufeed::torch::images(empty), std::invalid_argument);
-  EXPECT_THROW(gpufeed::torch::labels_view(empty), std::invalid_argument);
-  EXPECT_THROW(gpufeed::torch::tensors(Batch{}), std::invalid_argument);
+  EXPECT_THROW(gpufeed::torch::images(empty), gpufeed::UsageError);
+  EXPECT_THROW(gpufeed::torch::labels_view(empty), gpufeed::UsageError);
+  EXPECT_THROW(gpufeed::torch::tensors(Batch{}), gpufeed::UsageError);
   Loader loader = make_loader();
   loader.start_epoch(0);
   Batch batch = loader.next();
   { const ::torch::Tensor x = gpufeed::torch::images(batch); }
-  EXPECT_THROW(gpufeed::torch::labels(batch), std::invalid_argument)
+  EXPECT_THROW(gpufeed::torch::labels(batch), gpufeed::UsageError)
       << "the images tensor that held the batch is gone";
 }
 

@@ -187,7 +187,10 @@ int run_guarded(std::string_view program, const std::function<int()>& body) {
   } catch (const OptionError& e) {
     print_error(program, e.render(flag_of));
     return kExitUsage;
-  } catch (const std::invalid_argument& e) {
+  } catch (const UsageError& e) {
+    print_error(program, e.what());
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {  // a value the tool's own parsing refused
     print_error(program, e.what());
     return kExitUsage;
   } catch (const std::bad_alloc&) {

@@ -22,24 +22,24 @@ struct EncodeThread {
 
 }  // namespace
 
-PackResult pack_raw(const PackInput& input, const ConvertSettings& s) {
-  PackSettings settings;
+formats::PackResult pack_raw(const formats::PackInput& input, const ConvertSettings& s) {
+  formats::PackSettings settings;
   settings.writer.samples_per_chunk = s.chunk;
   settings.writer.gzip_level = s.compression.gzip_level;
   settings.threads = s.workers;
   ProgressBar bar("packing", input.samples, input.shape.bytes());
-  PackResult result =
-      pack_file(s.output, input, settings, [&bar](std::uint64_t done) { bar.update(done); });
+  formats::PackResult result = formats::pack_file(s.output, input, settings,
+                                                  [&bar](std::uint64_t done) { bar.update(done); });
   bar.finish();
   return result;
 }
 
-int convert_array_to_raw(const PackInput& input, const ConvertSettings& s) {
+int convert_array_to_raw(const formats::PackInput& input, const ConvertSettings& s) {
   print_raw_summary(s.output, pack_raw(input, s), s.compression);
   return 0;
 }
 
-int convert_array_to_jpeg(const PackInput& input, const ConvertSettings& s) {
+int convert_array_to_jpeg(const formats::PackInput& input, const ConvertSettings& s) {
   const formats::SampleShape shape = input.shape;
   if (shape.channels != 1 && shape.channels != 3) {
     throw UsageError("--store jpeg encodes images of 1 or 3 channels, and " + input.description +

@@ -116,9 +116,9 @@ bool looks_like_cifar10(const std::string& path) {
   return ends_with(path, ".bin");
 }
 
-PackInput cifar10_input(const std::string& path, const std::string& split) {
+formats::PackInput cifar10_input(const std::string& path, const std::string& split) {
   auto data = std::make_shared<CifarData>();
-  PackInput input;
+  formats::PackInput input;
   data->first.push_back(0);
   for (const std::string& name : cifar_files(path, split)) {
     auto file = std::make_unique<formats::MappedFile>(name);

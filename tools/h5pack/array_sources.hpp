@@ -8,7 +8,7 @@
 // labels magic 0x00000801, N, then one byte a label. train-* and t10k-* (test).
 #include <string>
 
-#include "common/pack_file.hpp"
+#include "gpufeed/formats/pack_file.hpp"
 
 namespace gpufeed::tools::h5pack {
 
@@ -19,9 +19,9 @@ bool looks_like_mnist(const std::string& path);
 
 /// `path`: the folder (split "train": the data batches, "test": test_batch.bin, "auto": train
 /// when there are data batches) or one batch file. Images become 32x32x3 NHWC.
-PackInput cifar10_input(const std::string& path, const std::string& split);
+formats::PackInput cifar10_input(const std::string& path, const std::string& split);
 /// `path`: the folder (split "train": train-*, "test": t10k-*, "auto": train when present) or
 /// the images file (the labels file is the same name with labels/idx1 for images/idx3).
-PackInput mnist_input(const std::string& path, const std::string& split);
+formats::PackInput mnist_input(const std::string& path, const std::string& split);
 
 }  // namespace gpufeed::tools::h5pack

@@ -4,9 +4,9 @@
 #include <string>
 
 #include "common/cli.hpp"
-#include "common/synthetic.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/pending_files.hpp"
+#include "gpufeed/formats/synthetic.hpp"
 #include "h5pack/array_sources.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/convert_report.hpp"
@@ -24,7 +24,7 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 
 std::string detect_kind(const std::string& source) {
   if (ends_with(source, ".npy")) return "npy";
-  if (looks_like_synthetic_spec(source)) return "synthetic";
+  if (formats::looks_like_synthetic_spec(source)) return "synthetic";
   std::error_code ec;
   if (std::filesystem::exists(source, ec)) {
     if (looks_like_cifar10(source)) return "cifar10";
@@ -70,12 +70,12 @@ void check_store_options(const ConvertOptions& o, const std::string& kind,
   }
 }
 
-PackInput open_array(const ConvertOptions& o, const std::string& kind) {
+formats::PackInput open_array(const ConvertOptions& o, const std::string& kind) {
   if (kind != "npy" && !o.labels.empty()) {
     throw UsageError("--labels applies to --from npy only; " + kind + " data has its own labels");
   }
   if (kind == "npy") {
-    PackInput input = npy_input(o.source, o.labels);
+    formats::PackInput input = npy_input(o.source, o.labels);
     if (o.labels.empty()) {
       print_note(kProgram, "no --labels given: every label of " + o.output + " is 0");
     }
@@ -84,7 +84,7 @@ PackInput open_array(const ConvertOptions& o, const std::string& kind) {
   if (kind == "cifar10") return cifar10_input(o.source, o.split);
   if (kind == "mnist") return mnist_input(o.source, o.split);
   if (o.classes == 0) throw UsageError("--classes must be at least 1");
-  return synthetic_input(parse_synthetic_spec(o.source), o.seed, o.classes);
+  return formats::synthetic_input(formats::parse_synthetic_spec(o.source), o.seed, o.classes);
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ int run_convert(const ConvertOptions& o) {
     return store == "jpeg" ? convert_folder_to_jpeg(folder, settings)
                            : convert_folder_to_raw(folder, settings);
   }
-  const PackInput input = open_array(o, kind);
+  const formats::PackInput input = open_array(o, kind);
   return store == "jpeg" ? convert_array_to_jpeg(input, settings)
                          : convert_array_to_raw(input, settings);
 }

@@ -19,7 +19,8 @@ std::uint64_t file_bytes(const std::string& path) {
   return ec ? 0 : static_cast<std::uint64_t>(size);
 }
 
-void print_raw_summary(const std::string& path, const PackResult& r, const Compression& c) {
+void print_raw_summary(const std::string& path, const formats::PackResult& r,
+                       const Compression& c) {
   const double ratio = r.file_bytes == 0
                            ? 0.0
                            : static_cast<double>(r.raw_bytes) / static_cast<double>(r.file_bytes);

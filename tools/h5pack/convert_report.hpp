@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "common/pack_file.hpp"
 #include "gpufeed/formats/image_format.hpp"
+#include "gpufeed/formats/pack_file.hpp"
 #include "h5pack/compression.hpp"
 #include "h5pack/image_folder.hpp"
 
@@ -17,7 +17,7 @@ std::string megabytes(std::uint64_t bytes);
 std::uint64_t file_bytes(const std::string& path);
 
 /// "wrote OUT: 300 samples 16x12x3, 32 per chunk, 10 chunks, gzip:4, 1.2 MB (ratio 1.50), 0.3 s"
-void print_raw_summary(const std::string& path, const PackResult& result,
+void print_raw_summary(const std::string& path, const formats::PackResult& result,
                        const Compression& compression);
 
 struct JpegSummary {

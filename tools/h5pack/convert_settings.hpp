@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "common/pack_file.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
+#include "gpufeed/formats/pack_file.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/compression.hpp"
 #include "h5pack/image_folder.hpp"
@@ -32,11 +32,11 @@ int convert_folder_to_jpeg(const ImageFolder& folder, const ConvertSettings& set
 /// An image folder to the raw layout at settings.raw's size.
 int convert_folder_to_raw(const ImageFolder& folder, const ConvertSettings& settings);
 /// An array source (npy, synthetic, cifar10, mnist) to the jpeg layout: every image encoded.
-int convert_array_to_jpeg(const PackInput& input, const ConvertSettings& settings);
+int convert_array_to_jpeg(const formats::PackInput& input, const ConvertSettings& settings);
 /// An array source to the raw layout.
-int convert_array_to_raw(const PackInput& input, const ConvertSettings& settings);
+int convert_array_to_raw(const formats::PackInput& input, const ConvertSettings& settings);
 
 /// pack_file() with the settings' chunking, compression and workers, and a progress bar.
-PackResult pack_raw(const PackInput& input, const ConvertSettings& settings);
+formats::PackResult pack_raw(const formats::PackInput& input, const ConvertSettings& settings);
 
 }  // namespace gpufeed::tools::h5pack

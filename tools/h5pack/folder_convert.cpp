@@ -111,7 +111,7 @@ int convert_folder_to_raw(const ImageFolder& folder, const ConvertSettings& s) {
   const formats::SampleShape shape{s.raw.height, s.raw.width, 3, formats::Layout::nhwc};
   RawStaging staging(s.output, shape.bytes());
   SkipLog skipped;
-  PackInput input;
+  formats::PackInput input;
   input.labels = decode_to_staging(folder, s, staging, skipped);
   check_some_left(folder, staging.samples());
   staging.flush();
@@ -120,7 +120,7 @@ int convert_folder_to_raw(const ImageFolder& folder, const ConvertSettings& s) {
   input.source = staging.source();
   input.class_names = folder.class_names;
   input.description = folder.root;
-  PackResult result = pack_raw(input, s);
+  formats::PackResult result = pack_raw(input, s);
   result.seconds = seconds_since(start);
   print_raw_summary(s.output, result, s.compression);
   skipped.print();

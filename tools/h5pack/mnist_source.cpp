@@ -106,7 +106,7 @@ bool looks_like_mnist(const std::string& path) {
   return path.find("idx3-ubyte") != std::string::npos;
 }
 
-PackInput mnist_input(const std::string& path, const std::string& split) {
+formats::PackInput mnist_input(const std::string& path, const std::string& split) {
   const auto [images_path, labels_path] = mnist_files(path, split);
   auto data = std::make_shared<MnistData>();
   data->images = std::make_unique<formats::MappedFile>(images_path);
@@ -120,7 +120,7 @@ PackInput mnist_input(const std::string& path, const std::string& split) {
   if (shape[0] == 0 || shape[1] == 0 || shape[2] == 0 || shape[1] > 65535 || shape[2] > 65535) {
     throw FormatError(images_path + " holds no images (or images of an impossible size)");
   }
-  PackInput input;
+  formats::PackInput input;
   input.samples = shape[0];
   input.shape = {static_cast<std::uint32_t>(shape[1]), static_cast<std::uint32_t>(shape[2]), 1,
                  formats::Layout::nhwc};

@@ -67,9 +67,9 @@ std::vector<std::int64_t> read_labels(const std::string& path, std::uint64_t sam
 
 }  // namespace
 
-PackInput npy_input(const std::string& images_path, const std::string& labels_path) {
+formats::PackInput npy_input(const std::string& images_path, const std::string& labels_path) {
   auto array = std::make_shared<const formats::NpyArray>(images_path);
-  PackInput input;
+  formats::PackInput input;
   input.shape = image_shape(*array);
   input.samples = array->shape()[0];
   input.description = images_path;

@@ -1,4 +1,5 @@
 #include "h5pack/raw_staging.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -55,8 +56,8 @@ RawStaging::~RawStaging() {
 
 void RawStaging::append(std::span<const std::uint8_t> sample) {
   if (sample.size() != sample_bytes_) {
-    throw std::logic_error("RawStaging::append: a sample of " + std::to_string(sample.size()) +
-                           " bytes, not " + std::to_string(sample_bytes_));
+    throw Error("RawStaging::append: a sample of " + std::to_string(sample.size()) +
+                " bytes, not " + std::to_string(sample_bytes_));
   }
   if (buffer_.size() + sample.size() > kBufferBytes) flush();
   buffer_.insert(buffer_.end(), sample.begin(), sample.end());

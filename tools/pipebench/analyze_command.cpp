@@ -7,14 +7,14 @@
 
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/diagnosis/diagnosis.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/idle_breakdown.hpp"
 #include "gpufeed/profiler/job_report.hpp"
 #include "gpufeed/profiler/report_json.hpp"
 #include "gpufeed/profiler/summary.hpp"
-#include "pipebench/diagnosis.hpp"
-#include "pipebench/trace_input.hpp"
+#include "gpufeed/profiler/trace_input.hpp"
 
 namespace gpufeed::tools::pipebench {
 
@@ -33,7 +33,7 @@ double ms(std::int64_t ns) {
   return static_cast<double>(ns) * 1e-6;
 }
 
-void print_source(const TraceInput& in) {
+void print_source(const profiler::TraceInput& in) {
   std::printf("%-19s %s (%s trace, %zu events%s)\n", "trace", in.path.c_str(), in.format.c_str(),
               in.events, in.truncated ? ", truncated" : "");
   if (in.kineto) {
@@ -102,7 +102,7 @@ json breakdown_json(const std::vector<profiler::StreamIdle>& streams) {
   return out;
 }
 
-json source_json(const TraceInput& in) {
+json source_json(const profiler::TraceInput& in) {
   json j = {{"path", in.path},
             {"format", in.format},
             {"events", in.events},
@@ -130,21 +130,21 @@ int run_job(const AnalyzeOptions& o) {
   if (!o.report.empty()) {
     throw UsageError("--report takes one trace; analyze the rank you want a report of alone");
   }
-  std::vector<TraceInput> inputs;
+  std::vector<profiler::TraceInput> inputs;
   std::vector<profiler::Timeline> timelines;
   for (const std::string& path : o.traces) {
-    inputs.push_back(read_trace(path));
+    inputs.push_back(profiler::read_trace(path));
     timelines.push_back(inputs.back().timeline);
   }
   const profiler::JobReport job = profiler::analyze_job(timelines);
-  for (const TraceInput& in : inputs) print_source(in);
+  for (const profiler::TraceInput& in : inputs) print_source(in);
   std::fputs(profiler::format_job(job).c_str(), stdout);
   std::fflush(stdout);
   if (!o.json.empty()) {
     json j = json::parse(profiler::job_json(job));
     j["traces"] = json::array();
-    for (const TraceInput& in : inputs) j["traces"].push_back(source_json(in));
-    write_text_atomically(o.json, j.dump(2) + "\n");
+    for (const profiler::TraceInput& in : inputs) j["traces"].push_back(source_json(in));
+    diagnosis::write_text_atomically(o.json, j.dump(2) + "\n");
   }
   return kExitOk;
 }
@@ -153,14 +153,14 @@ int run_job(const AnalyzeOptions& o) {
 
 int run_analyze(const AnalyzeOptions& o) {
   if (o.traces.size() > 1) return run_job(o);
-  const TraceInput in = read_trace(o.traces.front());
+  const profiler::TraceInput in = profiler::read_trace(o.traces.front());
   // A pipebench run without a training stage: analyzed as pipebench itself did.
   const bool consumer_only =
       in.format == "gpufeed" && !has_range(in.timeline, "step") && has_range(in.timeline, "wait");
   const profiler::Timeline analyzed =
-      consumer_only ? with_consumer_steps(in.timeline) : in.timeline;
+      consumer_only ? diagnosis::with_consumer_steps(in.timeline) : in.timeline;
   profiler::GapReport report = profiler::analyze(analyzed);
-  if (consumer_only) mark_consumer_only(report);
+  if (consumer_only) diagnosis::mark_consumer_only(report);
   const std::vector<profiler::StreamIdle> streams = profiler::idle_time_breakdown(in.timeline);
   const profiler::TemporalBreakdown temporal = profiler::temporal_breakdown(in.timeline);
   print_source(in);
@@ -173,12 +173,13 @@ int run_analyze(const AnalyzeOptions& o) {
     j["trace"] = source_json(in);
     j["idle_breakdown"] = breakdown_json(streams);
     j["temporal_breakdown"] = temporal_json(temporal);
-    write_text_atomically(o.json, j.dump(2) + "\n");
+    diagnosis::write_text_atomically(o.json, j.dump(2) + "\n");
   }
   if (!o.report.empty()) {
     profiler::HtmlReport::Options options;
     options.title = "gpufeed analysis of " + in.path;
-    write_text_atomically(o.report, profiler::HtmlReport::render(analyzed, report, options));
+    diagnosis::write_text_atomically(o.report,
+                                     profiler::HtmlReport::render(analyzed, report, options));
   }
   return kExitOk;
 }

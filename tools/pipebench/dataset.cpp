@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <system_error>
 
-#include "common/pack_file.hpp"
 #include "common/progress.hpp"
-#include "common/synthetic.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/formats/pack_file.hpp"
+#include "gpufeed/formats/synthetic.hpp"
 
 namespace gpufeed::tools::pipebench {
 
@@ -24,10 +24,10 @@ std::string temporary_path() {
   return (std::filesystem::temp_directory_path() / name).string();
 }
 
-SyntheticSpec parse_spec(const std::string& text) {
+formats::SyntheticSpec parse_spec(const std::string& text) {
   try {
-    return parse_synthetic_spec(text);
-  } catch (const std::invalid_argument& e) {
+    return formats::parse_synthetic_spec(text);
+  } catch (const UsageError& e) {
     throw UsageError(std::string("--synthetic: ") + e.what());
   }
 }
@@ -40,17 +40,17 @@ BenchDataset::BenchDataset(const BenchOptions& o) {
     return;
   }
   const bool embedded = o.synthetic.empty();
-  const SyntheticSpec spec = parse_spec(embedded ? kDefaultSynthetic : o.synthetic);
+  const formats::SyntheticSpec spec = parse_spec(embedded ? kDefaultSynthetic : o.synthetic);
   synthetic_ = to_string(spec);
-  const PackInput input = synthetic_input(spec, o.seed, kSyntheticClasses);
-  PackSettings settings;
+  const formats::PackInput input = formats::synthetic_input(spec, o.seed, kSyntheticClasses);
+  formats::PackSettings settings;
   settings.writer.samples_per_chunk = embedded ? kDefaultSyntheticChunk : 0;
   settings.threads = o.workers;
   path_ = temporary_path();
   temporary_ = true;
   pending_ = std::make_unique<formats::PendingFile>(path_);
   ProgressBar bar("generating", input.samples, input.shape.bytes());
-  pack_file(path_, input, settings, [&bar](std::uint64_t done) { bar.update(done); });
+  formats::pack_file(path_, input, settings, [&bar](std::uint64_t done) { bar.update(done); });
 }
 
 BenchDataset::~BenchDataset() {

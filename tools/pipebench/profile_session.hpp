@@ -2,7 +2,7 @@
 // pipebench's profiling of one run: --no-profile, --trace and --report around a Recording.
 #include <string>
 
-#include "pipebench/diagnosis.hpp"
+#include "gpufeed/diagnosis/diagnosis.hpp"
 #include "pipebench/options.hpp"
 #include "pipebench/report.hpp"
 
@@ -12,14 +12,14 @@ namespace gpufeed::tools::pipebench {
 /// then records the run (recorder, and CUPTI on a CUDA device) until finish().
 class ProfileSession {
  public:
-  ProfileSession(const BenchOptions& options, const std::string& device);
-  Diagnosis finish(const BenchReport& report);
+  ProfileSession(const BenchOptions& options, const Device& device);
+  diagnosis::Diagnosis finish(const BenchReport& report);
 
  private:
-  Recording recording_;
+  diagnosis::Recording recording_;
 };
 
 /// --trace (Chrome trace) and --report (HTML), each written atomically when asked for.
-void write_profile_outputs(const BenchOptions& options, const Diagnosis& diagnosis);
+void write_profile_outputs(const BenchOptions& options, const diagnosis::Diagnosis& diagnosis);
 
 }  // namespace gpufeed::tools::pipebench

@@ -47,6 +47,14 @@ BenchReport make_report(const Loader& loader, const BenchDataset& data, const Be
   r.batches_per_epoch = loader.batches_per_epoch();
   r.run = run;
   r.peak_rss_bytes = peak_rss_bytes();
+  r.facts = diagnosis::run_facts(loader, run.stats);
+  r.facts.epochs = run.epochs;
+  r.facts.steps = run.batches;
+  if (run.training) {
+    r.facts.training = true;
+    r.facts.torch_threads = run.training->threads;
+    r.facts.deterministic = run.training->deterministic;
+  }
   return r;
 }
 
@@ -61,41 +69,6 @@ std::optional<double> steady_samples_per_s(const BenchReport& r) {
 
 double output_bytes_per_s(const BenchReport& r) {
   return samples_per_s(r) * static_cast<double>(r.dataset.shape.bytes() * sizeof(float));
-}
-
-double input_wait_share(const BenchReport& r) {
-  if (r.run.wall_s <= 0) return 0.0;
-  const double wait_s = static_cast<double>(r.run.stats[Stage::wait].busy_ns) * 1e-9;
-  return wait_s / r.run.wall_s;
-}
-
-RunFacts run_facts(const BenchReport& r) {
-  RunFacts f;
-  f.stats = r.run.stats;
-  f.workers = r.workers;
-  f.prefetch = r.run.stats.prefetch;
-  f.echo = EchoOptions::parse(r.options.echo);
-  f.cuda = r.device.used != "cpu";
-  f.sample = r.dataset.shape;
-  f.batch_size = r.options.batch;
-  f.samples_per_chunk = r.dataset.chunk;
-  f.chunks = r.dataset.chunks;
-  f.epochs = r.run.epochs;
-  f.steps = r.run.batches;
-  f.seed = r.options.seed;
-  f.order = r.options.order;
-  f.cache_bytes = r.options.cache_mb << 20;
-  f.augment = r.options.augment;
-  if (const Shard shard = Shard::from_environment(); shard.world_size > 1) {
-    f.rank = static_cast<std::int32_t>(shard.rank);  // the loader's shard under torchrun
-    f.world_size = static_cast<std::int32_t>(shard.world_size);
-  }
-  f.training = r.run.training.has_value();
-  if (f.training) {
-    f.torch_threads = r.run.training->threads;
-    f.deterministic = r.run.training->deterministic;
-  }
-  return f;
 }
 
 double ms_per_item(const StageStats& s) {

@@ -6,19 +6,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpufeed/diagnosis/run_facts.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
 #include "pipebench/dataset.hpp"
 #include "pipebench/options.hpp"
 #include "pipebench/run.hpp"
-#include "pipebench/run_facts.hpp"
 
 namespace gpufeed::tools::pipebench {
 
-/// --device as asked for, as resolved, and what the run used.
+/// --device as asked for, and the device the run used (resolved: the CPU or an indexed CUDA
+/// device).
 struct DeviceChoice {
-  std::string requested;
-  std::string resolved;
-  std::string used;
+  Device requested;
+  Device used;
 };
 
 struct DatasetSummary {
@@ -41,6 +41,9 @@ struct BenchReport {
   std::uint64_t batches_per_epoch = 0;
   RunResult run;
   std::uint64_t peak_rss_bytes = 0;
+  /// What the diagnosis and the practice checks read of the run: the loader's facts over the
+  /// run, and the run's steps, epochs and training stage.
+  diagnosis::RunFacts facts;
 };
 
 BenchReport make_report(const Loader& loader, const BenchDataset& data, const BenchOptions& options,
@@ -52,10 +55,6 @@ double samples_per_s(const BenchReport& r);
 std::optional<double> steady_samples_per_s(const BenchReport& r);
 /// Bytes of float32 output per second.
 double output_bytes_per_s(const BenchReport& r);
-/// Share of the wall time the consumer was blocked on the loader.
-double input_wait_share(const BenchReport& r);
-/// What the diagnosis and the practice checks read of the run.
-RunFacts run_facts(const BenchReport& r);
 /// Mean busy milliseconds per item of a stage (0 without items).
 double ms_per_item(const StageStats& s);
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "common/cli.hpp"
-#include "common/text.hpp"
+#include "gpufeed/base/text.hpp"
 #include "pipebench/report.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -44,7 +44,7 @@ void print_settings(const BenchReport& r) {
   const char* tuned_prefetch = o.prefetch == LoaderOptions::kAuto ? " (auto)" : "";
   row("settings",
       format("device %s, batch %u, workers %u%s, prefetch %u%s, order %s, seed %llu, %s",
-             r.device.used.c_str(), o.batch, r.workers, tuned_workers, r.run.stats.prefetch,
+             r.device.used.str().c_str(), o.batch, r.workers, tuned_workers, r.run.stats.prefetch,
              tuned_prefetch, o.order.c_str(), static_cast<unsigned long long>(o.seed),
              length.c_str()));
   for (const TuningChange& c : r.run.stats.tuning) {
@@ -69,7 +69,7 @@ void print_device(const BenchReport& r) {
     row("skipped", format("%llu undecodable samples replaced (--on-error skip)",
                           static_cast<unsigned long long>(s.skipped_samples)));
   }
-  if (r.device.used == "cpu") return;
+  if (r.device.used.is_cpu()) return;
   row("h2d", format("pinned %.2f GB/s, pageable %.2f GB/s (measured at start)%s",
                     s.pinned_h2d_bytes_per_s / 1e9, s.pageable_h2d_bytes_per_s / 1e9,
                     s.pinned ? "" : "; slots are PAGEABLE: pinning failed"));
@@ -97,8 +97,7 @@ void print_stages(const BenchReport& r) {
     const auto stage = static_cast<Stage>(i);
     const StageStats& s = r.run.stats[stage];
     if (s.items == 0) continue;
-    const double busy =
-        stage == Stage::wait ? input_wait_share(r) : r.run.stats.busy_fraction(stage);
+    const double busy = r.run.stats.busy_fraction(stage);
     std::printf("%-11s %6.1f%% %9llu %9.3f%s\n", stage_name(stage), 100.0 * busy,
                 static_cast<unsigned long long>(s.items), ms_per_item(s),
                 stage == Stage::wait ? "  (consumer blocked on the loader)" : "");
@@ -107,14 +106,14 @@ void print_stages(const BenchReport& r) {
 
 void print_memory(const BenchReport& r) {
   const LoaderStats& s = r.run.stats;
-  const auto hit_rate = cache_hit_rate(r.run.stats);
+  const auto hit_rate = diagnosis::cache_hit_rate(r.run.stats);
   row("cache",
       (hit_rate ? format("hit rate %.1f%%", 100.0 * *hit_rate) : std::string("no lookups")) +
           format(" (%llu hits, %llu misses), peak %s",
                  static_cast<unsigned long long>(s.cache_hits),
                  static_cast<unsigned long long>(s.cache_misses),
                  mb(static_cast<double>(s.cache_peak_bytes)).c_str()));
-  const bool cuda = r.device.used != "cpu";
+  const bool cuda = r.device.used.is_cuda();
   std::string text = "batch slots " + mb(static_cast<double>(s.slot_bytes));
   if (cuda) {
     text += s.pinned ? " (pinned " + mb(static_cast<double>(s.pinned_bytes)) + ")" : " (pageable)";

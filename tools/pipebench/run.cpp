@@ -66,6 +66,7 @@ RunResult run_benchmark(Loader& loader, const RunPlan& plan, TrainingStage* trai
                         Progress* progress) {
   RunResult r;
   StageStats steps;
+  loader.reset_stats();  // the counters and their wall time cover the run, not the set-up
   const std::int64_t start = profiler::now_ns();
   std::int64_t first_epoch_end = 0;
   std::uint64_t first_epoch_samples = 0;

@@ -5,11 +5,11 @@
 
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/diagnosis/practice_inputs.hpp"
+#include "gpufeed/diagnosis/practices.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "pipebench/commands.hpp"
-#include "pipebench/practice_inputs.hpp"
-#include "pipebench/practices.hpp"
 #include "pipebench/profile_session.hpp"
 #include "pipebench/run.hpp"
 #include "pipebench/training/summary.hpp"
@@ -32,8 +32,8 @@ std::uint64_t planned_steps(const BenchOptions& options, const Loader& loader) {
 }  // namespace
 
 DeviceChoice choose_device(const std::string& requested) {
-  const std::string resolved = resolve_device(requested);
-  return DeviceChoice{requested, resolved, resolved};
+  const Device device = Device::parse(requested);
+  return DeviceChoice{device, resolve_device(device)};
 }
 
 LoaderOptions loader_options_for(const BenchOptions& options, const BenchDataset& data,
@@ -85,20 +85,23 @@ int run_bench(const BenchOptions& given) {
     return 128 + run.interrupted_by;
   }
   const BenchReport report = make_report(loader, data, options, device, run);
-  const Diagnosis diagnosis = profile.finish(report);
-  const std::vector<PracticeCheck> practices =
-      check_practices(practice_inputs(run_facts(report), diagnosis));
+  const diagnosis::Diagnosis diagnosis = profile.finish(report);
+  const std::vector<diagnosis::PracticeCheck> practices =
+      diagnosis::check_practices(diagnosis::practice_inputs(report.facts, diagnosis));
   print_report(report);
   if (training) std::printf("%-11s %s\n", "model", describe_training(training_opts, run).c_str());
-  std::fputs(format_diagnosis(diagnosis, input_wait_share(report), flag_spelling).c_str(), stdout);
-  std::fputs(format_practices(practices).c_str(), stdout);
+  std::fputs(diagnosis::format_diagnosis(diagnosis, diagnosis::input_wait_share(report.run.stats),
+                                         flag_spelling)
+                 .c_str(),
+             stdout);
+  std::fputs(diagnosis::format_practices(practices).c_str(), stdout);
   std::fflush(stdout);
   write_profile_outputs(options, diagnosis);
   if (!options.json.empty()) {
     nlohmann::json json = report_json(report);
     json["training"] = training ? training_json(training_opts, run) : nlohmann::json(nullptr);
-    add_diagnosis_json(json, diagnosis, flag_spelling);
-    json["practices"] = practices_json(practices);
+    diagnosis::add_diagnosis_json(json, diagnosis, flag_spelling);
+    json["practices"] = diagnosis::practices_json(practices);
     write_json_file(options.json, json);
   }
   return run.interrupted_by != 0 ? 128 + run.interrupted_by : kExitOk;

@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "common/cli.hpp"
-#include "common/text.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/text.hpp"
 #include "pipebench/commands.hpp"
 #include "pipebench/profile_session.hpp"
 #include "pipebench/run.hpp"
@@ -37,9 +37,9 @@ const profiler::Recommendation* sweepable(const std::vector<profiler::Recommenda
   return recs.empty() ? nullptr : &recs.front();
 }
 
-void fill_row(SweepRow& row, const BenchReport& report, const Diagnosis& d) {
+void fill_row(SweepRow& row, const BenchReport& report, const diagnosis::Diagnosis& d) {
   row.samples_per_s = samples_per_s(report);
-  row.input_wait_share = input_wait_share(report);
+  row.input_wait_share = diagnosis::input_wait_share(report.run.stats);
   row.peak_rss_bytes = report.peak_rss_bytes;
   if (d.analyzed()) row.device_util = d.report.device_util;
   const bool device_side = d.analyzed();  // without steps there is no utilization to predict
@@ -73,8 +73,8 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
   for (const SweepPoint& p : points) (void)loader_options(with_point(options, p));  // usage first
   const std::string csv_path = axes.csv.empty() ? kDefaultCsv : axes.csv;
   const std::string json_path = options.json.empty() ? kDefaultJson : options.json;
-  check_writable("--csv", csv_path);  // fail now, not after the sweep
-  check_writable("--json", json_path);
+  diagnosis::check_writable("--csv", csv_path);  // fail now, not after the sweep
+  diagnosis::check_writable("--json", json_path);
 
   stop_on_interrupt(kProgram, "reporting the settings that finished (again to quit at once)");
   const DeviceChoice device = choose_device(options.device);
@@ -83,7 +83,7 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
   std::unique_ptr<TrainingStage> training;
   std::vector<SweepRow> rows;
   std::printf("sweep       %zu settings on %s, model %s, %s each\n", points.size(),
-              device.used.c_str(), options.model.c_str(),
+              device.used.str().c_str(), options.model.c_str(),
               options.steps != 0 ? (std::to_string(options.steps) + " steps").c_str()
                                  : (std::to_string(options.epochs) + " epochs").c_str());
   std::fflush(stdout);
@@ -134,7 +134,7 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
   }
   const Confirmation confirmation = confirm_recommendation(rows);
   std::printf("%-11s %s\n", "advice", confirmation.text.c_str());
-  write_text_atomically(csv_path, sweep_csv(rows));
+  diagnosis::write_text_atomically(csv_path, sweep_csv(rows));
   nlohmann::json json = sweep_json(rows, best, confirmation);
   json["interrupted"] =
       stop_signal() != 0 ? nlohmann::json(signal_name(stop_signal())) : nlohmann::json(nullptr);

@@ -20,7 +20,7 @@ struct TrainingOptions {
   bool cudnn_benchmark = false;
   bool deterministic = false;
   std::uint32_t sync_every = 0;  ///< force a .item()-style device-to-host sync every k steps
-  std::string device = "cpu";    ///< the loader's device: "cpu" or "cuda:N"
+  Device device;                 ///< the loader's device, resolved
   std::int64_t num_classes = 10;
   formats::SampleShape input;  ///< one sample as the model sees it (C, H, W)
 };

@@ -1,5 +1,6 @@
 #include "gpufeed/torch/tensor.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -25,13 +26,11 @@ namespace gpufeed::torch {
 namespace {
 
 bool on_cuda(const Batch& batch) {
-  return batch.device() != "cpu";
+  return batch.device().is_cuda();
 }
 
-c10::DeviceIndex device_index(const std::string& device) {
-  const auto colon = device.find(':');
-  if (colon == std::string::npos) return 0;
-  return static_cast<c10::DeviceIndex>(std::stoi(device.substr(colon + 1)));
+c10::DeviceIndex device_index(const Device& device) {
+  return static_cast<c10::DeviceIndex>(std::max(device.index, 0));
 }
 
 /// The current LibTorch stream of a CUDA device as a cudaStream_t.
@@ -45,13 +44,14 @@ void* current_stream([[maybe_unused]] c10::DeviceIndex index) {
 
 void check_batch(const Batch& batch, const char* what) {
   if (!batch) {
-    throw std::invalid_argument(std::string("gpufeed::torch::") + what +
-                                ": the batch is empty (released, or taken by images()/labels() "
-                                "whose tensors are gone)");
+    throw UsageError(std::string("gpufeed::torch::") + what +
+                     ": the batch is empty (released, or taken by images()/labels() "
+                     "whose tensors are gone)");
   }
   if (!on_cuda(batch)) return;
   if (GPUFEED_DETAIL_TORCH_CUDA && ::torch::cuda::is_available()) return;
-  throw UsageError(std::string("gpufeed::torch::") + what + ": the batch is on " + batch.device() +
+  throw UsageError(std::string("gpufeed::torch::") + what + ": the batch is on " +
+                   batch.device().str() +
                    " but this LibTorch has no CUDA support; load on the CPU (device \"cpu\") "
                    "or build against a CUDA LibTorch");
 }

@@ -60,7 +60,7 @@ std::string describe_training(const TrainingOptions& o, const RunResult& run) {
                 o.amp.c_str(), o.channels_last ? ", channels-last" : "",
                 static_cast<unsigned long long>(s.steps), ms_per_step(run), s.last_loss,
                 s.dtype.c_str(), s.deterministic ? ", deterministic" : "",
-                o.device == "cpu" ? (", torch threads " + std::to_string(s.threads)).c_str() : "");
+                o.device.is_cpu() ? (", torch threads " + std::to_string(s.threads)).c_str() : "");
   return text;
 }
 

@@ -13,8 +13,8 @@
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
 
-#include "common/text.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/text.hpp"
 #include "gpufeed/profiler/range.hpp"
 #include "gpufeed/torch/tensor.hpp"
 #include "pipebench/training.hpp"
@@ -57,7 +57,7 @@ void check_options(const TrainingOptions& o, bool cuda) {
         "--cudnn-benchmark picks algorithms by timing, --deterministic forbids that; use one");
   }
   if (cuda && !::torch::cuda::is_available()) {
-    throw UsageError("--model " + o.model + " on " + o.device +
+    throw UsageError("--model " + o.model + " on " + o.device.str() +
                      ": this pipebench's LibTorch has no CUDA support; use --device cpu");
   }
 }
@@ -77,8 +77,10 @@ class TorchTrainer final : public TrainingStage {
  public:
   explicit TorchTrainer(const TrainingOptions& options)
       : o_(options),
-        cuda_(options.device != "cpu"),
-        device_(cuda_ ? ::torch::Device(options.device) : ::torch::Device(::torch::kCPU)) {
+        cuda_(options.device.is_cuda()),
+        device_(cuda_ ? ::torch::Device(::torch::kCUDA,
+                                        static_cast<c10::DeviceIndex>(options.device.index))
+                      : ::torch::Device(::torch::kCPU)) {
     check_options(o_, cuda_);
     autocast_ = training::autocast_dtype(o_.amp, cuda_);
     set_global_switches(o_, cuda_);
@@ -190,13 +192,13 @@ class TorchTrainer final : public TrainingStage {
     const std::string what = e.what_without_backtrace();
     if (what.find("out of memory") != std::string::npos ||
         what.find("can't allocate memory") != std::string::npos) {
-      throw std::runtime_error(
-          "model " + o_.model + " ran out of memory on " + o_.device + " with a batch of " +
-          std::to_string(batch) + " samples; lower --batch (e.g. --batch " +
-          std::to_string(batch > 1 ? batch / 2 : 1) + ") or use a smaller --model");
+      throw Error("model " + o_.model + " ran out of memory on " + o_.device.str() +
+                  " with a batch of " + std::to_string(batch) +
+                  " samples; lower --batch (e.g. --batch " +
+                  std::to_string(batch > 1 ? batch / 2 : 1) + ") or use a smaller --model");
     }
-    throw std::runtime_error("model " + o_.model + " failed on a batch of " +
-                             std::to_string(batch) + " samples: " + first_line(what));
+    throw Error("model " + o_.model + " failed on a batch of " + std::to_string(batch) +
+                " samples: " + first_line(what));
   }
 
   [[nodiscard]] std::uint64_t allocator_peak_bytes() const {

@@ -1,14 +1,15 @@
 #pragma once
 // The exception every gpufeed module throws for a failed CUDA runtime call.
-#include <stdexcept>
 #include <string>
+
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed {
 
 /// A CUDA runtime call failed. `code()` is the cudaError_t value.
-class CudaError : public std::runtime_error {
+class CudaError : public Error {
  public:
-  CudaError(const std::string& message, int code) : std::runtime_error(message), code_(code) {}
+  CudaError(const std::string& message, int code) : Error(message), code_(code) {}
   [[nodiscard]] int code() const noexcept { return code_; }
 
  private:

@@ -6,11 +6,21 @@
 
 namespace gpufeed {
 
-/// Options that cannot work together or values out of range (a command line maps this to
-/// exit code 2). The message names the option and says what to change.
-class UsageError : public std::invalid_argument {
+/// The root of every error the library throws (besides std::bad_alloc): the message is one
+/// line that says what went wrong, where (file, dataset, chunk or sample) and what to do. The
+/// Python package raises the same tree: gpufeed.Error > FormatError, UsageError,
+/// PipelineError.
+class Error : public std::runtime_error {
  public:
-  using std::invalid_argument::invalid_argument;
+  using std::runtime_error::runtime_error;
+};
+
+/// Options that cannot work together, values out of range, or a call the API does not allow
+/// (a command line maps this to exit code 2). The message names the option and says what to
+/// change.
+class UsageError : public Error {
+ public:
+  using Error::Error;
 };
 
 /// A bad value of a LoaderOptions field. The message names options as placeholders, `{field}`
@@ -40,11 +50,18 @@ class OptionError : public UsageError {
 /// the name of a LoaderOptions field (or `size`) stay as they are.
 std::string render_option_names(std::string_view text, const OptionError::Naming& name);
 
+/// A file cannot be read or written as asked: missing, damaged, or of the wrong shape or type
+/// (formats::FormatError; formats::IoError for a failed system call).
+class FormatError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A failure while the pipeline runs (a damaged chunk, an I/O error), raised on the
 /// consumer's thread at its next call, with the stage, file and sample it happened at.
-class PipelineError : public std::runtime_error {
+class PipelineError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 }  // namespace gpufeed

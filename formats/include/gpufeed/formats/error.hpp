@@ -1,17 +1,15 @@
 #pragma once
 // Exceptions of the formats module. Messages are written for the user: what went wrong,
 // where (file, dataset, chunk or sample) and what to do about it.
-#include <stdexcept>
 #include <string>
+
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed::formats {
 
 /// A dataset file cannot be read or written as asked: missing, damaged, or of the wrong
 /// shape or type. The message is one line a command-line tool can print as it is.
-class FormatError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using FormatError = gpufeed::FormatError;
 
 /// An operating-system call failed (open, pread, rename). Carries errno in the message.
 class IoError : public FormatError {

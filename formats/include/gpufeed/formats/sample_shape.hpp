@@ -8,7 +8,7 @@ namespace gpufeed::formats {
 enum class Layout { nhwc, nchw };
 
 std::string to_string(Layout layout);
-/// Parses "nhwc" / "nchw"; throws std::invalid_argument otherwise.
+/// Parses "nhwc" / "nchw"; throws UsageError otherwise.
 Layout parse_layout(const std::string& text);
 
 /// The shape of one sample (one image) and its storage order.

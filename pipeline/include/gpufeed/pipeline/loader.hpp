@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/device.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/resize.hpp"
@@ -62,9 +63,10 @@ struct LoaderOptions {
   std::vector<float> mean;
   std::vector<float> std;
   bool use_index = true;  ///< false: ignore the file's /index (H5Dread_chunk path)
-  /// "cpu", "cuda", "cuda:N" or "auto" (CUDA when a device is usable). With a CUDA device the
-  /// batch is copied as uint8 and normalized there; "cuda" alone follows LOCAL_RANK.
-  std::string device = "cpu";
+  /// Device::cpu(), a CUDA device ("cuda:N"; "cuda" alone follows LOCAL_RANK) or "auto" (CUDA
+  /// when a device is usable); assignable from its text. With a CUDA device the batch is copied
+  /// as uint8 and normalized there. options() reports the device the loader resolved.
+  Device device;
   DType dtype = DType::float32;                           ///< CUDA: float32, float16 or bfloat16
   formats::Layout output_layout = formats::Layout::nchw;  ///< CUDA: NCHW or NHWC output
   EchoOptions echo;                                       ///< batch echoing (off by default)
@@ -105,8 +107,8 @@ class Batch {
   [[nodiscard]] formats::SampleShape sample_shape() const;
   /// [size, C, H, W] float32, normalized, in host memory (CPU device only; empty otherwise).
   [[nodiscard]] std::span<const float> images() const;
-  /// The device the batch lives on: "cpu" or "cuda:N".
-  [[nodiscard]] const std::string& device() const;
+  /// The device the batch lives on: the CPU or a CUDA device with its index.
+  [[nodiscard]] Device device() const;
   [[nodiscard]] DType dtype() const;
   /// Output dimensions in the output layout: [size, C, H, W] for NCHW, [size, H, W, C] for NHWC.
   [[nodiscard]] std::array<std::int64_t, 4> shape() const;

@@ -23,7 +23,7 @@ struct BatchTensors {
 /// slot returns to the loader when both tensors (and every view of them) are gone; on CUDA
 /// the release is ordered after the work queued on the current stream at that time, and the
 /// current stream waits until the batch is ready on the device. An NHWC CUDA batch gives
-/// [N, C, H, W] sizes with channels-last strides. Throws std::invalid_argument for an empty
+/// [N, C, H, W] sizes with channels-last strides. Throws UsageError for an empty
 /// batch, UsageError for a CUDA batch when this LibTorch has no CUDA support.
 BatchTensors tensors(Batch&& batch);
 

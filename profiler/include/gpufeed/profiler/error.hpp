@@ -1,20 +1,20 @@
 #pragma once
 // The profiler's exceptions: one per concern. Recording and CUPTI collection never throw.
-#include <stdexcept>
+#include "gpufeed/base/errors.hpp"
 
 namespace gpufeed::profiler {
 
 /// A trace file that cannot be read at all (missing, not gzip/JSON, no events). Problems the
 /// reader can work around become Timeline::warnings instead.
-class TraceError : public std::runtime_error {
+class TraceError : public FormatError {
  public:
-  using std::runtime_error::runtime_error;
+  using FormatError::FormatError;
 };
 
 /// A report or trace that cannot be written (the message names the path and the reason).
-class ReportError : public std::runtime_error {
+class ReportError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 }  // namespace gpufeed::profiler

@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpufeed/diagnosis/run_facts.hpp"
 #include "gpufeed/profiler/cupti_collector.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/pipeline_facts.hpp"
 #include "gpufeed/profiler/timeline.hpp"
-#include "pipebench/run_facts.hpp"
 
-namespace gpufeed::tools::pipebench {
+namespace gpufeed::diagnosis {
 
 struct Diagnosis {
   bool profiled = false;        ///< the recorder ran (no --no-profile)
@@ -80,6 +80,17 @@ std::string format_diagnosis(const Diagnosis& diagnosis, double input_wait_share
 /// recommendations' "action" written as `spelling` says), "recorder" and "cupti".
 void add_diagnosis_json(nlohmann::json& json, const Diagnosis& diagnosis,
                         const SettingSpelling& spelling);
+/// A loader's counters as JSON (Python's Loader.stats(), pipebench's "cache", "memory" and
+/// "tuning"): wall_s, workers, prefetch, tuning (time_s, knob, from, to, stage, reason),
+/// batches, samples, fresh/echoed/reaugmented batches, skipped_samples, stages (busy_s,
+/// busy_frac, items; the loader's and the consumer's wait), bottleneck, queue, cache, memory,
+/// h2d.
+nlohmann::json stats_json(const LoaderStats& stats);
+/// The keys every front end's run JSON starts with, from the loader's counters over the run:
+/// samples_per_s, device_util (null until the diagnosis fills it), idle_by_cause (input_wait;
+/// the others null until the diagnosis fills them), bottleneck_stage, stages (busy_frac, items,
+/// busy_ns of each stage that ran), echo, steps, epochs, wall_s, samples.
+nlohmann::json run_json(const RunFacts& facts);
 /// The Chrome trace of the recorded timeline (opens in Perfetto), written atomically.
 void write_trace(const std::string& path, const Diagnosis& diagnosis);
 /// The self-contained HTML report, written atomically.
@@ -90,12 +101,12 @@ void write_report(const std::string& path, const Diagnosis& diagnosis,
 /// a job of several ranks, ".rankR" goes before the extension (run.json -> run.rank1.json).
 std::string per_rank_path(const std::string& path, std::int32_t rank, std::int32_t world_size);
 
-/// Throws std::runtime_error (naming `option`) when `path` is set and cannot be written: a
+/// Throws Error (naming `option`) when `path` is set and cannot be written: a
 /// directory, or in a directory that does not exist or is not writable.
 void check_writable(const char* option, const std::string& path);
 
-/// Writes `text` to `path` through a temporary file beside it; std::runtime_error naming the
+/// Writes `text` to `path` through a temporary file beside it; profiler::ReportError naming the
 /// path and what to check on failure.
 void write_text_atomically(const std::string& path, const std::string& text);
 
-}  // namespace gpufeed::tools::pipebench
+}  // namespace gpufeed::diagnosis

@@ -8,7 +8,7 @@
 #include "gpufeed/profiler/kineto_trace.hpp"
 #include "gpufeed/profiler/timeline.hpp"
 
-namespace gpufeed::tools::pipebench {
+namespace gpufeed::profiler {
 
 struct TraceInput {
   std::string path;
@@ -29,4 +29,4 @@ TraceInput read_trace(const std::string& path);
 /// it in messages. Throws profiler::TraceError when no event is readable.
 TraceInput parse_gpufeed_trace(const std::string& text, const std::string& source);
 
-}  // namespace gpufeed::tools::pipebench
+}  // namespace gpufeed::profiler

@@ -1,20 +1,21 @@
-#include "common/pack_file.hpp"
+#include "gpufeed/formats/pack_file.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <chrono>
 #include <filesystem>
 #include <stdexcept>
 
-namespace gpufeed::tools {
+namespace gpufeed::formats {
 
 PackResult pack_file(const std::string& path, const PackInput& input, const PackSettings& settings,
-                     const formats::PackProgress& progress) {
+                     const PackProgress& progress) {
   if (input.labels.size() != input.samples) {
-    throw std::logic_error("pack_file: " + std::to_string(input.labels.size()) + " labels for " +
-                           std::to_string(input.samples) + " samples");
+    throw Error("pack_file: " + std::to_string(input.labels.size()) + " labels for " +
+                std::to_string(input.samples) + " samples");
   }
   const auto start = std::chrono::steady_clock::now();
-  formats::DatasetWriter writer(path, input.samples, input.shape, settings.writer);
-  formats::pack_images(writer, input.source, settings.threads, progress);
+  DatasetWriter writer(path, input.samples, input.shape, settings.writer);
+  pack_images(writer, input.source, settings.threads, progress);
   writer.write_labels(input.labels);
   if (!input.class_names.empty()) writer.write_class_names(input.class_names);
   writer.commit();
@@ -32,4 +33,4 @@ PackResult pack_file(const std::string& path, const PackInput& input, const Pack
   return result;
 }
 
-}  // namespace gpufeed::tools
+}  // namespace gpufeed::formats

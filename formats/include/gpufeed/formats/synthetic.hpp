@@ -7,19 +7,19 @@
 #include <string>
 #include <vector>
 
-#include "common/pack_file.hpp"
+#include "gpufeed/formats/pack_file.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
 
-namespace gpufeed::tools {
+namespace gpufeed::formats {
 
 struct SyntheticSpec {
   std::uint64_t samples = 0;
-  formats::SampleShape shape;
+  SampleShape shape;
 };
 
 /// True when `text` has the form N:HxWxC (digits only; values are not checked).
 bool looks_like_synthetic_spec(const std::string& text);
-/// Parses "N:HxWxC", e.g. "20000:64x64x3". Throws std::invalid_argument naming the text.
+/// Parses "N:HxWxC", e.g. "20000:64x64x3". Throws UsageError naming the text.
 SyntheticSpec parse_synthetic_spec(const std::string& text);
 /// "20000:64x64x3"
 std::string to_string(const SyntheticSpec& spec);
@@ -30,7 +30,7 @@ std::uint64_t mix64(std::uint64_t x);
 std::uint64_t hash3(std::uint64_t seed, std::uint64_t a, std::uint64_t b);
 
 /// Fills `count` samples from sample `first` into `out` (count * shape.bytes() bytes, NHWC).
-void fill_synthetic(const formats::SampleShape& shape, std::uint64_t seed, std::uint64_t first,
+void fill_synthetic(const SampleShape& shape, std::uint64_t seed, std::uint64_t first,
                     std::uint64_t count, std::span<std::uint8_t> out);
 
 /// label(i) = hash(seed, i) % classes.
@@ -42,4 +42,4 @@ std::vector<std::string> synthetic_class_names(std::uint32_t classes);
 /// Everything pack_file() needs to write a synthetic dataset.
 PackInput synthetic_input(const SyntheticSpec& spec, std::uint64_t seed, std::uint32_t classes);
 
-}  // namespace gpufeed::tools
+}  // namespace gpufeed::formats

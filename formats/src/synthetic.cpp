@@ -1,4 +1,5 @@
-#include "common/synthetic.hpp"
+#include "gpufeed/formats/synthetic.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <algorithm>
 #include <regex>
@@ -6,7 +7,7 @@
 
 #include "gpufeed/formats/schema.hpp"
 
-namespace gpufeed::tools {
+namespace gpufeed::formats {
 
 namespace {
 
@@ -17,7 +18,7 @@ const std::regex& spec_pattern() {
 
 std::uint64_t parse_count(const std::string& digits, const std::string& text) {
   if (digits.size() > 12) {
-    throw std::invalid_argument("synthetic dataset '" + text + "': " + digits + " is too large");
+    throw UsageError("synthetic dataset '" + text + "': " + digits + " is too large");
   }
   return std::stoull(digits);
 }
@@ -43,7 +44,7 @@ Gradient sample_gradient(std::uint64_t seed, std::uint64_t sample, std::uint32_t
   return g;
 }
 
-void fill_sample(const formats::SampleShape& shape, std::uint64_t seed, std::uint64_t sample,
+void fill_sample(const SampleShape& shape, std::uint64_t seed, std::uint64_t sample,
                  std::uint8_t* out) {
   const Gradient g = sample_gradient(seed, sample, shape.channels);
   const std::uint64_t prefix = mix64(seed ^ mix64(sample));
@@ -74,8 +75,8 @@ bool looks_like_synthetic_spec(const std::string& text) {
 SyntheticSpec parse_synthetic_spec(const std::string& text) {
   std::smatch m;
   if (!std::regex_match(text, m, spec_pattern())) {
-    throw std::invalid_argument("synthetic dataset '" + text +
-                                "' is not of the form N:HxWxC; write e.g. 20000:64x64x3");
+    throw UsageError("synthetic dataset '" + text +
+                     "' is not of the form N:HxWxC; write e.g. 20000:64x64x3");
   }
   SyntheticSpec spec;
   spec.samples = parse_count(m[1].str(), text);
@@ -83,20 +84,20 @@ SyntheticSpec parse_synthetic_spec(const std::string& text) {
   const std::uint64_t w = parse_count(m[3].str(), text);
   const std::uint64_t c = parse_count(m[4].str(), text);
   if (spec.samples == 0 || h == 0 || w == 0 || c == 0 || c > 4) {
-    throw std::invalid_argument("synthetic dataset '" + text +
-                                "': N, H and W must be at least 1 and C between 1 and 4");
+    throw UsageError("synthetic dataset '" + text +
+                     "': N, H and W must be at least 1 and C between 1 and 4");
   }
-  if (h > 65535 || w > 65535 || h * w * c > formats::schema::kMaxSampleBytes) {
-    throw std::invalid_argument("synthetic dataset '" + text +
-                                "': one image is larger than 256 MiB; use a smaller HxWxC");
+  if (h > 65535 || w > 65535 || h * w * c > schema::kMaxSampleBytes) {
+    throw UsageError("synthetic dataset '" + text +
+                     "': one image is larger than 256 MiB; use a smaller HxWxC");
   }
-  if (spec.samples > formats::schema::kMaxSamples) {
-    throw std::invalid_argument(
-        "synthetic dataset '" + text + "': " + m[1].str() + " samples are more than the " +
-        std::to_string(formats::schema::kMaxSamples) + " a dataset may hold; use a smaller N");
+  if (spec.samples > schema::kMaxSamples) {
+    throw UsageError("synthetic dataset '" + text + "': " + m[1].str() +
+                     " samples are more than the " + std::to_string(schema::kMaxSamples) +
+                     " a dataset may hold; use a smaller N");
   }
   spec.shape = {static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(w),
-                static_cast<std::uint32_t>(c), formats::Layout::nhwc};
+                static_cast<std::uint32_t>(c), Layout::nhwc};
   return spec;
 }
 
@@ -116,11 +117,11 @@ std::uint64_t hash3(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
   return mix64(mix64(seed ^ mix64(a)) + b);
 }
 
-void fill_synthetic(const formats::SampleShape& shape, std::uint64_t seed, std::uint64_t first,
+void fill_synthetic(const SampleShape& shape, std::uint64_t seed, std::uint64_t first,
                     std::uint64_t count, std::span<std::uint8_t> out) {
   const std::uint64_t bytes = shape.bytes();
   if (out.size() < count * bytes) {
-    throw std::invalid_argument("fill_synthetic: output buffer too small");
+    throw UsageError("fill_synthetic: output buffer too small");
   }
   for (std::uint64_t i = 0; i < count; ++i) {
     fill_sample(shape, seed, first + i, out.data() + i * bytes);
@@ -129,7 +130,7 @@ void fill_synthetic(const formats::SampleShape& shape, std::uint64_t seed, std::
 
 std::vector<std::int64_t> synthetic_labels(std::uint64_t samples, std::uint64_t seed,
                                            std::uint32_t classes) {
-  if (classes == 0) throw std::invalid_argument("--classes must be at least 1");
+  if (classes == 0) throw UsageError("--classes must be at least 1");
   std::vector<std::int64_t> labels(samples);
   for (std::uint64_t i = 0; i < samples; ++i) {
     labels[i] = static_cast<std::int64_t>(hash3(seed ^ kLabelDomain, i, 0) % classes);
@@ -158,4 +159,4 @@ PackInput synthetic_input(const SyntheticSpec& spec, std::uint64_t seed, std::ui
   return input;
 }
 
-}  // namespace gpufeed::tools
+}  // namespace gpufeed::formats

@@ -1,9 +1,9 @@
-#include "pipebench/practices.hpp"
-#include "common/text.hpp"
+#include "gpufeed/diagnosis/practices.hpp"
+#include "gpufeed/base/text.hpp"
 
 #include <cstdio>
 
-namespace gpufeed::tools::pipebench {
+namespace gpufeed::diagnosis {
 
 namespace {
 
@@ -216,4 +216,4 @@ nlohmann::json practices_json(const std::vector<PracticeCheck>& checks) {
   return out;
 }
 
-}  // namespace gpufeed::tools::pipebench
+}  // namespace gpufeed::diagnosis

@@ -8,16 +8,18 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "common/text.hpp"
+#include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/text.hpp"
+#include "gpufeed/diagnosis/diagnosis.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
+#include "gpufeed/profiler/error.hpp"
 #include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/report_json.hpp"
 #include "gpufeed/profiler/summary.hpp"
-#include "pipebench/diagnosis.hpp"
 
-namespace gpufeed::tools::pipebench {
+namespace gpufeed::diagnosis {
 
 namespace {
 
@@ -59,14 +61,107 @@ std::string consumer_only(const profiler::GapReport& g, const SettingSpelling& s
   return out;
 }
 
+double seconds(std::int64_t ns) {
+  return static_cast<double>(ns) * 1e-9;
+}
+
+json optional_number(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json bottleneck_json(const LoaderStats& s) {
+  const std::optional<Stage> bottleneck = s.bottleneck();
+  return bottleneck ? json(stage_name(*bottleneck)) : json(nullptr);
+}
+
 [[noreturn]] void fail_write(const std::string& path, int error) {
   const std::string advice = formats::errno_advice(error);  // a full disk, a size limit
-  throw std::runtime_error(
+  throw profiler::ReportError(
       "cannot write " + path + ": " + std::strerror(error) +
       (advice.empty() ? "; check that its directory exists and is writable" : advice));
 }
 
 }  // namespace
+
+json stats_json(const LoaderStats& s) {
+  json tuning = json::array();
+  for (const TuningChange& c : s.tuning) {
+    tuning.push_back({{"time_s", seconds(c.time_ns)},
+                      {"knob", knob_name(c.knob)},
+                      {"from", c.from},
+                      {"to", c.to},
+                      {"stage", stage_name(c.stage)},
+                      {"reason", c.reason}});
+  }
+  json stages = json::object();
+  for (const StageInfo& info : kStages) {
+    if (info.stage == Stage::step) continue;  // the trainer's, not the loader's
+    const StageStats& st = s[info.stage];
+    stages[info.name] = {{"busy_s", seconds(st.busy_ns)},
+                         {"busy_frac", s.busy_fraction(info.stage)},
+                         {"items", st.items}};
+  }
+  return {{"wall_s", seconds(s.wall_ns)},
+          {"workers", s.workers},
+          {"prefetch", s.prefetch},
+          {"tuning", tuning},
+          {"batches", s.batches},
+          {"samples", s.samples},
+          {"fresh_batches", s.fresh_batches},
+          {"echoed_batches", s.echoed_batches},
+          {"reaugmented_batches", s.reaugmented_batches},
+          {"skipped_samples", s.skipped_samples},
+          {"stages", stages},
+          {"bottleneck", bottleneck_json(s)},
+          {"queue",
+           {{"mean_ready", s.mean_ready_batches},
+            {"max_ready", s.max_ready_batches},
+            {"ready", s.ready_batches}}},
+          {"cache",
+           {{"hits", s.cache_hits},
+            {"misses", s.cache_misses},
+            {"hit_rate", optional_number(cache_hit_rate(s))},
+            {"peak_bytes", s.cache_peak_bytes},
+            {"chunk_reads", s.chunk_reads},
+            {"bytes_read", s.bytes_read}}},
+          {"memory",
+           {{"slot_bytes", s.slot_bytes},
+            {"pinned", s.pinned},
+            {"pinned_bytes", s.pinned_bytes},
+            {"device_bytes", s.device_bytes}}},
+          {"h2d",
+           {{"pinned_bytes_per_s", s.pinned_h2d_bytes_per_s},
+            {"pageable_bytes_per_s", s.pageable_h2d_bytes_per_s}}}};
+}
+
+json run_json(const RunFacts& f) {
+  const LoaderStats& s = f.stats;
+  const double wall_s = seconds(s.wall_ns);
+  json stages = json::object();
+  for (const StageInfo& info : kStages) {
+    const StageStats& st = s[info.stage];
+    if (st.items == 0) continue;
+    stages[info.name] = {
+        {"busy_frac", s.busy_fraction(info.stage)}, {"items", st.items}, {"busy_ns", st.busy_ns}};
+  }
+  return {{"samples_per_s", wall_s > 0 ? static_cast<double>(s.samples) / wall_s : 0.0},
+          {"device_util", nullptr},
+          {"idle_by_cause",
+           {{"input_wait", input_wait_share(s)},
+            {"host_sync", nullptr},
+            {"launch", nullptr},
+            {"other", nullptr}}},
+          {"bottleneck_stage", bottleneck_json(s)},
+          {"stages", stages},
+          {"echo",
+           {{"fresh_batches", s.fresh_batches},
+            {"echoed_batches", s.echoed_batches},
+            {"reaugmented_batches", s.reaugmented_batches}}},
+          {"steps", f.steps},
+          {"epochs", f.epochs},
+          {"wall_s", wall_s},
+          {"samples", s.samples}};
+}
 
 std::string format_diagnosis(const Diagnosis& d, double input_wait_share,
                              const SettingSpelling& spelling) {
@@ -146,4 +241,4 @@ void write_text_atomically(const std::string& path, const std::string& text) {
   }
 }
 
-}  // namespace gpufeed::tools::pipebench
+}  // namespace gpufeed::diagnosis

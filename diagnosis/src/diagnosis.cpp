@@ -1,6 +1,7 @@
 // Recording a run and analyzing it: recorder + CUPTI around the run, the pipeline facts only
 // the caller knows, and the gap analysis.
-#include "pipebench/diagnosis.hpp"
+#include "gpufeed/diagnosis/diagnosis.hpp"
+#include "gpufeed/base/errors.hpp"
 
 #include <unistd.h>
 
@@ -16,13 +17,11 @@
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/profiler/recorder.hpp"
 
-namespace gpufeed::tools::pipebench {
+namespace gpufeed::diagnosis {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-/// Fails before the run, not after it, when an output file cannot be created.
 
 bool has_step_ranges(const profiler::Timeline& t) {
   return std::any_of(t.host.begin(), t.host.end(), [](const profiler::HostRange& r) {
@@ -101,12 +100,6 @@ profiler::Timeline with_consumer_steps(const profiler::Timeline& timeline) {
   return t;
 }
 
-std::optional<double> cache_hit_rate(const LoaderStats& s) {
-  const std::uint64_t lookups = s.cache_hits + s.cache_misses;
-  if (lookups == 0) return std::nullopt;
-  return static_cast<double>(s.cache_hits) / static_cast<double>(lookups);
-}
-
 profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
   profiler::PipelineFacts f;
   const LoaderStats& s = r.stats;
@@ -158,18 +151,16 @@ void check_writable(const char* option, const std::string& path) {
   const fs::path parent = fs::absolute(fs::path(path)).parent_path();
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
-    throw std::runtime_error(std::string(option) + " " + path +
-                             " is a directory; give a file name");
+    throw Error(std::string(option) + " " + path + " is a directory; give a file name");
   }
   if (!fs::is_directory(parent, ec)) {
-    throw std::runtime_error(std::string(option) + " " + path + ": directory " + parent.string() +
-                             " does not exist; create it or choose another path");
+    throw Error(std::string(option) + " " + path + ": directory " + parent.string() +
+                " does not exist; create it or choose another path");
   }
   if (::access(parent.c_str(), W_OK) != 0) {
-    throw std::runtime_error(std::string(option) + " " + path + ": cannot write into " +
-                             parent.string() + " (" + std::strerror(errno) +
-                             "); choose a writable directory");
+    throw Error(std::string(option) + " " + path + ": cannot write into " + parent.string() + " (" +
+                std::strerror(errno) + "); choose a writable directory");
   }
 }
 
-}  // namespace gpufeed::tools::pipebench
+}  // namespace gpufeed::diagnosis

@@ -9,13 +9,13 @@
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/pack.hpp"
 
-namespace gpufeed::tools {
+namespace gpufeed::formats {
 
 /// A dataset to pack: its size and shape, a thread-safe source of pixels, and its labels.
 struct PackInput {
   std::uint64_t samples = 0;
-  formats::SampleShape shape;
-  formats::SampleSource source;
+  SampleShape shape;
+  SampleSource source;
   std::vector<std::int64_t> labels;        ///< one per sample
   std::vector<std::string> class_names;    ///< may be empty
   std::string description;                 ///< "synthetic 20000:64x64x3 (seed 0)", "x.npy"
@@ -23,13 +23,13 @@ struct PackInput {
 };
 
 struct PackSettings {
-  formats::WriterOptions writer;
+  WriterOptions writer;
   unsigned threads = 0;  ///< 0: all cores
 };
 
 struct PackResult {
   std::uint64_t samples = 0;
-  formats::SampleShape shape;
+  SampleShape shape;
   std::uint64_t samples_per_chunk = 0;
   std::uint64_t chunks = 0;
   std::uint64_t raw_bytes = 0;   ///< samples * sample bytes
@@ -40,6 +40,6 @@ struct PackResult {
 /// Packs `input` into `path`. Throws what the writer and the source throw; on any failure the
 /// destination is left untouched and no temporary file remains.
 PackResult pack_file(const std::string& path, const PackInput& input, const PackSettings& settings,
-                     const formats::PackProgress& progress = {});
+                     const PackProgress& progress = {});
 
-}  // namespace gpufeed::tools
+}  // namespace gpufeed::formats

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gpufeed::tools::pipebench {
+namespace gpufeed::diagnosis {
 
 /// What a run measured that the checks read. Filled by pipebench from its report and the
 /// profiler's timeline; a plain struct so the checks are a pure function.
@@ -68,4 +68,4 @@ std::string format_practices(const std::vector<PracticeCheck>& checks);
 /// The --json "practices" array.
 nlohmann::json practices_json(const std::vector<PracticeCheck>& checks);
 
-}  // namespace gpufeed::tools::pipebench
+}  // namespace gpufeed::diagnosis

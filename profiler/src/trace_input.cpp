@@ -1,9 +1,6 @@
-#include "pipebench/trace_input.hpp"
-
-#include <zlib.h>
+#include "gpufeed/profiler/trace_input.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -14,8 +11,9 @@
 #include <vector>
 
 #include "gpufeed/profiler/error.hpp"
+#include "gzip_file.hpp"
 
-namespace gpufeed::tools::pipebench {
+namespace gpufeed::profiler {
 
 namespace {
 
@@ -26,26 +24,6 @@ constexpr std::int64_t kHostPid = 1;
 constexpr std::int64_t kDevicePidBase = 100;
 constexpr std::string_view kProducer = "\"producer\":\"gpufeed profiler\"";
 constexpr std::size_t kSniffBytes = 4096;
-
-/// Reads up to `limit` bytes (gunzipping transparently); false on a read error.
-bool read_some(gzFile f, std::string& out, std::size_t limit, std::string& error) {
-  char buffer[1 << 16];
-  while (out.size() < limit) {
-    const unsigned want = static_cast<unsigned>(std::min(sizeof buffer, limit - out.size()));
-    const int n = gzread(f, buffer, want);
-    if (n < 0) {
-      int code = 0;
-      error = gzerror(f, &code);
-      return false;
-    }
-    if (n == 0) break;
-    out.append(buffer, static_cast<std::size_t>(n));
-  }
-  int code = 0;
-  const char* message = gzerror(f, &code);
-  if (code != Z_OK && code != Z_STREAM_END) error = message;  // e.g. a cut-off .gz
-  return true;
-}
 
 struct Reader {
   TraceInput& in;
@@ -89,12 +67,12 @@ struct Reader {
         static_cast<std::uint64_t>(std::max<std::int64_t>(0, integer(args, "correlation", 0)));
     if (pid == kHostPid) {
       in.timeline.host.push_back({c, begin, end, static_cast<std::uint64_t>(tid),
-                                  integer(args, "arg", profiler::kNoArg), correlation,
+                                  integer(args, "arg", kNoArg), correlation,
                                   n == c ? std::string() : n});
     } else if (c == "gap") {
       // the writer's own analysis; analyzed again from scratch
-    } else if (const auto kind = profiler::parse_activity_kind(c); kind && pid >= kDevicePidBase) {
-      profiler::DeviceActivity a;
+    } else if (const auto kind = parse_activity_kind(c); kind && pid >= kDevicePidBase) {
+      DeviceActivity a;
       a.kind = *kind;
       a.device = static_cast<std::uint32_t>(pid - kDevicePidBase);
       a.stream = static_cast<std::uint32_t>(tid);
@@ -169,8 +147,8 @@ TraceInput parse_gpufeed_trace(const std::string& text, const std::string& sourc
   }
   std::vector<std::string>& w = in.timeline.warnings;
   if (in.timeline.host.empty() && in.timeline.device.empty()) {
-    throw profiler::TraceError(source + " holds no readable trace events" +
-                               (in.truncated ? " (the JSON is damaged)" : ""));
+    throw TraceError(source + " holds no readable trace events" +
+                     (in.truncated ? " (the JSON is damaged)" : ""));
   }
   if (in.truncated) {
     w.push_back(source + " is truncated or malformed JSON; analysed the " +
@@ -190,38 +168,22 @@ TraceInput parse_gpufeed_trace(const std::string& text, const std::string& sourc
 TraceInput read_trace(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    throw profiler::TraceError(path + " is a directory; give a trace file (.json or .json.gz)");
+    throw TraceError(path + " is a directory; give a trace file (.json or .json.gz)");
   }
-  errno = 0;
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    throw profiler::TraceError("cannot open trace " + path + ": " +
-                               std::strerror(errno != 0 ? errno : ENOMEM));
+  const std::string text = detail::read_maybe_gzip(path);
+  if (text.substr(0, kSniffBytes).find(kProducer) != std::string::npos) {
+    return parse_gpufeed_trace(text, path);
   }
-  std::string text, error;
-  const bool ok = read_some(f, text, kSniffBytes, error);
-  const bool ours = ok && text.find(kProducer) != std::string::npos;
-  if (ours) read_some(f, text, std::string::npos, error);
-  gzclose(f);
-  if (!ours) {
-    TraceInput in;
-    profiler::KinetoTrace k = profiler::KinetoTrace::read(path);
-    in.path = path;
-    in.format = "kineto";
-    in.timeline = std::move(k.timeline);
-    in.events = k.counts.events;
-    in.malformed = k.counts.malformed;
-    in.truncated = k.truncated;
-    in.kineto = std::move(k.counts);
-    return in;
-  }
-  TraceInput in = parse_gpufeed_trace(text, path);
-  if (!error.empty()) {
-    in.truncated = true;
-    in.timeline.warnings.insert(in.timeline.warnings.begin(),
-                                path + ": compressed data is damaged (" + error + ")");
-  }
+  KinetoTrace k = KinetoTrace::parse(text, path);
+  TraceInput in;
+  in.path = path;
+  in.format = "kineto";
+  in.timeline = std::move(k.timeline);
+  in.events = k.counts.events;
+  in.malformed = k.counts.malformed;
+  in.truncated = k.truncated;
+  in.kineto = std::move(k.counts);
   return in;
 }
 
-}  // namespace gpufeed::tools::pipebench
+}  // namespace gpufeed::profiler

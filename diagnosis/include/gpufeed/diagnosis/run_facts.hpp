@@ -1,7 +1,8 @@
 #pragma once
 // What a profiled run knows beyond its timeline: the loader's settings and counters and the
-// training stage's. pipebench fills it from its report, the Python package from its loader and
-// the user's loop; the diagnosis and the practice checks read nothing else.
+// training stage's. run_facts() fills the loader's part once, from a Loader; each front end
+// adds its loop's (steps, epochs, the training stage, the rank). The diagnosis and the
+// practice checks read nothing else.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,7 +11,11 @@
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 
-namespace gpufeed::tools::pipebench {
+namespace gpufeed {
+class Loader;
+}
+
+namespace gpufeed::diagnosis {
 
 struct RunFacts {
   LoaderStats stats;  ///< the loader's counters over the run
@@ -37,7 +42,15 @@ struct RunFacts {
   bool deterministic = false;  ///< deterministic algorithms only
 };
 
+/// The loader's part of a run's facts: its settings as it runs them (workers, prefetch, echo,
+/// device, sample shape, order, seed, cache, augmentation) and `stats`, its counters over the
+/// run. The loop's part (steps, epochs, training, rank) is left for the front end.
+RunFacts run_facts(const Loader& loader, const LoaderStats& stats);
+
 /// Cache hits / lookups; nullopt before any lookup.
 std::optional<double> cache_hit_rate(const LoaderStats& s);
 
-}  // namespace gpufeed::tools::pipebench
+/// Share of the wall time the consumer was blocked on the loader.
+double input_wait_share(const LoaderStats& s);
+
+}  // namespace gpufeed::diagnosis

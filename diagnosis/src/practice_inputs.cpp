@@ -4,10 +4,10 @@
 #include <thread>
 #include <vector>
 
-#include "pipebench/diagnosis.hpp"
-#include "pipebench/practice_inputs.hpp"
+#include "gpufeed/diagnosis/diagnosis.hpp"
+#include "gpufeed/diagnosis/practice_inputs.hpp"
 
-namespace gpufeed::tools::pipebench {
+namespace gpufeed::diagnosis {
 
 namespace {
 
@@ -89,4 +89,4 @@ PracticeInputs practice_inputs(const RunFacts& r, const Diagnosis& d) {
   return in;
 }
 
-}  // namespace gpufeed::tools::pipebench
+}  // namespace gpufeed::diagnosis

@@ -1,10 +1,10 @@
 #pragma once
-// printf-style formatting into a std::string, for the tools' aligned terminal output.
+// printf-style formatting into a std::string, for aligned terminal text.
 #include <cstdarg>
 #include <cstdio>
 #include <string>
 
-namespace gpufeed::tools {
+namespace gpufeed {
 
 /// Formats like printf; output longer than 511 characters is cut.
 [[gnu::format(printf, 1, 2)]] inline std::string format(const char* pattern, ...) {
@@ -21,4 +21,4 @@ inline std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
-}  // namespace gpufeed::tools
+}  // namespace gpufeed

@@ -1,0 +1,45 @@
+#include "gpufeed/diagnosis/run_facts.hpp"
+
+#include "gpufeed/pipeline/loader.hpp"
+
+namespace gpufeed::diagnosis {
+
+RunFacts run_facts(const Loader& loader, const LoaderStats& stats) {
+  const LoaderOptions& o = loader.options();
+  RunFacts f;
+  f.stats = stats;
+  f.workers = loader.workers();
+  f.prefetch = stats.prefetch;
+  f.echo = o.echo;
+  f.cuda = o.device != "cpu";  // the device the loader resolved
+  f.sample = loader.sample_shape();
+  f.batch_size = o.batch_size;
+  if (const formats::JpegDatasetReader* jpeg = loader.jpeg_dataset(); jpeg != nullptr) {
+    f.samples_per_chunk = 1;
+    f.chunks = jpeg->num_samples();
+  } else {
+    f.samples_per_chunk = loader.dataset().samples_per_chunk();
+    f.chunks = loader.dataset().num_chunks();
+  }
+  f.seed = o.seed;
+  f.order = order_name(o.order);
+  f.cache_bytes = o.cache_bytes;
+  f.augment = to_string(o.augment);
+  if (const Shard shard = o.shard.value_or(Shard::from_environment()); shard.world_size > 1) {
+    f.rank = static_cast<std::int32_t>(shard.rank);
+    f.world_size = static_cast<std::int32_t>(shard.world_size);
+  }
+  return f;
+}
+
+std::optional<double> cache_hit_rate(const LoaderStats& s) {
+  const std::uint64_t lookups = s.cache_hits + s.cache_misses;
+  if (lookups == 0) return std::nullopt;
+  return static_cast<double>(s.cache_hits) / static_cast<double>(lookups);
+}
+
+double input_wait_share(const LoaderStats& s) {
+  return s.busy_fraction(Stage::wait);
+}
+
+}  // namespace gpufeed::diagnosis
