@@ -1,6 +1,8 @@
 // GPUFEED_RANGE: one NVTX range and one recorder range per scope.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -45,13 +47,34 @@ TEST(ScopedRange, DisabledRecorderKeepsRangesCheap) {
 }
 
 TEST(ScopedRange, SameSiteRegistersItsNameOnce) {
-  Recorder::global().clear();
+  Recorder& recorder = Recorder::global();
+  recorder.set_enabled(true);
+  recorder.clear();
+  std::size_t names_after_first = 0;
   for (int i = 0; i < 3; ++i) {
-    GPUFEED_RANGE("normalize");
+    { GPUFEED_RANGE("same_site_once"); }
+    if (i == 0) names_after_first = recorder.snapshot().names.size();
   }
-  const RecorderSnapshot snap = Recorder::global().snapshot();
+  const RecorderSnapshot snap = recorder.snapshot();
   ASSERT_EQ(snap.events.size(), 3u);
-  EXPECT_EQ(snap.events[0].name, snap.events[2].name);
+  // Later passes through the site add nothing to the name table.
+  EXPECT_EQ(snap.names.size(), names_after_first);
+  EXPECT_EQ(std::count(snap.names.begin(), snap.names.end(), "same_site_once"), 1);
+  const NameId id = snap.events[0].name;
+  for (const RangeEvent& e : snap.events) EXPECT_EQ(e.name, id);
+  EXPECT_EQ(snap.name_of(snap.events[0]), "same_site_once");
+
+  // Another site with the same name shares the id; a new name gets a new one.
+  { GPUFEED_RANGE("same_site_once"); }
+  EXPECT_EQ(recorder.snapshot().events.back().name, id);
+  EXPECT_EQ(recorder.register_name("same_site_once"), id);
+  EXPECT_EQ(recorder.snapshot().names.size(), names_after_first);
+  const NameId other = recorder.register_name("same_site_once_other");
+  EXPECT_NE(other, id);
+  const RecorderSnapshot after = recorder.snapshot();
+  ASSERT_LT(other, after.names.size());
+  EXPECT_EQ(after.names[other], "same_site_once_other");
+  EXPECT_EQ(after.names[id], "same_site_once");
 }
 
 }  // namespace
