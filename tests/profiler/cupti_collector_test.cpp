@@ -1,9 +1,14 @@
 // CuptiCollector must never take the host program down: without a GPU (or with a failing CUPTI)
 // it reports itself unavailable once and every call stays harmless.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/clock_alignment.hpp"
 #include "gpufeed/profiler/cupti_collector.hpp"
 
@@ -46,6 +51,86 @@ TEST(CuptiCollector, CallsAreHarmlessWhenNotStarted) {
     ASSERT_EQ(t.host.size(), 1u);
     EXPECT_EQ(c.stats().records, 0u);
   }
+}
+
+bool cuda_device_present() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return false;
+  }
+  return count > 0;
+}
+
+const DeviceActivity* find_activity(const Timeline& t, ActivityKind kind, std::uint64_t bytes) {
+  const auto it = std::find_if(t.device.begin(), t.device.end(), [&](const DeviceActivity& a) {
+    return a.kind == kind && a.bytes == bytes;
+  });
+  return it == t.device.end() ? nullptr : &*it;
+}
+
+const HostRange* find_call(const Timeline& t, std::uint64_t correlation) {
+  const auto it = std::find_if(t.host.begin(), t.host.end(),
+                               [&](const HostRange& r) { return r.correlation == correlation; });
+  return it == t.host.end() ? nullptr : &*it;
+}
+
+TEST(CuptiCollector, WithDeviceRecordsCopiesAndMemsetOnTheHostClock) {
+  if (!cuda_device_present()) GTEST_SKIP() << "no CUDA device: nothing for CUPTI to record";
+  CuptiCollector& c = CuptiCollector::instance();
+  constexpr std::size_t kBytes = std::size_t{1} << 20;
+  void* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, kBytes), cudaSuccess);  // creates the context outside the window
+  std::vector<unsigned char> up(kBytes, 0x11);
+  std::vector<unsigned char> down(kBytes, 0);
+  Timeline stale;
+  c.append_to(stale);  // whatever earlier tests left behind
+
+  ASSERT_TRUE(c.start()) << c.unavailable_reason();
+  const std::int64_t host_begin = now_ns();
+  const bool ok = cudaMemcpy(dev, up.data(), kBytes, cudaMemcpyHostToDevice) == cudaSuccess &&
+                  cudaMemset(dev, 0x5a, kBytes) == cudaSuccess &&
+                  cudaMemcpy(down.data(), dev, kBytes, cudaMemcpyDeviceToHost) == cudaSuccess &&
+                  cudaDeviceSynchronize() == cudaSuccess;
+  const std::int64_t host_end = now_ns();
+  c.stop();
+  cudaFree(dev);
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(down[0], 0x5a);
+  ASSERT_EQ(down[kBytes - 1], 0x5a);
+
+  Timeline t;
+  c.append_to(t);
+  EXPECT_GE(c.stats().records, 3u);
+  const DeviceActivity* h2d = find_activity(t, ActivityKind::memcpy_h2d, kBytes);
+  const DeviceActivity* memset = find_activity(t, ActivityKind::memset, kBytes);
+  const DeviceActivity* d2h = find_activity(t, ActivityKind::memcpy_d2h, kBytes);
+  ASSERT_NE(h2d, nullptr);
+  ASSERT_NE(memset, nullptr);
+  ASSERT_NE(d2h, nullptr);
+  EXPECT_TRUE(h2d->pageable);
+  EXPECT_TRUE(d2h->pageable);
+  // On the host monotonic clock, inside the calls' window; the slack covers the clock alignment.
+  constexpr std::int64_t kSlackNs = 1'000'000;
+  for (const DeviceActivity* a : {h2d, memset, d2h}) {
+    SCOPED_TRACE(a->name);
+    EXPECT_GE(a->end_ns, a->begin_ns);
+    EXPECT_GE(a->begin_ns, host_begin - kSlackNs);
+    EXPECT_LE(a->end_ns, host_end + kSlackNs);
+    EXPECT_NE(a->correlation, 0u);
+  }
+  // One stream: the device ran them in the order they were issued.
+  EXPECT_LE(h2d->begin_ns, memset->begin_ns);
+  EXPECT_LE(memset->begin_ns, d2h->begin_ns);
+  // The runtime calls behind the copies: a device-to-host copy blocks the host, so it is a sync.
+  const HostRange* d2h_call = find_call(t, d2h->correlation);
+  ASSERT_NE(d2h_call, nullptr);
+  EXPECT_EQ(d2h_call->name, "sync");
+  EXPECT_EQ(d2h_call->detail, "cudaMemcpy");
+  const HostRange* h2d_call = find_call(t, h2d->correlation);
+  ASSERT_NE(h2d_call, nullptr);
+  EXPECT_EQ(h2d_call->name, "launch");
+  EXPECT_EQ(h2d_call->detail, "cudaMemcpy");
 }
 
 TEST(ClockAlignment, InterpolatesDriftBetweenStartAndStop) {
