@@ -262,8 +262,32 @@ TEST_F(GpuTest, ConcurrentLaunchesKeepTheirOwnConstants) {
 TEST_F(GpuTest, EmptyBatchLaunchesNothing) {
   const NormalizeSpec spec =
       make_spec({7, 5, 3, Layout::nhwc}, false, Layout::nchw, DType::float32);
+  // Null buffers: a launch for zero samples must not touch memory at all.
   EXPECT_NO_THROW(launch_normalize(spec, nullptr, 0, nullptr, nullptr, nullptr));
   GPUFEED_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+
+  // Valid buffers for one sample, the output poisoned: zero samples leave every byte as it was.
+  std::vector<std::uint8_t> in(spec.in.bytes());
+  std::mt19937 rng(5);
+  for (auto& x : in) x = static_cast<std::uint8_t>(rng());
+  const std::size_t out_bytes = spec.out_bytes() + kGuard;
+  const DeviceMemory in_d = device_alloc(in.size());
+  const DeviceMemory out_d = device_alloc(out_bytes);
+  GPUFEED_CUDA_CHECK(cudaMemcpy(in_d.get(), in.data(), in.size(), cudaMemcpyHostToDevice));
+  GPUFEED_CUDA_CHECK(cudaMemset(out_d.get(), 0xA5, out_bytes));
+  // The stream below does not wait for the legacy stream: the poison must be in place first.
+  GPUFEED_CUDA_CHECK(cudaDeviceSynchronize());
+  const CudaStream stream = make_stream();
+  EXPECT_NO_THROW(launch_normalize(spec, static_cast<const std::uint8_t*>(in_d.get()), 0, nullptr,
+                                   out_d.get(), stream.get()));
+  EXPECT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  std::vector<unsigned char> got(out_bytes);
+  GPUFEED_CUDA_CHECK(cudaMemcpy(got.data(), out_d.get(), got.size(), cudaMemcpyDeviceToHost));
+  const auto changed =
+      std::find_if(got.begin(), got.end(), [](unsigned char b) { return b != 0xA5; });
+  EXPECT_EQ(changed, got.end()) << "byte " << (changed - got.begin()) << " written";
 }
 
 }  // namespace
