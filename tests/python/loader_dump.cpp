@@ -4,6 +4,9 @@
 //               [--rank R --world N] [--echo X] [--augment A] [--size HxW]
 // writes OUT_PREFIX.json (per batch: index, echoed, indices, labels) and OUT_PREFIX.bin (the
 // float32 images of every batch, back to back).
+//   loader_dump --defaults
+// prints LoaderOptions' defaults as JSON, in gpufeed.Loader's keywords and units, so the Python
+// tests can check the keyword defaults against the C++ ones rather than against a copy.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -14,7 +17,75 @@
 
 #include "gpufeed/pipeline/loader.hpp"
 
+namespace {
+
+const char* filter_name(gpufeed::formats::ResizeFilter filter) {
+  switch (filter) {
+    case gpufeed::formats::ResizeFilter::bilinear:
+      return "bilinear";
+    case gpufeed::formats::ResizeFilter::area:
+      return "area";
+  }
+  return "?";
+}
+
+const char* on_error_name(gpufeed::OnError on_error) {
+  switch (on_error) {
+    case gpufeed::OnError::fail:
+      return "fail";
+    case gpufeed::OnError::skip:
+      return "skip";
+  }
+  return "?";
+}
+
+/// A default-constructed LoaderOptions in the Python keywords (None for an unset optional).
+nlohmann::json default_keywords() {
+  const gpufeed::LoaderOptions o;
+  const nlohmann::json none;
+  nlohmann::json d;
+  d["images"] = o.images;
+  d["labels"] = o.labels.empty() ? none : nlohmann::json(o.labels);
+  d["layout"] = o.layout ? nlohmann::json(gpufeed::formats::to_string(*o.layout)) : none;
+  d["batch_size"] = o.batch_size;
+  d["workers"] = o.workers;
+  d["prefetch"] = o.prefetch;
+  d["cpu_budget"] = o.cpu_budget;
+  d["memory_mb"] = o.memory_budget >> 20;
+  d["order"] = gpufeed::to_string(o.order);
+  d["seed"] = o.seed;
+  d["chunk_window"] = o.chunk_window;
+  d["cache_mb"] = static_cast<double>(o.cache_bytes) / (1 << 20);
+  d["shard"] = o.shard ? nlohmann::json({o.shard->rank, o.shard->world_size}) : none;
+  d["drop_tail"] = o.drop_tail;
+  d["drop_last"] = o.drop_last_batch;
+  d["mean"] = o.mean.empty() ? none : nlohmann::json(o.mean);
+  d["std"] = o.std.empty() ? none : nlohmann::json(o.std);
+  d["use_index"] = o.use_index;
+  d["device"] = o.device;
+  d["dtype"] = gpufeed::to_string(o.dtype);
+  d["output_layout"] = gpufeed::formats::to_string(o.output_layout);
+  d["echo"] = o.echo.adaptive ? nlohmann::json(o.echo.to_string()) : nlohmann::json(o.echo.factor);
+  d["reaugment_echoes"] = o.reaugment_echoes;
+  d["inject_stall"] = o.inject_stall
+                          ? nlohmann::json(std::string(gpufeed::stage_name(o.inject_stall->stage)) +
+                                           ":" + std::to_string(o.inject_stall->ms) + "@" +
+                                           std::to_string(o.inject_stall->every))
+                          : none;
+  d["size"] = o.height == 0 && o.width == 0 ? none : nlohmann::json({o.height, o.width});
+  d["resize_filter"] = filter_name(o.resize_filter);
+  d["augment"] = gpufeed::to_string(o.augment);
+  d["on_error"] = on_error_name(o.on_error);
+  return d;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--defaults") {
+    std::cout << default_keywords().dump() << "\n";
+    return 0;
+  }
   if (argc < 3 || (argc - 3) % 2 != 0) {
     std::cerr << "usage: loader_dump FILE.h5 OUT_PREFIX [--key value]...\n";
     return 2;

@@ -7,6 +7,7 @@ import ctypes
 import inspect
 import json
 import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -163,6 +164,70 @@ def test_keyword_defaults_are_the_cpp_defaults():
         assert signature.parameters[name].default == default, name
     python_only = {"path", "output"}
     assert set(signature.parameters) - set(native) == python_only
+
+
+def cpp_defaults() -> dict:
+    """LoaderOptions' defaults as loader_dump --defaults reads them from the C++ struct."""
+    tool = os.environ.get("GPUFEED_LOADER_DUMP")
+    if not tool:
+        pytest.skip("GPUFEED_LOADER_DUMP is not set")
+    out = subprocess.run([tool, "--defaults"], check=True, capture_output=True, text=True)
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(out.stdout).items()}
+
+
+def test_every_keyword_default_is_the_loader_options_default(synthetic_file):
+    # Against LoaderOptions itself, not the module's default_keywords(): a default the module
+    # writes out by hand (resize_filter, on_error) must follow the C++ one too.
+    cpp = cpp_defaults()
+    signature = inspect.signature(gpufeed.Loader)
+    assert set(signature.parameters) - {"path", "output"} == set(cpp)
+    for name, default in cpp.items():
+        assert signature.parameters[name].default == default, name
+    assert cpp["resize_filter"] == "bilinear" and cpp["on_error"] == "fail"
+    # What a loader made without keywords was really given.
+    made = gpufeed.Loader(synthetic_file).options()
+    assert made.pop("output") == "torch"
+    assert made == cpp
+    native = _native.default_keywords()
+    for name, default in cpp.items():
+        assert native[name] == default, name
+
+
+def test_the_default_resize_filter_is_bilinear(jpeg_file):
+    def pixels_with(**keywords) -> np.ndarray:
+        loader = gpufeed.Loader(
+            jpeg_file, batch_size=16, workers=2, order="sequential", size=(24, 32), **keywords
+        )
+        return np.concatenate([images.numpy().ravel() for images, _ in loader.epoch(0)])
+
+    default = pixels_with()
+    np.testing.assert_array_equal(default, pixels_with(resize_filter="bilinear"))
+    assert not np.array_equal(default, pixels_with(resize_filter="area"))
+
+
+def test_by_default_a_damaged_image_fails_the_epoch(jpeg_file, tmp_path):
+    import h5py
+
+    path = str(tmp_path / "damaged.h5")
+    shutil.copyfile(jpeg_file, path)
+    broken = 13
+    with h5py.File(path, "r+") as f:
+        offsets = f["jpeg/offsets"][...]
+        begin, end = int(offsets[broken]), int(offsets[broken + 1])
+        f["jpeg/bytes"][begin:end] = np.full(end - begin, 0x42, dtype=np.uint8)
+
+    def run(**keywords) -> gpufeed.Loader:
+        loader = gpufeed.Loader(path, batch_size=16, workers=2, order="sequential", **keywords)
+        for _ in loader.epoch(0):
+            pass
+        return loader
+
+    for keywords in ({}, {"on_error": "fail"}):
+        with pytest.raises(gpufeed.PipelineError) as raised:
+            run(size=(24, 32), **keywords)
+        assert f"sample {broken}" in str(raised.value), keywords
+    # The damage is one a loader may skip: only the default keeps it from doing so.
+    assert run(size=(24, 32), on_error="skip").stats()["skipped_samples"] == 1
 
 
 def test_properties_and_stats(synthetic_file):
