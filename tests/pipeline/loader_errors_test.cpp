@@ -102,12 +102,6 @@ TEST(LoaderErrors, BadOptionsAreUsageErrors) {
   o.std = {1, 2};
   EXPECT_THAT(error_of(o), HasSubstr("need 3 values"));
   EXPECT_THROW(o.device = "tpu", OptionError);  // parsed where it is set
-  EXPECT_THROW(o.device = "cuda:x", OptionError);
-  EXPECT_THROW(o.device = "cuda:-1", OptionError);
-  EXPECT_EQ(Device::parse("cuda:3"), Device::cuda(3));
-  EXPECT_EQ(Device("cuda").index, -1);
-  EXPECT_EQ(Device("auto").str(), "auto");
-  EXPECT_EQ(Device::cuda(1).str(), "cuda:1");
   o = basic(path);
   o.shard = Shard{2, 2};
   EXPECT_THROW(Loader{o}, UsageError);

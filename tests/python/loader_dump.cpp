@@ -62,7 +62,7 @@ nlohmann::json default_keywords() {
   d["mean"] = o.mean.empty() ? none : nlohmann::json(o.mean);
   d["std"] = o.std.empty() ? none : nlohmann::json(o.std);
   d["use_index"] = o.use_index;
-  d["device"] = o.device;
+  d["device"] = o.device.str();
   d["dtype"] = gpufeed::to_string(o.dtype);
   d["output_layout"] = gpufeed::formats::to_string(o.output_layout);
   d["echo"] = o.echo.adaptive ? nlohmann::json(o.echo.to_string()) : nlohmann::json(o.echo.factor);
