@@ -31,12 +31,12 @@ bool has_step_ranges(const profiler::Timeline& t) {
 
 }  // namespace
 
-void mark_consumer_only(profiler::GapReport& r) {
+void mark_consumer_only(profiler::GapReport& r, const Language& language) {
   r.device_timeline = "the consumer's own time between batches (no training stage)";
   r.warnings.insert(r.warnings.begin(),
                     "no training stage: the consumer's time between batches stands in for device "
-                    "steps, so utilization here is the consumer's; run with --model to measure "
-                    "the device");
+                    "steps, so utilization here is the consumer's; use " +
+                        language.term(Term::training_stage) + " to measure the device");
   std::erase_if(r.recommendations, [](const profiler::Recommendation& rec) {
     return rec.kind == "echo" || rec.kind == "host_sync" || rec.kind == "launch";
   });
@@ -56,7 +56,7 @@ Recording::~Recording() {
   if (cupti_) profiler::CuptiCollector::instance().stop();
 }
 
-Diagnosis Recording::finish(const RunFacts& facts) {
+Diagnosis Recording::finish(const RunFacts& facts, const Language& language) {
   Diagnosis d;
   d.profiled = enabled_;
   profiler::CuptiCollector& cupti = profiler::CuptiCollector::instance();
@@ -77,7 +77,7 @@ Diagnosis Recording::finish(const RunFacts& facts) {
   d.facts = pipeline_facts(facts);
   d.analyzed_timeline = d.has_steps ? d.timeline : with_consumer_steps(d.timeline);
   d.report = profiler::analyze(d.analyzed_timeline, profiler::AnalysisOptions{}, d.facts);
-  if (!d.has_steps) mark_consumer_only(d.report);
+  if (!d.has_steps) mark_consumer_only(d.report, language);
   return d;
 }
 

@@ -46,7 +46,7 @@ json cupti_json(const Diagnosis& d) {
 }
 
 /// Without a training stage: which stage the consumer waited on, and the input-side advice.
-std::string consumer_only(const profiler::GapReport& g, const SettingSpelling& spelling) {
+std::string consumer_only(const profiler::GapReport& g, const Language& lang) {
   std::string out;
   for (const profiler::StageShare& s : g.stages) {
     if (s.name != g.bottleneck_stage || g.bottleneck_basis != "input_wait") continue;
@@ -56,7 +56,7 @@ std::string consumer_only(const profiler::GapReport& g, const SettingSpelling& s
         "", s.name.c_str(), s.share_during_wait);
   }
   for (const profiler::Recommendation& rec : g.recommendations) {
-    out += format("%-11s try ", "") + rec.action(spelling) + ": " + rec.reason + "\n";
+    out += format("%-11s try ", "") + rec.action(lang.setting) + ": " + rec.reason + "\n";
   }
   return out;
 }
@@ -163,34 +163,34 @@ json run_json(const RunFacts& f) {
           {"samples", s.samples}};
 }
 
-std::string format_diagnosis(const Diagnosis& d, double input_wait_share,
-                             const SettingSpelling& spelling) {
-  if (!d.profiled) return format("%-11s off (--no-profile)\n", "profile");
+std::string format_diagnosis(const Diagnosis& d, double input_wait_share, const Language& lang) {
+  if (!d.profiled) {
+    const std::string how = lang.term(Term::profiling_off);
+    return format("%-11s off", "profile") + (how.empty() ? "" : " (" + how + ")") + "\n";
+  }
   std::string out = sources(d);
   if (!d.analyzed()) {
     if (d.has_steps) {
       out += format("%-11s too few training steps for a steady-state window; run longer\n", "");
     } else {
-      out += format(
-          "%-11s device utilization needs a training stage: run with --model "
-          "mlp|cnn|resnet18 (without one there are no steps to measure against)\n",
-          "");
+      out += format("%-11s device utilization needs a training stage: use ", "") +
+             lang.term(Term::training_stage) + "\n";
     }
     out += format("%-11s the consumer waited for input %.1f%% of the run\n", "",
                   100.0 * input_wait_share);
-    if (d.consumer_only()) out += consumer_only(d.report, spelling);
+    if (d.consumer_only()) out += consumer_only(d.report, lang);
     return out;
   }
   return out + "diagnosis (steady state, training steps against the input pipeline)\n" +
-         profiler::format_summary(d.report, spelling);
+         profiler::format_summary(d.report, lang.setting);
 }
 
-void add_diagnosis_json(json& j, const Diagnosis& d, const SettingSpelling& spelling) {
+void add_diagnosis_json(json& j, const Diagnosis& d, const Language& lang) {
   j["recorder"] = {
       {"enabled", d.profiled}, {"events", d.recorder_events}, {"dropped", d.recorder_dropped}};
   j["cupti"] = cupti_json(d);
   j["profile"] =
-      d.profiled ? json::parse(profiler::report_json(d.report, 2, spelling)) : json(nullptr);
+      d.profiled ? json::parse(profiler::report_json(d.report, 2, lang.setting)) : json(nullptr);
   if (!d.analyzed()) return;  // keeps device_util null and input_wait as the consumer's share
   const profiler::GapReport& g = d.report;
   j["device_util"] = g.device_util;
@@ -213,9 +213,9 @@ void write_trace(const std::string& path, const Diagnosis& d) {
   write_text_atomically(path, text.str());
 }
 
-void write_report(const std::string& path, const Diagnosis& d, const SettingSpelling& spelling) {
+void write_report(const std::string& path, const Diagnosis& d, const Language& lang) {
   profiler::HtmlReport::Options options;
-  options.spelling = spelling;
+  options.spelling = lang.setting;
   options.title = d.has_steps ? "gpufeed: " + std::string(profiler::verdict_text(d.report.verdict))
                               : "gpufeed: input pipeline only (no training steps were marked)";
   write_text_atomically(path, profiler::HtmlReport::render(d.analyzed_timeline, d.report, options));

@@ -2,6 +2,7 @@
 #include "gpufeed/base/text.hpp"
 
 #include <cstdio>
+#include <string>
 
 namespace gpufeed::diagnosis {
 
@@ -18,7 +19,13 @@ double per(double x, std::uint64_t n) {
   return n == 0 ? 0.0 : x / static_cast<double>(n);
 }
 
-PracticeCheck pinned_memory(const PracticeInputs& in) {
+/// " (how)" when the front end has a way to do `term`, else nothing.
+std::string aside(const Language& lang, Term term) {
+  const std::string how = lang.term(term);
+  return how.empty() ? std::string() : " (" + how + ")";
+}
+
+PracticeCheck pinned_memory(const PracticeInputs& in, const Language& /*language*/) {
   PracticeCheck c{"pinned_memory", "n/a", "", ""};
   if (!in.cuda) {
     c.finding = "cpu device: batches stay in host memory, nothing is copied to a device";
@@ -52,10 +59,10 @@ PracticeCheck pinned_memory(const PracticeInputs& in) {
   return c;
 }
 
-PracticeCheck host_sync(const PracticeInputs& in) {
+PracticeCheck host_sync(const PracticeInputs& in, const Language& lang) {
   PracticeCheck c{"host_sync", "n/a", "", ""};
   if (!in.profiled) {
-    c.finding = "not measured (--no-profile)";
+    c.finding = "not measured" + aside(lang, Term::profiling_off);
     return c;
   }
   if (!in.training) {
@@ -75,12 +82,13 @@ PracticeCheck host_sync(const PracticeInputs& in) {
       static_cast<double>(in.step_sync_ns) * 1e-6, 100.0 * in.host_sync_idle_share);
   c.status = in.cuda && in.host_sync_idle_share >= kSyncShareWarn ? "warn" : "info";
   c.advice = in.cuda ? "keep the loss on the device (.detach()) and read it every few hundred "
-                       "steps instead of every step (--sync-every)"
+                       "steps instead of every step" +
+                           aside(lang, Term::read_less_often)
                      : "on the CPU a sync costs little; on a GPU each one drains the queue";
   return c;
 }
 
-PracticeCheck device_tensors(const PracticeInputs& in) {
+PracticeCheck device_tensors(const PracticeInputs& in, const Language& /*language*/) {
   PracticeCheck c{"device_tensors", "n/a", "", ""};
   if (!in.cuda) {
     c.finding = "cpu device: no host-to-device copies to look for";
@@ -102,13 +110,11 @@ PracticeCheck device_tensors(const PracticeInputs& in) {
   c.finding =
       format("%llu host-to-device copies that are not batches (%.2f per step)",
              static_cast<unsigned long long>(extra), per(static_cast<double>(extra), in.steps));
-  c.advice =
-      "create tensors on the device (torch::zeros(..., device)) instead of on the CPU "
-      "and copying them each step";
+  c.advice = "create tensors on the device instead of on the CPU and copying them each step";
   return c;
 }
 
-PracticeCheck transfer_dtype(const PracticeInputs& in) {
+PracticeCheck transfer_dtype(const PracticeInputs& in, const Language& /*language*/) {
   PracticeCheck c{"transfer_dtype", "n/a", "", ""};
   const double uint8 = static_cast<double>(in.uint8_bytes_per_sample);
   if (!in.cuda) {
@@ -130,7 +136,7 @@ PracticeCheck transfer_dtype(const PracticeInputs& in) {
   return c;
 }
 
-PracticeCheck workers(const PracticeInputs& in) {
+PracticeCheck workers(const PracticeInputs& in, const Language& lang) {
   PracticeCheck c{"workers", "ok", "", ""};
   const double compute = in.training_on_cpu ? static_cast<double>(in.torch_threads) : 0.0;
   const double demand = in.loader_busy_threads + compute;
@@ -146,34 +152,36 @@ PracticeCheck workers(const PracticeInputs& in) {
   }
   if (in.workers > in.cores) {
     c.status = "warn";
-    c.advice =
-        format("more workers than cores steal time from each other; use --workers %u", in.cores);
+    c.advice = "more workers than cores steal time from each other; use " +
+               lang.setting(Setting::of(Knob::workers, in.cores));
   } else if (demand > static_cast<double>(in.cores) + 0.25) {
     c.status = "warn";
     c.advice = format(
-        "oversubscribed: %.2f busy threads on %u cores; the loader and the training stage "
-        "take turns; fewer --workers or fewer LibTorch threads",
-        demand, in.cores);
+                   "oversubscribed: %.2f busy threads on %u cores; the loader and the training "
+                   "stage take turns; fewer ",
+                   demand, in.cores) +
+               lang.field("workers") + " or fewer LibTorch threads";
   } else if (in.input_bound && !in.bottleneck_stage.empty() && in.bottleneck_busy >= kSaturated) {
     c.status = "warn";
     if (in.workers < in.cores) {
-      c.advice =
-          format("input-bound with %s saturated at %u worker%s: use --workers %u",
-                 in.bottleneck_stage.c_str(), in.workers, in.workers == 1 ? "" : "s", in.cores);
+      c.advice = format("input-bound with %s saturated at %u worker%s: use ",
+                        in.bottleneck_stage.c_str(), in.workers, in.workers == 1 ? "" : "s") +
+                 lang.setting(Setting::of(Knob::workers, in.cores));
     } else {
       c.advice = format(
-          "input-bound with %s saturated on every core: more workers will not help; use --echo, "
-          "smaller or uncompressed samples, or more cores",
-          in.bottleneck_stage.c_str());
+                     "input-bound with %s saturated on every core: more workers will not help; "
+                     "use ",
+                     in.bottleneck_stage.c_str()) +
+                 lang.field("echo") + ", smaller or uncompressed samples, or more cores";
     }
   }
   return c;
 }
 
-PracticeCheck determinism(const PracticeInputs& in) {
+PracticeCheck determinism(const PracticeInputs& in, const Language& lang) {
   PracticeCheck c{"determinism", "ok", "", ""};
-  c.finding = format("sample order (%s) is a function of --seed %llu, the epoch and the rank",
-                     in.order.c_str(), static_cast<unsigned long long>(in.seed));
+  c.finding = format("sample order (%s) is a function of ", in.order.c_str()) +
+              lang.with_value("seed", std::to_string(in.seed)) + ", the epoch and the rank";
   if (in.augment != "none") c.finding += "; augmentation is seeded per sample";
   if (!in.training) return c;
   if (in.deterministic) {
@@ -181,18 +189,18 @@ PracticeCheck determinism(const PracticeInputs& in) {
   } else {
     c.status = "info";
     c.finding += "; the training stage may use non-deterministic algorithms";
-    c.advice =
-        "--deterministic for repeatable training (may be slower; not with "
-        "--cudnn-benchmark)";
+    const std::string autotuner = lang.term(Term::autotuner);
+    c.advice = lang.term(Term::deterministic) + " for repeatable training (may be slower" +
+               (autotuner.empty() ? ")" : "; not with " + autotuner + ")");
   }
   return c;
 }
 
 }  // namespace
 
-std::vector<PracticeCheck> check_practices(const PracticeInputs& in) {
-  return {pinned_memory(in),  host_sync(in), device_tensors(in),
-          transfer_dtype(in), workers(in),   determinism(in)};
+std::vector<PracticeCheck> check_practices(const PracticeInputs& in, const Language& lang) {
+  return {pinned_memory(in, lang),  host_sync(in, lang), device_tensors(in, lang),
+          transfer_dtype(in, lang), workers(in, lang),   determinism(in, lang)};
 }
 
 std::string format_practices(const std::vector<PracticeCheck>& checks) {

@@ -119,7 +119,7 @@ DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
   state.images = h5::open_dataset_if_exists(state.file.get(), state.images_name, access.get());
   if (!state.images) {
     throw FormatError(path + " has no dataset " + state.images_name +
-                      "; pass --images with the right path");
+                      "; give the images dataset's path (the images setting)");
   }
   state.layout = detail::inspect_images(state.images.get(), state.where(), impl_->options);
   const std::uint64_t samples = state.layout.dims[0];

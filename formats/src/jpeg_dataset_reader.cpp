@@ -97,9 +97,9 @@ void JpegDatasetReader::Impl::check_sample(std::uint64_t sample) const {
                      std::to_string(shapes.size()) + " samples");
   }
   if (offsets[sample] == offsets[sample + 1]) {
-    throw FormatError(
-        describe(sample) + " is empty (" + schema::kJpegOffsets + " gives it 0 " +
-        "bytes); skip it (--on-error skip) or re-create the file with h5pack convert");
+    throw FormatError(describe(sample) + " is empty (" + schema::kJpegOffsets + " gives it 0 " +
+                      "bytes); skip bad samples (the on_error setting) or re-create the file with "
+                      "h5pack convert");
   }
 }
 

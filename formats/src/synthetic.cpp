@@ -130,7 +130,7 @@ void fill_synthetic(const SampleShape& shape, std::uint64_t seed, std::uint64_t 
 
 std::vector<std::int64_t> synthetic_labels(std::uint64_t samples, std::uint64_t seed,
                                            std::uint32_t classes) {
-  if (classes == 0) throw UsageError("--classes must be at least 1");
+  if (classes == 0) throw UsageError("a synthetic dataset needs at least 1 class");
   std::vector<std::int64_t> labels(samples);
   for (std::uint64_t i = 0; i < samples; ++i) {
     labels[i] = static_cast<std::int64_t>(hash3(seed ^ kLabelDomain, i, 0) % classes);

@@ -35,17 +35,39 @@ struct LoopFacts {
   std::int32_t world_size = 0;
 };
 
+std::string python_term(diagnosis::Term term) {
+  switch (term) {
+    case diagnosis::Term::training_stage:
+      return "`with prof.step():` around each training step";
+    case diagnosis::Term::profiling_off:
+    case diagnosis::Term::read_less_often:
+      return "";
+    case diagnosis::Term::deterministic:
+      return "torch.use_deterministic_algorithms(True)";
+    case diagnosis::Term::autotuner:
+      return "torch.backends.cudnn.benchmark = True";
+  }
+  return "";
+}
+
+/// The diagnosis in a Python user's words: Loader keywords (workers=8) and torch's calls.
+const diagnosis::Language& keyword_language() {
+  static const diagnosis::Language language{keyword_spelling, keyword_of, "=", python_term};
+  return language;
+}
+
 /// One finished profile: the diagnosis, the practice checks, and the facts they came from.
 class ProfileReport {
  public:
   ProfileReport(diagnosis::Diagnosis diagnosis, diagnosis::RunFacts facts, bool has_loader)
       : diagnosis_(std::move(diagnosis)), facts_(std::move(facts)), has_loader_(has_loader) {
-    practices_ = diagnosis::check_practices(diagnosis::practice_inputs(facts_, diagnosis_));
+    practices_ = diagnosis::check_practices(diagnosis::practice_inputs(facts_, diagnosis_),
+                                            keyword_language());
   }
 
   [[nodiscard]] std::string summary() const {
     std::string out = diagnosis::format_diagnosis(
-        diagnosis_, diagnosis::input_wait_share(facts_.stats), keyword_spelling);
+        diagnosis_, diagnosis::input_wait_share(facts_.stats), keyword_language());
     if (!has_loader_)
       out += "note: no gpufeed.Loader ran inside the profile; input stages unknown\n";
     return out + diagnosis::format_practices(practices_);
@@ -55,14 +77,14 @@ class ProfileReport {
   [[nodiscard]] std::string json() const {
     nlohmann::json j = diagnosis::run_json(facts_);
     j["device"] = facts_.cuda ? "cuda" : "cpu";
-    diagnosis::add_diagnosis_json(j, diagnosis_, keyword_spelling);
+    diagnosis::add_diagnosis_json(j, diagnosis_, keyword_language());
     j["practices"] = diagnosis::practices_json(practices_);
     return j.dump(2) + "\n";
   }
 
   void write_trace(const std::string& path) const { diagnosis::write_trace(path, diagnosis_); }
   void write_report(const std::string& path) const {
-    diagnosis::write_report(path, diagnosis_, keyword_spelling);
+    diagnosis::write_report(path, diagnosis_, keyword_language());
   }
 
  private:
@@ -101,7 +123,7 @@ class NativeProfile {
     diagnosis::Diagnosis d;
     {
       nb::gil_scoped_release release;
-      d = recording_->finish(facts);
+      d = recording_->finish(facts, keyword_language());
       recording_.reset();
     }
     return ProfileReport(std::move(d), std::move(facts), loader != nullptr);

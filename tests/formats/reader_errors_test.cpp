@@ -102,7 +102,7 @@ TEST(ReaderErrors, MissingImagesDataset) {
   ReaderOptions options;
   options.images = "/pixels/train";
   EXPECT_THAT(open_error(path, options),
-              HasSubstr(path + " has no dataset /pixels/train; pass --images"));
+              HasSubstr(path + " has no dataset /pixels/train; give the images dataset"));
 }
 
 TEST(ReaderErrors, FloatImages) {

@@ -72,6 +72,28 @@ def test_syncs_marked_inside_steps_are_counted_by_the_practice_check(synthetic_f
     assert check["status"] == ("warn" if prof.results()["device"] == "cuda" else "info")
 
 
+def test_advice_speaks_python_never_a_flag(synthetic_file):
+    # A loop without prof.step(): the summary says how to get steps, the practice checks name
+    # keywords and torch calls; nothing a Python user reads names a command-line flag.
+    import torch
+
+    loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=2, seed=3)
+    with gpufeed.profile() as prof:
+        for _ in loader.epoch(0):
+            pass
+    summary = prof.summary()
+    assert "--" not in summary, summary
+    assert "prof.step()" in summary, summary
+    determinism = {c["name"]: c for c in prof.results()["practices"]}["determinism"]
+    assert "seed=3" in determinism["finding"], determinism
+    with gpufeed.profile() as prof:
+        run_loop(loader, prof, epochs=1, step_s=0.001)
+    determinism = {c["name"]: c for c in prof.results()["practices"]}["determinism"]
+    if not torch.are_deterministic_algorithms_enabled():
+        assert "torch.use_deterministic_algorithms(True)" in determinism["advice"], determinism
+    assert "--" not in prof.summary(), prof.summary()
+
+
 def test_only_the_batches_inside_the_profile_count(synthetic_file):
     loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=2)
     for _ in loader.epoch(0):

@@ -12,6 +12,7 @@
 #include "gpufeed/diagnosis/practices.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
 #include "gpufeed/profiler/trace_input.hpp"
+#include "pipebench/language.hpp"
 #include "pipebench/progress.hpp"
 #include "pipebench/sweep.hpp"
 
@@ -117,7 +118,7 @@ const diagnosis::PracticeCheck& check(const std::vector<diagnosis::PracticeCheck
 }
 
 TEST(Practices, AWellBehavedCudaRunPassesEveryCheck) {
-  const auto checks = diagnosis::check_practices(cuda_run());
+  const auto checks = diagnosis::check_practices(cuda_run(), flag_language());
   ASSERT_EQ(checks.size(), 6u);
   for (const char* name :
        {"pinned_memory", "host_sync", "device_tensors", "transfer_dtype", "workers"}) {
@@ -134,12 +135,14 @@ TEST(Practices, AWellBehavedCudaRunPassesEveryCheck) {
 TEST(Practices, PageableSlotsAndPageableCopiesAreWarnings) {
   diagnosis::PracticeInputs in = cuda_run();
   in.pinned = false;
-  EXPECT_EQ(check(diagnosis::check_practices(in), "pinned_memory").status, "warn");
-  EXPECT_TRUE(contains(check(diagnosis::check_practices(in), "pinned_memory").advice, "ulimit -l"));
+  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "pinned_memory").status, "warn");
+  EXPECT_TRUE(contains(
+      check(diagnosis::check_practices(in, flag_language()), "pinned_memory").advice, "ulimit -l"));
   in = cuda_run();
   in.pageable_h2d_copies = 100;
   in.pageable_h2d_bytes = 4'000'000;
-  const diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "pinned_memory");
+  const diagnosis::PracticeCheck c =
+      check(diagnosis::check_practices(in, flag_language()), "pinned_memory");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "100 other copies (4.0 MB)")) << c.finding;
 }
@@ -149,30 +152,33 @@ TEST(Practices, SyncsInsideTheStepAreCountedPerStep) {
   in.step_syncs = 100;
   in.step_sync_ns = 250'000'000;
   in.host_sync_idle_share = 0.12;
-  const diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "host_sync");
+  const diagnosis::PracticeCheck c =
+      check(diagnosis::check_practices(in, flag_language()), "host_sync");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "100 host syncs inside the steps (1.00 per step, 250.0 ms"))
       << c.finding;
   EXPECT_TRUE(contains(c.advice, "--sync-every"));
   in.host_sync_idle_share = 0.001;  // cheap syncs: worth knowing, not a warning
-  EXPECT_EQ(check(diagnosis::check_practices(in), "host_sync").status, "info");
+  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "host_sync").status, "info");
 }
 
 TEST(Practices, CopiesBeyondTheLoadersBatchesAreFlagged) {
   diagnosis::PracticeInputs in = cuda_run();
   in.h2d_copies = 200 + 300;  // three extra copies per step
-  const diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "device_tensors");
+  const diagnosis::PracticeCheck c =
+      check(diagnosis::check_practices(in, flag_language()), "device_tensors");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "300 host-to-device copies that are not batches (3.00 per step)"))
       << c.finding;
   in.device_records = false;
-  EXPECT_EQ(check(diagnosis::check_practices(in), "device_tensors").status, "n/a");
+  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "device_tensors").status, "n/a");
 }
 
 TEST(Practices, FloatTransfersAreFlagged) {
   diagnosis::PracticeInputs in = cuda_run();
   in.h2d_bytes = 25600ull * 12288 * 4;  // float32 samples crossed the bus
-  const diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "transfer_dtype");
+  const diagnosis::PracticeCheck c =
+      check(diagnosis::check_practices(in, flag_language()), "transfer_dtype");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "4.00x the uint8 sample")) << c.finding;
 }
@@ -180,8 +186,9 @@ TEST(Practices, FloatTransfersAreFlagged) {
 TEST(Practices, WorkerCountsAgainstCores) {
   diagnosis::PracticeInputs in = cuda_run();
   in.workers = 32;
-  EXPECT_EQ(check(diagnosis::check_practices(in), "workers").status, "warn");
-  EXPECT_TRUE(contains(check(diagnosis::check_practices(in), "workers").advice, "--workers 16"));
+  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "workers").status, "warn");
+  EXPECT_TRUE(contains(check(diagnosis::check_practices(in, flag_language()), "workers").advice,
+                       "--workers 16"));
 
   in = cuda_run();  // CPU training: LibTorch's threads compete with the loader's
   in.cuda = false;
@@ -190,7 +197,8 @@ TEST(Practices, WorkerCountsAgainstCores) {
   in.workers = 2;
   in.torch_threads = 2;
   in.loader_busy_threads = 1.5;
-  const diagnosis::PracticeCheck over = check(diagnosis::check_practices(in), "workers");
+  const diagnosis::PracticeCheck over =
+      check(diagnosis::check_practices(in, flag_language()), "workers");
   EXPECT_EQ(over.status, "warn");
   EXPECT_TRUE(contains(over.advice, "oversubscribed: 3.50 busy threads on 2 cores")) << over.advice;
 
@@ -200,13 +208,15 @@ TEST(Practices, WorkerCountsAgainstCores) {
   in.bottleneck_busy = 0.97;
   in.workers = 4;
   in.loader_busy_threads = 3.9;
-  const diagnosis::PracticeCheck under = check(diagnosis::check_practices(in), "workers");
+  const diagnosis::PracticeCheck under =
+      check(diagnosis::check_practices(in, flag_language()), "workers");
   EXPECT_EQ(under.status, "warn");
   EXPECT_TRUE(contains(under.advice, "decode saturated at 4 workers: use --workers 16"))
       << under.advice;
   in.workers = 16;
   in.loader_busy_threads = 15.5;
-  EXPECT_TRUE(contains(check(diagnosis::check_practices(in), "workers").advice, "--echo"));
+  EXPECT_TRUE(
+      contains(check(diagnosis::check_practices(in, flag_language()), "workers").advice, "--echo"));
 }
 
 TEST(Practices, CpuRunsHaveNoBusChecksAndDeterministicRunsSayOk) {
@@ -214,21 +224,53 @@ TEST(Practices, CpuRunsHaveNoBusChecksAndDeterministicRunsSayOk) {
   in.cuda = false;
   in.device_records = false;
   in.deterministic = true;
-  const auto checks = diagnosis::check_practices(in);
+  const auto checks = diagnosis::check_practices(in, flag_language());
   for (const char* name : {"pinned_memory", "device_tensors", "transfer_dtype"}) {
     EXPECT_EQ(check(checks, name).status, "n/a") << name;
   }
   EXPECT_EQ(check(checks, "determinism").status, "ok");
   in.profiled = false;
-  EXPECT_EQ(check(diagnosis::check_practices(in), "host_sync").status, "n/a");
+  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "host_sync").status, "n/a");
 }
 
 TEST(Practices, JsonHasOneObjectPerCheck) {
-  const auto json = diagnosis::practices_json(diagnosis::check_practices(cuda_run()));
+  const auto json =
+      diagnosis::practices_json(diagnosis::check_practices(cuda_run(), flag_language()));
   ASSERT_EQ(json.size(), 6u);
   EXPECT_EQ(json[0]["name"], "pinned_memory");
   EXPECT_TRUE(json[0]["advice"].is_null());
   EXPECT_EQ(json[5]["status"], "info");
+}
+
+TEST(Practices, EachFrontEndReadsItsOwnWords) {
+  diagnosis::PracticeInputs in = cuda_run();
+  in.workers = 32;  // more than cores: advice names the workers setting
+  in.cores = 16;
+  in.deterministic = false;  // advice names the deterministic switch
+  in.step_syncs = 40;
+  in.host_sync_idle_share = 0.2;  // advice names how to read the loss less often
+  diagnosis::Language python = diagnosis::field_language();
+  python.term = [](diagnosis::Term t) {
+    return t == diagnosis::Term::deterministic
+               ? std::string("torch.use_deterministic_algorithms(True)")
+               : std::string();
+  };
+  std::string flags, fields;
+  for (const auto& c : diagnosis::check_practices(in, flag_language())) {
+    flags += c.finding + "|" + c.advice + "\n";
+  }
+  for (const auto& c : diagnosis::check_practices(in, python))
+    fields += c.finding + "|" + c.advice + "\n";
+  EXPECT_TRUE(contains(flags, "--workers 16")) << flags;
+  EXPECT_TRUE(contains(flags, "--seed 7")) << flags;
+  EXPECT_TRUE(contains(flags, "--deterministic")) << flags;
+  EXPECT_TRUE(contains(flags, "(--sync-every)")) << flags;
+  EXPECT_TRUE(contains(fields, "workers=16")) << fields;
+  EXPECT_TRUE(contains(fields, "seed=7")) << fields;
+  EXPECT_TRUE(contains(fields, "torch.use_deterministic_algorithms(True)")) << fields;
+  EXPECT_FALSE(contains(fields, "--")) << fields;   // a keyword user is never told a flag
+  EXPECT_FALSE(contains(fields, " ()")) << fields;  // no empty aside for a switch it lacks
+  EXPECT_FALSE(contains(fields, "with )")) << fields;
 }
 
 // --- sweep ----------------------------------------------------------------------------------

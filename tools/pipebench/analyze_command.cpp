@@ -15,6 +15,7 @@
 #include "gpufeed/profiler/report_json.hpp"
 #include "gpufeed/profiler/summary.hpp"
 #include "gpufeed/profiler/trace_input.hpp"
+#include "pipebench/profile_session.hpp"
 
 namespace gpufeed::tools::pipebench {
 
@@ -160,7 +161,7 @@ int run_analyze(const AnalyzeOptions& o) {
   const profiler::Timeline analyzed =
       consumer_only ? diagnosis::with_consumer_steps(in.timeline) : in.timeline;
   profiler::GapReport report = profiler::analyze(analyzed);
-  if (consumer_only) diagnosis::mark_consumer_only(report);
+  if (consumer_only) diagnosis::mark_consumer_only(report, flag_language());
   const std::vector<profiler::StreamIdle> streams = profiler::idle_time_breakdown(in.timeline);
   const profiler::TemporalBreakdown temporal = profiler::temporal_breakdown(in.timeline);
   print_source(in);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gpufeed/diagnosis/diagnosis.hpp"
+#include "pipebench/language.hpp"
 #include "pipebench/options.hpp"
 #include "pipebench/report.hpp"
 

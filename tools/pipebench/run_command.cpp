@@ -86,12 +86,12 @@ int run_bench(const BenchOptions& given) {
   }
   const BenchReport report = make_report(loader, data, options, device, run);
   const diagnosis::Diagnosis diagnosis = profile.finish(report);
-  const std::vector<diagnosis::PracticeCheck> practices =
-      diagnosis::check_practices(diagnosis::practice_inputs(report.facts, diagnosis));
+  const std::vector<diagnosis::PracticeCheck> practices = diagnosis::check_practices(
+      diagnosis::practice_inputs(report.facts, diagnosis), flag_language());
   print_report(report);
   if (training) std::printf("%-11s %s\n", "model", describe_training(training_opts, run).c_str());
   std::fputs(diagnosis::format_diagnosis(diagnosis, diagnosis::input_wait_share(report.run.stats),
-                                         flag_spelling)
+                                         flag_language())
                  .c_str(),
              stdout);
   std::fputs(diagnosis::format_practices(practices).c_str(), stdout);
@@ -100,7 +100,7 @@ int run_bench(const BenchOptions& given) {
   if (!options.json.empty()) {
     nlohmann::json json = report_json(report);
     json["training"] = training ? training_json(training_opts, run) : nlohmann::json(nullptr);
-    diagnosis::add_diagnosis_json(json, diagnosis, flag_spelling);
+    diagnosis::add_diagnosis_json(json, diagnosis, flag_language());
     json["practices"] = diagnosis::practices_json(practices);
     write_json_file(options.json, json);
   }

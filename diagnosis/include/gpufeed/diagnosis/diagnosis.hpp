@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpufeed/diagnosis/language.hpp"
 #include "gpufeed/diagnosis/run_facts.hpp"
 #include "gpufeed/profiler/cupti_collector.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
@@ -50,7 +51,8 @@ class Recording {
   Recording& operator=(const Recording&) = delete;
 
   [[nodiscard]] bool enabled() const { return enabled_; }
-  Diagnosis finish(const RunFacts& facts);
+  /// Stops collecting and analyzes; warnings name what to do in `language`.
+  Diagnosis finish(const RunFacts& facts, const Language& language = field_language());
 
  private:
   bool enabled_;
@@ -61,9 +63,10 @@ class Recording {
 /// a stand-in device for runs without a training stage.
 profiler::Timeline with_consumer_steps(const profiler::Timeline& timeline);
 
-/// Labels a report of with_consumer_steps() as such (device_timeline, a warning first) and drops
-/// the device-side advice (echo, host_sync, launch): there is no device to advise on.
-void mark_consumer_only(profiler::GapReport& report);
+/// Labels a report of with_consumer_steps() as such (device_timeline, a warning first, saying
+/// in `language` how to measure the device) and drops the device-side advice (echo, host_sync,
+/// launch): there is no device to advise on.
+void mark_consumer_only(profiler::GapReport& report, const Language& language);
 
 /// What the recommendations may know: workers, cores, prefetch, echo, stage busy fractions,
 /// pinned memory, cache hit rate, chunk reads, bytes per sample.
@@ -72,14 +75,13 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& facts);
 /// The diagnosis as pipebench prints it after its own summary: the recorder's counts, then the
 /// profiler's summary, or, without training steps, a plain note that utilization needs them
 /// and the consumer's wait (`input_wait_share` of the run). Recommended settings are written as
-/// `spelling` says (pipebench: flags; Python: keywords). Ends with a newline.
+/// `language` says (pipebench: flags; Python: keywords). Ends with a newline.
 std::string format_diagnosis(const Diagnosis& diagnosis, double input_wait_share,
-                             const SettingSpelling& spelling);
+                             const Language& language);
 /// Fills the --json keys the gap report knows (device_util, idle_by_cause, bottleneck_stage:
 /// null unless the run is input-bound, stage shares during waits) and adds "profile" (its
-/// recommendations' "action" written as `spelling` says), "recorder" and "cupti".
-void add_diagnosis_json(nlohmann::json& json, const Diagnosis& diagnosis,
-                        const SettingSpelling& spelling);
+/// recommendations' "action" written in `language`), "recorder" and "cupti".
+void add_diagnosis_json(nlohmann::json& json, const Diagnosis& diagnosis, const Language& language);
 /// A loader's counters as JSON (Python's Loader.stats(), pipebench's "cache", "memory" and
 /// "tuning"): wall_s, workers, prefetch, tuning (time_s, knob, from, to, stage, reason),
 /// batches, samples, fresh/echoed/reaugmented batches, skipped_samples, stages (busy_s,
@@ -94,8 +96,7 @@ nlohmann::json run_json(const RunFacts& facts);
 /// The Chrome trace of the recorded timeline (opens in Perfetto), written atomically.
 void write_trace(const std::string& path, const Diagnosis& diagnosis);
 /// The self-contained HTML report, written atomically.
-void write_report(const std::string& path, const Diagnosis& diagnosis,
-                  const SettingSpelling& spelling);
+void write_report(const std::string& path, const Diagnosis& diagnosis, const Language& language);
 
 /// Where one rank of a job writes `path`: every "{rank}" replaced by the rank; without one, in
 /// a job of several ranks, ".rankR" goes before the extension (run.json -> run.rank1.json).

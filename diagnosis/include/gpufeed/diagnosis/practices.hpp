@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpufeed/diagnosis/language.hpp"
+
 namespace gpufeed::diagnosis {
 
 /// What a run measured that the checks read. Filled by pipebench from its report and the
@@ -60,8 +62,10 @@ struct PracticeCheck {
   std::string advice;   ///< what to change; empty when nothing
 };
 
-/// One check per practice, in a fixed order.
-std::vector<PracticeCheck> check_practices(const PracticeInputs& in);
+/// One check per practice, in a fixed order; findings and advice name settings and switches in
+/// `language` (pipebench: flags; Python: keywords and torch calls).
+std::vector<PracticeCheck> check_practices(const PracticeInputs& in,
+                                           const Language& language = field_language());
 
 /// The "practices" section of the terminal report. Ends with a newline.
 std::string format_practices(const std::vector<PracticeCheck>& checks);

@@ -12,7 +12,7 @@ struct SampleAugment {
   std::uint32_t flip = 0;  ///< 0 or 1 (a 32-bit field keeps the struct 12 bytes, no padding)
 };
 
-/// --augment: what the loader does to every sample it delivers.
+/// LoaderOptions::augment: what the loader does to every sample it delivers.
 enum class Augment {
   none,       ///< the image as stored (jpeg: resized to the output size)
   flip,       ///< mirrored left-right with probability 1/2, drawn per (seed, epoch, sample)
@@ -28,7 +28,7 @@ Augment parse_augment(const std::string& text);
 /// Re-augmented echoes (LoaderOptions::reaugment_echoes) show each repeat with this flip.
 bool echo_flip(std::uint64_t seed, std::uint64_t epoch, std::uint64_t sample, std::uint32_t repeat);
 
-/// --on-error: what a sample that cannot be decoded does to the run. A read that fails (an I/O
+/// LoaderOptions::on_error: what a sample that cannot be decoded does to the run. A read that fails (an I/O
 /// error of the disk, formats::IoError) stops the run either way: the disk is at fault, not the
 /// sample, and replacing samples would hide it.
 enum class OnError {

@@ -5,7 +5,7 @@
 
 namespace gpufeed {
 
-/// --echo 1 | N | auto[:CAP]
+/// LoaderOptions::echo: 1 (off), N (every batch N times) or auto[:CAP].
 struct EchoOptions {
   std::uint32_t factor = 1;  ///< fixed: each fresh batch is delivered `factor` times
   bool adaptive = false;     ///< auto: echo only when no fresh batch is ready

@@ -48,7 +48,7 @@ struct LoaderStats {
   std::uint64_t cache_misses = 0;
   std::uint64_t cache_peak_bytes = 0;
   std::uint64_t slot_bytes = 0;       ///< host memory held by the batch slot pool
-  std::uint64_t skipped_samples = 0;  ///< undecodable samples replaced (--on-error skip)
+  std::uint64_t skipped_samples = 0;  ///< undecodable samples replaced (on_error skip)
   // CUDA device only:
   bool pinned = false;                  ///< host slots are pinned (false: pinning failed or CPU)
   std::uint64_t pinned_bytes = 0;       ///< pinned host memory held
