@@ -35,24 +35,14 @@ struct LoopFacts {
   std::int32_t world_size = 0;
 };
 
-std::string python_term(diagnosis::Term term) {
-  switch (term) {
-    case diagnosis::Term::training_stage:
-      return "`with prof.step():` around each training step";
-    case diagnosis::Term::profiling_off:
-    case diagnosis::Term::read_less_often:
-      return "";
-    case diagnosis::Term::deterministic:
-      return "torch.use_deterministic_algorithms(True)";
-    case diagnosis::Term::autotuner:
-      return "torch.backends.cudnn.benchmark = True";
-  }
-  return "";
-}
-
 /// The diagnosis in a Python user's words: Loader keywords (workers=8) and torch's calls.
 const diagnosis::Language& keyword_language() {
-  static const diagnosis::Language language{keyword_spelling, keyword_of, "=", python_term};
+  static const diagnosis::Language language{
+      keyword_spelling,
+      keyword_of,
+      "=",
+      {"`with prof.step():` around each training step", "", "",
+       "torch.use_deterministic_algorithms(True)", "torch.backends.cudnn.benchmark = True"}};
   return language;
 }
 

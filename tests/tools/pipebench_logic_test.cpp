@@ -250,11 +250,7 @@ TEST(Practices, EachFrontEndReadsItsOwnWords) {
   in.step_syncs = 40;
   in.host_sync_idle_share = 0.2;  // advice names how to read the loss less often
   diagnosis::Language python = diagnosis::field_language();
-  python.term = [](diagnosis::Term t) {
-    return t == diagnosis::Term::deterministic
-               ? std::string("torch.use_deterministic_algorithms(True)")
-               : std::string();
-  };
+  python.terms = {"", "", "", "torch.use_deterministic_algorithms(True)", ""};
   std::string flags, fields;
   for (const auto& c : diagnosis::check_practices(in, flag_language())) {
     flags += c.finding + "|" + c.advice + "\n";

@@ -4,6 +4,8 @@
 // (`--workers 8`, `--deterministic`), Python keywords and calls (`workers=8`,
 // `torch.use_deterministic_algorithms(True)`), C++ the LoaderOptions fields. The diagnosis
 // never spells one itself.
+#include <array>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -20,6 +22,7 @@ enum class Term : unsigned char {
   deterministic,    ///< deterministic algorithms only
   autotuner,        ///< cuDNN's benchmark mode (non-deterministic algorithm choice)
 };
+inline constexpr std::size_t kTermCount = 5;
 
 struct Language {
   /// A knob at a value: "--workers 8", "workers=8".
@@ -28,9 +31,13 @@ struct Language {
   std::function<std::string(std::string_view field)> field;
   /// Between a field and its value: " " (flags), "=" (keywords).
   std::string assign = "=";
-  /// How the front end does what `term` names; empty when it has no such thing.
-  std::function<std::string(Term term)> term;
+  /// How the front end does each Term, in enumerator order; "" where it has no such thing.
+  std::array<const char*, kTermCount> terms{};
 
+  [[nodiscard]] std::string term(Term t) const {
+    const char* how = terms[static_cast<std::size_t>(t)];
+    return how != nullptr ? how : "";
+  }
   /// "--seed 0", "seed=0".
   [[nodiscard]] std::string with_value(std::string_view name, const std::string& value) const {
     return field(name) + assign + value;

@@ -28,9 +28,9 @@ Augment parse_augment(const std::string& text);
 /// Re-augmented echoes (LoaderOptions::reaugment_echoes) show each repeat with this flip.
 bool echo_flip(std::uint64_t seed, std::uint64_t epoch, std::uint64_t sample, std::uint32_t repeat);
 
-/// LoaderOptions::on_error: what a sample that cannot be decoded does to the run. A read that fails (an I/O
-/// error of the disk, formats::IoError) stops the run either way: the disk is at fault, not the
-/// sample, and replacing samples would hide it.
+/// LoaderOptions::on_error: what a sample that cannot be decoded does to the run. A read that
+/// fails (an I/O error of the disk, formats::IoError) stops the run either way: the disk is at
+/// fault, not the sample, and replacing samples would hide it.
 enum class OnError {
   fail,  ///< stop with an error naming the file and sample
   skip,  ///< count it and deliver another sample in its place, so batches stay full
