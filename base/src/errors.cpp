@@ -1,33 +1,15 @@
 #include "gpufeed/base/errors.hpp"
 
 #include <algorithm>
-#include <array>
+
+#include "gpufeed/base/fields.hpp"
 
 namespace gpufeed {
 
 namespace {
 
-/// LoaderOptions' fields, and `size` for height x width: the only names a placeholder holds, so
-/// braces in a user's value ("--echo {auto}") are never taken for one.
-constexpr std::array<std::string_view, 31> kFields{"path",          "images",
-                                                   "labels",        "layout",
-                                                   "batch_size",    "workers",
-                                                   "prefetch",      "order",
-                                                   "seed",          "chunk_window",
-                                                   "cache_bytes",   "shard",
-                                                   "drop_tail",     "drop_last_batch",
-                                                   "mean",          "std",
-                                                   "use_index",     "device",
-                                                   "dtype",         "output_layout",
-                                                   "echo",          "reaugment_echoes",
-                                                   "inject_stall",  "height",
-                                                   "width",         "size",
-                                                   "resize_filter", "augment",
-                                                   "on_error",      "cpu_budget",
-                                                   "memory_budget"};
-
 bool is_field_name(std::string_view s) {
-  return std::find(kFields.begin(), kFields.end(), s) != kFields.end();
+  return find_field(s) != nullptr;  // so braces in a user's value ("{auto}") stay as they are
 }
 
 std::string as_fields(std::string_view text) {

@@ -1,5 +1,7 @@
 #include "gpufeed/base/knobs.hpp"
 
+#include "gpufeed/base/fields.hpp"
+
 namespace gpufeed {
 
 std::string order_choices() {
@@ -16,6 +18,12 @@ std::string Setting::value_text() const {
     return value < kOrderNames.size() ? order_name(order()) : "?";
   }
   return std::to_string(value);
+}
+
+std::string Setting::value_text(FrontEndUnits /*tag*/) const {
+  const FieldName* field = find_field(knob_name(knob));
+  if (knob == Knob::order || field == nullptr || field->unit_shift == 0) return value_text();
+  return std::to_string(value >> field->unit_shift);
 }
 
 std::string field_spelling(const Setting& setting) {

@@ -1,4 +1,5 @@
 #include "gpufeed/pipeline/augment.hpp"
+#include "gpufeed/base/names.hpp"
 
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/crop.hpp"
@@ -6,17 +7,7 @@
 namespace gpufeed {
 
 std::string to_string(Augment augment) {
-  switch (augment) {
-    case Augment::none:
-      return "none";
-    case Augment::flip:
-      return "flip";
-    case Augment::crop_flip:
-      return "crop-flip";
-    case Augment::center:
-      return "center";
-  }
-  return "?";
+  return name_of(kAugmentNames, augment);
 }
 
 bool echo_flip(std::uint64_t seed, std::uint64_t epoch, std::uint64_t sample,
@@ -27,10 +18,7 @@ bool echo_flip(std::uint64_t seed, std::uint64_t epoch, std::uint64_t sample,
 }
 
 Augment parse_augment(const std::string& text) {
-  if (text == "none") return Augment::none;
-  if (text == "flip") return Augment::flip;
-  if (text == "crop-flip") return Augment::crop_flip;
-  if (text == "center") return Augment::center;
+  if (const auto augment = find_named<Augment>(kAugmentNames, text)) return *augment;
   throw OptionError("augment",
                     "unknown {augment} '" + text + "'; use none, flip, crop-flip or center");
 }

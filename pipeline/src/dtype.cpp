@@ -1,19 +1,12 @@
 #include "gpufeed/pipeline/dtype.hpp"
+#include "gpufeed/base/names.hpp"
 
 #include "gpufeed/base/errors.hpp"
 
 namespace gpufeed {
 
 std::string to_string(DType dtype) {
-  switch (dtype) {
-    case DType::float32:
-      return "float32";
-    case DType::float16:
-      return "float16";
-    case DType::bfloat16:
-      return "bfloat16";
-  }
-  return "?";
+  return name_of(kDTypeNames, dtype);
 }
 
 DType parse_dtype(const std::string& text) {

@@ -51,10 +51,18 @@ std::uint32_t extra_slots(const LoaderOptions& o) {
   return 1 + (o.echo.enabled() ? 1 : 0);
 }
 
+/// Host bytes a batch slot holds per byte of uint8 sample: the sample as read (1) and its
+/// float32 output on the CPU device (4). The budget counts both on every device.
+constexpr std::uint64_t kSlotBytesPerSampleByte = 1 + sizeof(float);
+
+std::uint64_t slot_bytes(const LoaderOptions& o, std::uint64_t sample_bytes) {
+  return std::uint64_t{o.batch_size} * sample_bytes * kSlotBytesPerSampleByte;
+}
+
 /// prefetch=auto: the deepest queue the memory budget holds, 1 to 16 batches.
 unsigned max_auto_prefetch(const LoaderOptions& o, std::uint64_t sample_bytes) {
   const std::uint64_t budget = o.memory_budget != 0 ? o.memory_budget : kDefaultMemoryBudget;
-  const std::uint64_t per_slot = std::max<std::uint64_t>(1, o.batch_size * sample_bytes * 5);
+  const std::uint64_t per_slot = std::max<std::uint64_t>(1, slot_bytes(o, sample_bytes));
   const std::uint64_t fits = budget / per_slot;
   const std::uint64_t extra = extra_slots(o);
   return static_cast<unsigned>(
@@ -94,7 +102,7 @@ std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
   // The prefetched batches, the consumer's, and the one the echo stage keeps for repeating.
   const unsigned prefetch = tuned ? max_auto_prefetch(o, sample_bytes) : o.prefetch;
   const std::uint32_t slots = prefetch + extra_slots(o);
-  const std::uint64_t bytes = std::uint64_t{slots} * o.batch_size * sample_bytes * 5;
+  const std::uint64_t bytes = std::uint64_t{slots} * slot_bytes(o, sample_bytes);
   if (bytes > kMaxPoolBytes) {
     throw OptionError("batch_size",
                       "{batch_size}=" + std::to_string(o.batch_size) + " with {prefetch}=" +

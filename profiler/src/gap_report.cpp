@@ -1,4 +1,5 @@
 #include "gpufeed/profiler/gap_report.hpp"
+#include "gpufeed/base/names.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -140,17 +141,7 @@ void copy_times(const Timeline& t, Interval w, GapReport& r) {
 }  // namespace
 
 const char* gap_cause_name(GapCause cause) noexcept {
-  switch (cause) {
-    case GapCause::input_wait:
-      return "input_wait";
-    case GapCause::host_sync:
-      return "host_sync";
-    case GapCause::launch:
-      return "launch";
-    case GapCause::other:
-      return "other";
-  }
-  return "other";
+  return name_of(kGapCauseNames, cause, "other");
 }
 
 GapCause CauseTimes::largest() const noexcept {

@@ -1,4 +1,5 @@
 #include "gpufeed/profiler/html_report.hpp"
+#include "gpufeed/base/names.hpp"
 
 #include "file_output.hpp"
 #include "palette.hpp"
@@ -36,15 +37,9 @@ std::string card(const std::string& label, const std::string& value, const char*
 }
 
 std::string verdict_class(Verdict v) {
-  switch (v) {
-    case Verdict::highly_input_bound:
-      return "verdict-highly";
-    case Verdict::moderately_input_bound:
-      return "verdict-moderately";
-    case Verdict::not_input_bound:
-      return "verdict-not";
-  }
-  return "";
+  constexpr std::array<const char*, 3> kClasses{"verdict-not", "verdict-moderately",
+                                                "verdict-highly"};
+  return name_of(kClasses, v, "");
 }
 
 std::string summary(const GapReport& r) {

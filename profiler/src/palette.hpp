@@ -1,46 +1,28 @@
 #pragma once
 // One colour per meaning, shared by every SVG in the HTML report.
+#include <array>
 #include <string_view>
+
+#include "gpufeed/base/names.hpp"
 
 #include "gpufeed/profiler/device_activity.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
 
 namespace gpufeed::profiler::detail {
 
+/// By GapCause, in enumerator order.
+inline constexpr std::array<const char*, kGapCauseCount> kCauseColors{"#e4572e", "#8e44ad",
+                                                                      "#f3a712", "#9e9e9e"};
+/// By ActivityKind, in enumerator order.
+inline constexpr std::array<const char*, 8> kActivityColors{
+    "#2e86ab", "#3bb273", "#c0392b", "#16a085", "#7f8c8d", "#34495e", "#8e44ad", "#bdc3c7"};
+
 inline const char* cause_color(GapCause c) noexcept {
-  switch (c) {
-    case GapCause::input_wait:
-      return "#e4572e";
-    case GapCause::host_sync:
-      return "#8e44ad";
-    case GapCause::launch:
-      return "#f3a712";
-    case GapCause::other:
-      return "#9e9e9e";
-  }
-  return "#9e9e9e";
+  return name_of(kCauseColors, c, "#9e9e9e");
 }
 
 inline const char* activity_color(ActivityKind k) noexcept {
-  switch (k) {
-    case ActivityKind::kernel:
-      return "#2e86ab";
-    case ActivityKind::memcpy_h2d:
-      return "#3bb273";
-    case ActivityKind::memcpy_d2h:
-      return "#c0392b";
-    case ActivityKind::memcpy_d2d:
-      return "#16a085";
-    case ActivityKind::memcpy_other:
-      return "#7f8c8d";
-    case ActivityKind::memset:
-      return "#34495e";
-    case ActivityKind::sync:
-      return "#8e44ad";
-    case ActivityKind::stream_wait:
-      return "#bdc3c7";
-  }
-  return "#7f8c8d";
+  return name_of(kActivityColors, k, "#7f8c8d");
 }
 
 inline constexpr const char* kUnknownRangeColor = "#b0b0b0";

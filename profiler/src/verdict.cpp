@@ -1,4 +1,5 @@
 #include "gpufeed/profiler/verdict.hpp"
+#include "gpufeed/base/names.hpp"
 
 namespace gpufeed::profiler {
 
@@ -9,15 +10,7 @@ Verdict input_bound_verdict(double input_share, VerdictThresholds thresholds) no
 }
 
 const char* verdict_text(Verdict verdict) noexcept {
-  switch (verdict) {
-    case Verdict::highly_input_bound:
-      return "highly input-bound";
-    case Verdict::moderately_input_bound:
-      return "moderately input-bound";
-    case Verdict::not_input_bound:
-      return "not input-bound";
-  }
-  return "not input-bound";
+  return name_of(kVerdictTexts, verdict, "not input-bound");
 }
 
 std::optional<Verdict> parse_verdict(std::string_view text) noexcept {

@@ -176,8 +176,9 @@ class Loader:
         self._convert = _converter(output)
         self._native = _native.Loader(self._path, keywords)
         self._generation = 0
+        self._next_epoch = 0
         self._lock = threading.Lock()
-        _profile.note_loader(self)
+        _profile.note_input(self)
 
     def epoch(self, epoch: int) -> Epoch:
         """Starts epoch ``epoch`` (ending an unfinished one) and returns its batches. The
@@ -185,9 +186,25 @@ class Loader:
         with self._lock:
             self._generation += 1
             generation = self._generation
+            self._next_epoch = epoch + 1
         self._native.start_epoch(epoch)
-        _profile.note_loader(self)
+        _profile.note_input(self)
         return Epoch(self, epoch, generation)
+
+    def __iter__(self) -> Epoch:
+        """``for images, labels in loader:`` runs the next epoch, as iterating a DataLoader
+        does: 0 first, then 1, 2, ...; after ``epoch(n)`` or a restored state, the one after
+        it; after ``set_epoch(n)``, epoch n."""
+        return self.epoch(self._next_epoch)
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch the next ``for ... in loader`` runs (DistributedSampler.set_epoch): the
+        sample order is a function of the seed, the epoch and the shard, so every rank that
+        sets the same epoch draws its share of the same global order."""
+        if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
+            raise _native.UsageError(f"set_epoch({epoch!r}): the epoch is an int >= 0")
+        with self._lock:
+            self._next_epoch = epoch
 
     def __len__(self) -> int:
         """Fresh batches per epoch for this rank (echoes come on top)."""
@@ -240,6 +257,8 @@ class Loader:
         except (TypeError, ValueError) as e:
             raise _native.UsageError(f"loader state: not the dict state_dict() returned ({e})")
         self._native.restore_json(text)
+        with self._lock:
+            self._next_epoch = int(state["epoch"])  # `for ... in loader` continues it
 
     def stats(self) -> dict:
         """Counters since the loader started (or reset_stats()): per-stage busy time and items,
@@ -248,6 +267,18 @@ class Loader:
 
     def reset_stats(self) -> None:
         self._native.reset_stats()
+
+    @property
+    def closed(self) -> bool:
+        return self._native.closed
+
+    # The input protocol gpufeed.profile reads (any input source may implement it): a snapshot
+    # of the counters when the profile first sees the source, and the facts of the run since.
+    def __gpufeed_counters__(self) -> Any:
+        return _native.stats_snapshot(self._native)
+
+    def __gpufeed_facts__(self, since: Any) -> Any:
+        return _native.run_facts(self._native, since)
 
     def close(self) -> None:
         """Stops the epoch in flight and frees the loader. Batches still held stay valid."""

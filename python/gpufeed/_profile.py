@@ -16,12 +16,16 @@ _active: Optional["profile"] = None
 _active_lock = threading.Lock()
 
 
-def note_loader(loader: Any) -> None:
-    """Called by every Loader when it is made or starts an epoch: a running profile takes its
-    facts (workers, prefetch, stage counters) from the loaders it sees."""
-    current = _active
+def note_input(source: Any) -> None:
+    """Called by an input source (every gpufeed.Loader) when it is made or starts an epoch: the
+    running profile, if any, takes the input side's facts (workers, prefetch, stage counters)
+    from the sources it sees. A source implements the input protocol:
+    ``__gpufeed_counters__()`` (a snapshot of its counters, taken when the profile first sees
+    it) and ``__gpufeed_facts__(since)`` (its settings and its counters since that snapshot),
+    plus ``stats()["samples"]`` and ``closed``."""
+    current = profile.current()
     if current is not None:
-        current._see(loader)
+        current._see(source)
 
 
 def _job_place(torch: Any) -> tuple:
@@ -157,11 +161,15 @@ class profile:
         model.register_comm_hook(None, timed_allreduce)
         return model
 
-    def _see(self, loader: Any) -> None:
-        entry = self._loaders.get(id(loader))
+    @staticmethod
+    def current() -> Optional["profile"]:
+        """The profile running in this process, or None."""
+        return _active
+
+    def _see(self, source: Any) -> None:
+        entry = self._loaders.get(id(source))
         if entry is None:
-            baseline = _native.stats_snapshot(loader._native)
-            self._loaders[id(loader)] = [loader, baseline, 1]
+            self._loaders[id(source)] = [source, source.__gpufeed_counters__(), 1]
         else:
             entry[2] += 1
 
@@ -169,7 +177,7 @@ class profile:
         best = None
         best_samples = -1
         for loader, baseline, epochs in self._loaders.values():
-            if loader._native.closed:
+            if loader.closed:
                 continue
             samples = loader.stats()["samples"]
             if samples > best_samples:
@@ -191,11 +199,11 @@ class profile:
         loop.rank, loop.world_size = self._rank, self._world_size
         busiest = self._busiest_loader()
         if busiest is None:
-            self._report = native.finish(None, None, loop)
+            self._report = native.finish(None, loop)
         else:
-            loader, baseline, epochs = busiest
+            source, baseline, epochs = busiest
             loop.epochs = epochs
-            self._report = native.finish(loader._native, baseline, loop)
+            self._report = native.finish(source.__gpufeed_facts__(baseline), loop)
         self._write_outputs()
 
     def _write_outputs(self) -> None:

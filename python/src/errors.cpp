@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/fields.hpp"
 
 namespace nb = nanobind;
 
@@ -45,17 +46,13 @@ void translate(const std::exception_ptr& p, void*) {
 }  // namespace
 
 std::string keyword_of(std::string_view field) {
-  if (field == "cache_bytes") return "cache_mb";
-  if (field == "drop_last_batch") return "drop_last";
-  if (field == "memory_budget") return "memory_mb";
-  return std::string(field);
+  return field_keyword(field);
 }
 
 std::string keyword_spelling(const Setting& setting) {
   const std::string key = keyword_of(knob_name(setting.knob));
-  if (setting.knob == Knob::cache_bytes) return key + "=" + std::to_string(setting.value >> 20);
-  if (setting.knob == Knob::order) return key + "='" + setting.value_text() + "'";
-  return key + "=" + setting.value_text();
+  const std::string value = setting.value_text(front_end_units);
+  return key + "=" + (setting.knob == Knob::order ? "'" + value + "'" : value);
 }
 
 void throw_usage(const std::string& message) {

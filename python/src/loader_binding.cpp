@@ -9,6 +9,7 @@
 
 #include "batch_arrays.hpp"
 #include "errors.hpp"
+#include "gpufeed/base/fields.hpp"
 #include "gpufeed/diagnosis/diagnosis.hpp"
 #include "gpufeed/formats/pack_file.hpp"
 #include "gpufeed/formats/synthetic.hpp"
@@ -127,6 +128,17 @@ void bind_loader(nb::module_& m) {
         return std::make_tuple(s.height, s.width, s.channels);
       });
 
+  m.def(
+      "loader_fields",
+      [] {
+        nb::list out;
+        for (const FieldName& f : kLoaderFields) {
+          out.append(
+              nb::make_tuple(std::string(f.field), std::string(f.keyword), std::string(f.flag)));
+        }
+        return out;
+      },
+      "The table of LoaderOptions fields: (field, Python keyword, pipebench flag).");
   m.def("default_keywords", &default_keywords,
         "The keywords of gpufeed.Loader with LoaderOptions' defaults.");
 

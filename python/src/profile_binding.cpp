@@ -95,14 +95,10 @@ class NativeProfile {
     profiler::record_range(name, begin_ns, end_ns, index);
   }
 
-  ProfileReport finish(NativeLoader* loader, const std::optional<LoaderStats>& baseline,
-                       const LoopFacts& loop) {
+  /// `input`: the facts of the loader that fed the loop (Loader.__gpufeed_facts__), if any.
+  ProfileReport finish(const std::optional<diagnosis::RunFacts>& input, const LoopFacts& loop) {
     if (!recording_) throw UsageError("the profile has already finished");
-    diagnosis::RunFacts facts;
-    if (loader != nullptr) {
-      const LoaderStats now = loader->get().stats();
-      facts = diagnosis::run_facts(loader->get(), baseline ? now.since(*baseline) : now);
-    }
+    diagnosis::RunFacts facts = input.value_or(diagnosis::RunFacts{});
     facts.steps = loop.steps;
     facts.epochs = loop.epochs;
     facts.training = loop.steps > 0;
@@ -116,7 +112,7 @@ class NativeProfile {
       d = recording_->finish(facts, keyword_language());
       recording_.reset();
     }
-    return ProfileReport(std::move(d), std::move(facts), loader != nullptr);
+    return ProfileReport(std::move(d), std::move(facts), input.has_value());
   }
 
  private:
@@ -127,8 +123,18 @@ class NativeProfile {
 
 void bind_profile(nb::module_& m) {
   nb::class_<LoaderStats>(m, "LoaderStats", "A snapshot of a loader's counters.");
+  nb::class_<diagnosis::RunFacts>(m, "RunFacts",
+                                  "What a loader's run tells the diagnosis: its settings and "
+                                  "its counters over the run.");
   m.def(
       "stats_snapshot", [](NativeLoader& l) { return l.get().stats(); }, nb::arg("loader"));
+  m.def(
+      "run_facts",
+      [](NativeLoader& l, const std::optional<LoaderStats>& since) {
+        const LoaderStats now = l.get().stats();
+        return diagnosis::run_facts(l.get(), since ? now.since(*since) : now);
+      },
+      nb::arg("loader"), nb::arg("since").none());
   m.def("now_ns", &profiler::now_ns, "The recorder's clock (monotonic, ns).");
   m.def(
       "range_name",
@@ -159,8 +165,7 @@ void bind_profile(nb::module_& m) {
       .def(nb::init<bool>(), nb::arg("cuda"))
       .def("record", &NativeProfile::record, nb::arg("name"), nb::arg("begin_ns"),
            nb::arg("end_ns"), nb::arg("index"))
-      .def("finish", &NativeProfile::finish, nb::arg("loader").none(), nb::arg("baseline").none(),
-           nb::arg("loop"));
+      .def("finish", &NativeProfile::finish, nb::arg("input").none(), nb::arg("loop"));
 }
 
 }  // namespace gpufeed::python

@@ -37,6 +37,22 @@ def test_orders_differ_between_epochs_and_repeat_for_a_seed(h5py_file):
     assert epoch_samples(a, 0) != epoch_samples(a, 1)
 
 
+def test_iterating_the_loader_runs_the_next_epoch(h5py_file):
+    # The DataLoader habit: `for x, y in loader` is epoch 0, then 1, ...; set_epoch() chooses
+    # the next one (DistributedSampler's), epoch(n) is followed by n + 1.
+    loader = gpufeed.Loader(h5py_file, batch_size=64, workers=2, order="random", seed=5)
+    def order(batches):
+        return [(b.epoch, tuple(b.indices)) for b in batches]
+    first, second = order(loader), order(loader)
+    assert {e for e, _ in first} == {0} and {e for e, _ in second} == {1}
+    assert first == order(loader.epoch(0)) and second == order(loader.epoch(1))
+    loader.set_epoch(7)
+    assert order(loader) == order(loader.epoch(7))
+    assert {e for e, _ in order(loader)} == {8}
+    with pytest.raises(gpufeed.UsageError, match="set_epoch"):
+        loader.set_epoch(-1)
+
+
 def test_drop_last_drops_the_partial_batch(h5py_file):
     loader = gpufeed.Loader(h5py_file, batch_size=64, workers=2, drop_last=True)
     sizes = [images.shape[0] for images, _ in loader.epoch(0)]
@@ -164,6 +180,19 @@ def test_keyword_defaults_are_the_cpp_defaults():
         assert signature.parameters[name].default == default, name
     python_only = {"path", "output"}
     assert set(signature.parameters) - set(native) == python_only
+
+
+def test_the_field_table_names_every_keyword():
+    # One table names the settings in every front end: its keywords are the Loader's keywords
+    # (path included), no more and no fewer, and a C++ field reads as its keyword in errors.
+    fields = _native.loader_fields()
+    keywords = {keyword for _, keyword, _ in fields}
+    signature = inspect.signature(gpufeed.Loader)
+    assert keywords == set(signature.parameters) - {"output"}
+    by_field = {field: keyword for field, keyword, _ in fields}
+    assert by_field["cache_bytes"] == "cache_mb" and by_field["drop_last_batch"] == "drop_last"
+    with pytest.raises(gpufeed.UsageError, match="batch_size"):
+        gpufeed.Loader("unused.h5", batch_size=0)
 
 
 def cpp_defaults() -> dict:

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/fields.hpp"
 #include "run_command.hpp"
 #include "shared_dataset.hpp"
 #include "temp_dir.hpp"
@@ -152,6 +153,16 @@ TEST_F(PipebenchTest, SweepRunsEverySettingAndWritesCsvAndJson) {
   EXPECT_EQ(lines, 5) << "a header and one line per setting";
   EXPECT_NE(r.out.find("best        workers 2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("advice      "), std::string::npos) << r.out;
+}
+
+TEST(Pipebench, EveryFlagOfTheFieldTableIsAFlagOfPipebench) {
+  const auto r = pipebench({"run", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.describe();
+  for (const FieldName& f : kLoaderFields) {
+    if (f.flag.empty()) continue;  // pipebench sets it itself
+    EXPECT_NE(r.out.find(std::string(f.flag) + " "), std::string::npos)
+        << f.field << ": " << f.flag << " is not in pipebench --help";
+  }
 }
 
 TEST(Pipebench, NoArgumentsRunsTheEmbeddedDefaultAndCleansUp) {

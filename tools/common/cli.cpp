@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/fields.hpp"
 #include "gpufeed/formats/mapped_regions.hpp"
 #include "gpufeed/formats/pending_files.hpp"
 
@@ -167,18 +168,11 @@ bool stderr_is_tty() {
 }
 
 std::string flag_of(std::string_view field) {
-  if (field == "batch_size") return "--batch";
-  if (field == "cache_bytes") return "--cache-mb";
-  if (field == "use_index") return "--no-index";
-  std::string flag = "--";
-  for (const char c : field) flag += c == '_' ? '-' : c;
-  return flag;
+  return field_flag(field);
 }
 
 std::string flag_spelling(const Setting& setting) {
-  const std::string flag = flag_of(knob_name(setting.knob));
-  if (setting.knob == Knob::cache_bytes) return flag + " " + std::to_string(setting.value >> 20);
-  return flag + " " + setting.value_text();
+  return flag_of(knob_name(setting.knob)) + " " + setting.value_text(front_end_units);
 }
 
 int run_guarded(std::string_view program, const std::function<int()>& body) {

@@ -9,17 +9,9 @@
 #include <string>
 #include <string_view>
 
-namespace gpufeed {
+#include "gpufeed/base/names.hpp"
 
-/// The enumerator whose name (in `names`, in enumerator order) is `name`; nullopt for none.
-template <typename Enum, std::size_t N>
-[[nodiscard]] constexpr std::optional<Enum> find_named(const std::array<const char*, N>& names,
-                                                       std::string_view name) noexcept {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (std::string_view(names[i]) == name) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
-}
+namespace gpufeed {
 
 /// The order samples are visited in.
 enum class Order : std::uint8_t {
@@ -30,7 +22,7 @@ enum class Order : std::uint8_t {
 inline constexpr std::array<const char*, 3> kOrderNames{"sequential", "random", "chunk"};
 
 [[nodiscard]] constexpr const char* order_name(Order order) noexcept {
-  return kOrderNames[static_cast<std::size_t>(order)];
+  return name_of(kOrderNames, order);
 }
 /// Parses an order name; nullopt for an unknown one.
 [[nodiscard]] constexpr std::optional<Order> find_order(std::string_view name) noexcept {
@@ -45,12 +37,16 @@ inline constexpr std::array<const char*, 5> kKnobNames{"workers", "prefetch", "e
                                                        "order"};
 
 [[nodiscard]] constexpr const char* knob_name(Knob knob) noexcept {
-  return kKnobNames[static_cast<std::size_t>(knob)];
+  return name_of(kKnobNames, knob);
 }
 /// Parses a knob (field) name; nullopt for an unknown one.
 [[nodiscard]] constexpr std::optional<Knob> find_knob(std::string_view name) noexcept {
   return find_named<Knob>(kKnobNames, name);
 }
+
+/// Selects Setting::value_text() in the front ends' units.
+struct FrontEndUnits {};
+inline constexpr FrontEndUnits front_end_units{};
 
 /// One knob at one value: a count (workers, prefetch), a factor (echo), bytes (cache_bytes) or,
 /// for Knob::order, an Order.
@@ -67,6 +63,9 @@ struct Setting {
   [[nodiscard]] constexpr Order order() const noexcept { return static_cast<Order>(value); }
   /// The value as the field takes it: "8", "chunk", "536870912".
   [[nodiscard]] std::string value_text() const;
+  /// The value in the front ends' unit of the field (kLoaderFields' unit_shift: "512" MiB for
+  /// cache_bytes).
+  [[nodiscard]] std::string value_text(FrontEndUnits /*tag*/) const;
 
   friend bool operator==(const Setting&, const Setting&) = default;
 };

@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -19,6 +20,7 @@ enum class Augment {
   crop_flip,  ///< torchvision RandomResizedCrop + flip (jpeg layout: the crop is resized)
   center,     ///< evaluation: the central 87.5% crop, resized (jpeg layout)
 };
+inline constexpr std::array<const char*, 4> kAugmentNames{"none", "flip", "crop-flip", "center"};
 std::string to_string(Augment augment);
 /// Parses none | flip | crop-flip | center; throws UsageError otherwise.
 Augment parse_augment(const std::string& text);

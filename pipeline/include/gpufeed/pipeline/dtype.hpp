@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <cstddef>
 #include <string>
 
@@ -6,6 +7,7 @@ namespace gpufeed {
 
 /// Element type of normalized batches.
 enum class DType { float32, float16, bfloat16 };
+inline constexpr std::array<const char*, 3> kDTypeNames{"float32", "float16", "bfloat16"};
 
 std::string to_string(DType dtype);
 /// Parses "float32" | "float16" | "bfloat16" (also "fp32", "fp16", "half", "bf16"); throws

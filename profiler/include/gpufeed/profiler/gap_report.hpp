@@ -1,5 +1,6 @@
 #pragma once
 // Device utilization, idle gaps and their causes over the steady-state window.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,8 @@ namespace gpufeed::profiler {
 
 enum class GapCause : std::uint8_t { input_wait, host_sync, launch, other };
 inline constexpr std::size_t kGapCauseCount = 4;
+inline constexpr std::array<const char*, kGapCauseCount> kGapCauseNames{"input_wait", "host_sync",
+                                                                        "launch", "other"};
 /// "input_wait", "host_sync", "launch", "other".
 const char* gap_cause_name(GapCause cause) noexcept;
 

@@ -1,11 +1,14 @@
 #pragma once
 // The input-bound verdict, with thresholds like TensorFlow's input-pipeline analyzer.
+#include <array>
 #include <optional>
 #include <string_view>
 
 namespace gpufeed::profiler {
 
 enum class Verdict { not_input_bound, moderately_input_bound, highly_input_bound };
+inline constexpr std::array<const char*, 3> kVerdictTexts{
+    "not input-bound", "moderately input-bound", "highly input-bound"};
 
 struct VerdictThresholds {
   double highly = 0.20;  ///< share of step time spent waiting for input
