@@ -289,8 +289,8 @@ int run_loader(const Args& a) {
   const double rate =
       epochs.size() > 1 ? static_cast<double>(steady_samples) / steady_seconds : warm_rate;
 
-  const gpufeed::formats::DatasetReader& ds = loader.dataset();
-  const gpufeed::formats::SampleShape shape = ds.sample_shape();
+  const gpufeed::formats::Dataset& ds = loader.dataset();
+  const gpufeed::formats::SampleShape shape = loader.sample_shape();
   const double out_bytes_per_sample = static_cast<double>(shape.bytes() * sizeof(float));
 
   json out;
@@ -305,7 +305,7 @@ int run_loader(const Args& a) {
   out["device"] = o.device.str();
   out["sample_shape"] = gpufeed::formats::to_string(shape);
   out["compression"] = ds.compression();
-  out["read_path"] = gpufeed::formats::to_string(ds.read_path());
+  out["read_path"] = ds.read_path_name();
   out["samples_per_epoch"] = loader.samples_per_epoch();
   out["samples_per_s"] = rate;
   out["warmup_samples_per_s"] = warm_rate;

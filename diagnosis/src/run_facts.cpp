@@ -14,13 +14,8 @@ RunFacts run_facts(const Loader& loader, const LoaderStats& stats) {
   f.cuda = o.device != "cpu";  // the device the loader resolved
   f.sample = loader.sample_shape();
   f.batch_size = o.batch_size;
-  if (const formats::JpegDatasetReader* jpeg = loader.jpeg_dataset(); jpeg != nullptr) {
-    f.samples_per_chunk = 1;
-    f.chunks = jpeg->num_samples();
-  } else {
-    f.samples_per_chunk = loader.dataset().samples_per_chunk();
-    f.chunks = loader.dataset().num_chunks();
-  }
+  f.samples_per_chunk = loader.dataset().samples_per_chunk();
+  f.chunks = loader.dataset().num_chunks();
   f.seed = o.seed;
   f.order = order_name(o.order);
   f.cache_bytes = o.cache_bytes;

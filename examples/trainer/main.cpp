@@ -47,8 +47,7 @@ int main(int argc, char** argv) try {
   gpufeed::Loader loader(options);
   const gpufeed::Device device = loader.options().device;  // the CPU or cuda:N
 
-  const auto* jpeg = loader.jpeg_dataset();
-  const auto& labels = jpeg != nullptr ? jpeg->labels() : loader.dataset().labels();
+  const auto& labels = loader.dataset().labels();  // raw or jpeg layout alike
   const std::int64_t classes =
       std::max<std::int64_t>(2, 1 + *std::max_element(labels.begin(), labels.end()));
   Net net(loader.sample_shape().channels, classes);

@@ -1,5 +1,6 @@
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/names.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -13,17 +14,7 @@
 namespace gpufeed::formats {
 
 std::string to_string(ReadPath path) {
-  switch (path) {
-    case ReadPath::index:
-      return "index";
-    case ReadPath::direct_chunk:
-      return "direct_chunk";
-    case ReadPath::contiguous:
-      return "contiguous";
-    case ReadPath::hyperslab:
-      return "hyperslab";
-  }
-  return "unknown";
+  return name_of(kReadPathNames, path, "unknown");
 }
 
 namespace detail {
@@ -94,10 +85,6 @@ void choose_read_path(detail::ReaderState& state, const ReaderOptions& options) 
 struct DatasetReader::Impl {
   ReaderOptions options;
   detail::ReaderState state;
-  std::vector<std::int64_t> labels;
-  std::optional<ChannelStats> channel_stats;
-  std::vector<std::string> class_names;
-  int schema_version = 0;
 };
 
 DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
@@ -138,11 +125,10 @@ DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
   }
   choose_read_path(state, impl_->options);
   const hid_t file = state.file.get();
-  impl_->labels =
-      detail::read_labels(file, path, impl_->options.labels, state.images_name, samples);
-  impl_->channel_stats = detail::read_channel_stats(file, state.layout.shape.channels);
-  impl_->class_names = detail::read_class_names(file, path);
-  impl_->schema_version = detail::read_schema_version(file);
+  meta_.labels = detail::read_labels(file, path, impl_->options.labels, state.images_name, samples);
+  meta_.channel_stats = detail::read_channel_stats(file, state.layout.shape.channels);
+  meta_.class_names = detail::read_class_names(file, path);
+  meta_.schema_version = detail::read_schema_version(file);
 }
 
 DatasetReader::~DatasetReader() = default;
@@ -179,23 +165,15 @@ std::uint64_t DatasetReader::chunk_sample_count(std::uint64_t chunk) const {
 ReadPath DatasetReader::read_path() const {
   return impl_->state.read_path;
 }
+std::string DatasetReader::read_path_name() const {
+  return to_string(read_path());
+}
+
 std::string DatasetReader::compression() const {
   return impl_->state.layout.compression;
 }
 std::uint64_t DatasetReader::stored_bytes() const {
   return impl_->state.stored_bytes;
-}
-const std::vector<std::int64_t>& DatasetReader::labels() const {
-  return impl_->labels;
-}
-const std::optional<ChannelStats>& DatasetReader::channel_stats() const {
-  return impl_->channel_stats;
-}
-const std::vector<std::string>& DatasetReader::class_names() const {
-  return impl_->class_names;
-}
-int DatasetReader::schema_version() const {
-  return impl_->schema_version;
 }
 
 void DatasetReader::read_chunk(std::uint64_t chunk, std::span<std::uint8_t> out) const {

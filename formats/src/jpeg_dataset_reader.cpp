@@ -58,10 +58,6 @@ struct JpegDatasetReader::Impl {
   std::vector<std::uint64_t> offsets;
   std::vector<JpegShape> shapes;
   std::vector<std::uint32_t> checksums;
-  std::vector<std::int64_t> labels;
-  std::optional<ChannelStats> channel_stats;
-  std::vector<std::string> class_names;
-  int schema_version = 0;
 
   [[nodiscard]] std::string describe(std::uint64_t sample) const {
     return "sample " + std::to_string(sample) + " of " + schema::kJpegBytes + " in " + path;
@@ -161,10 +157,10 @@ JpegDatasetReader::JpegDatasetReader(const std::string& path, JpegReaderOptions 
   r.shapes = detail::read_jpeg_shapes(file, path, samples);
   r.checksums = detail::read_jpeg_checksums(file, path, samples);
   r.choose_read_path();
-  r.labels = detail::read_labels(file, path, options.labels, schema::kJpegOffsets, samples);
-  r.channel_stats = read_stats(file);
-  r.class_names = detail::read_class_names(file, path);
-  r.schema_version = detail::read_schema_version(file);
+  meta_.labels = detail::read_labels(file, path, options.labels, schema::kJpegOffsets, samples);
+  meta_.channel_stats = read_stats(file);
+  meta_.class_names = detail::read_class_names(file, path);
+  meta_.schema_version = detail::read_schema_version(file);
 }
 
 JpegDatasetReader::~JpegDatasetReader() = default;
@@ -183,6 +179,10 @@ std::uint64_t JpegDatasetReader::total_bytes() const {
 JpegReadPath JpegDatasetReader::read_path() const {
   return impl_->read_path;
 }
+std::string JpegDatasetReader::read_path_name() const {
+  return impl_->read_path == JpegReadPath::contiguous ? "jpeg contiguous (pread)"
+                                                      : "jpeg hyperslab";
+}
 const std::vector<std::uint64_t>& JpegDatasetReader::offsets() const {
   return impl_->offsets;
 }
@@ -194,18 +194,6 @@ std::uint64_t JpegDatasetReader::sample_size(std::uint64_t sample) const {
 }
 bool JpegDatasetReader::has_checksums() const {
   return !impl_->checksums.empty();
-}
-const std::vector<std::int64_t>& JpegDatasetReader::labels() const {
-  return impl_->labels;
-}
-const std::optional<ChannelStats>& JpegDatasetReader::channel_stats() const {
-  return impl_->channel_stats;
-}
-const std::vector<std::string>& JpegDatasetReader::class_names() const {
-  return impl_->class_names;
-}
-int JpegDatasetReader::schema_version() const {
-  return impl_->schema_version;
 }
 
 void JpegDatasetReader::read_sample(std::uint64_t sample, std::span<std::uint8_t> out) const {

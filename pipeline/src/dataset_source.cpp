@@ -55,19 +55,19 @@ DatasetSource DatasetSource::open(const LoaderOptions& options) {
 }
 
 std::uint64_t DatasetSource::num_samples() const {
-  return raw ? raw->num_samples() : jpeg->num_samples();
+  return dataset().num_samples();
 }
 
 std::uint64_t DatasetSource::samples_per_chunk() const {
-  return raw ? raw->samples_per_chunk() : 1;
+  return dataset().samples_per_chunk();
 }
 
 const std::vector<std::int64_t>& DatasetSource::labels() const {
-  return raw ? raw->labels() : jpeg->labels();
+  return dataset().labels();
 }
 
 const std::optional<formats::ChannelStats>& DatasetSource::channel_stats() const {
-  return raw ? raw->channel_stats() : jpeg->channel_stats();
+  return dataset().channel_stats();
 }
 
 formats::SampleShape DatasetSource::slot_shape(const LoaderOptions& options) const {

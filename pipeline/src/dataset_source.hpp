@@ -21,6 +21,12 @@ struct DatasetSource {
   /// and UsageError for options the layout cannot honour.
   static DatasetSource open(const LoaderOptions& options);
 
+  /// The open reader, whichever layout it reads.
+  [[nodiscard]] const formats::Dataset& dataset() const {
+    if (raw) return *raw;
+    return *jpeg;
+  }
+
   [[nodiscard]] std::uint64_t num_samples() const;
   /// Samples stored together (1 for the jpeg layout: every sample is read on its own).
   [[nodiscard]] std::uint64_t samples_per_chunk() const;

@@ -164,11 +164,11 @@ std::optional<Batch> Loader::try_next(std::chrono::nanoseconds timeout) {
 const LoaderOptions& Loader::options() const {
   return core_->options;
 }
-const formats::DatasetReader& Loader::dataset() const {
-  if (!core_->source().raw) {
-    throw UsageError(core_->options.path + " is a jpeg-layout file: use jpeg_dataset()");
-  }
-  return *core_->source().raw;
+const formats::Dataset& Loader::dataset() const {
+  return core_->source().dataset();
+}
+const formats::DatasetReader* Loader::raw_dataset() const {
+  return core_->source().raw ? &*core_->source().raw : nullptr;
 }
 const formats::JpegDatasetReader* Loader::jpeg_dataset() const {
   return core_->source().jpeg ? &*core_->source().jpeg : nullptr;

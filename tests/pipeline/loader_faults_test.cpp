@@ -241,7 +241,7 @@ TEST_P(ReadFaults, AnIoErrorMidEpochIsOneErrorAndTheNextEpochIsWhole) {
   const ReadCase& c = GetParam();
   Loader loader(options_for(c, path_));
   if (!c.jpeg) {
-    ASSERT_EQ(loader.dataset().read_path(), c.path);
+    ASSERT_EQ(loader.raw_dataset()->read_path(), c.path);
   }
   const std::uint64_t reads = reads_per_epoch(loader, "faulty.h5", 0);
   ASSERT_GT(reads, 4u);

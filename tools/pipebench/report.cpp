@@ -4,33 +4,17 @@ namespace gpufeed::tools::pipebench {
 
 namespace {
 
-DatasetSummary summarize(const formats::DatasetReader& reader, const BenchDataset& data) {
-  DatasetSummary d;
-  d.path = data.path();
-  d.synthetic = data.synthetic();
-  d.samples = reader.num_samples();
-  d.shape = reader.sample_shape();
-  d.chunk = reader.samples_per_chunk();
-  d.chunks = reader.num_chunks();
-  d.compression = reader.compression();
-  d.read_path = formats::to_string(reader.read_path());
-  return d;
-}
-
 DatasetSummary summarize(const Loader& loader, const BenchDataset& data) {
-  const formats::JpegDatasetReader* jpeg = loader.jpeg_dataset();
-  if (jpeg == nullptr) return summarize(loader.dataset(), data);
+  const formats::Dataset& file = loader.dataset();
   DatasetSummary d;
   d.path = data.path();
   d.synthetic = data.synthetic();
-  d.samples = jpeg->num_samples();
+  d.samples = file.num_samples();
   d.shape = loader.sample_shape();
-  d.chunk = 1;
-  d.chunks = jpeg->num_samples();
-  d.compression = "jpeg";
-  d.read_path = "jpeg " + std::string(jpeg->read_path() == formats::JpegReadPath::contiguous
-                                          ? "contiguous (pread)"
-                                          : "hyperslab");
+  d.chunk = file.samples_per_chunk();
+  d.chunks = file.num_chunks();
+  d.compression = file.compression();
+  d.read_path = file.read_path_name();
   return d;
 }
 

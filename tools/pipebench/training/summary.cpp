@@ -11,7 +11,6 @@ namespace gpufeed::tools::pipebench {
 namespace {
 
 const std::vector<std::int64_t>& file_labels(const Loader& loader) {
-  if (const auto* jpeg = loader.jpeg_dataset()) return jpeg->labels();
   return loader.dataset().labels();
 }
 

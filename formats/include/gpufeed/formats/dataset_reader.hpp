@@ -1,5 +1,6 @@
 #pragma once
 // Reads uint8 image datasets (schema v1 raw layout, or a user's own file) chunk by chunk.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/formats/dataset.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
 
 namespace gpufeed::formats {
@@ -18,6 +20,8 @@ enum class ReadPath {
   contiguous,    ///< H5Dget_offset + pread: no HDF5 call, no lock
   hyperslab,     ///< H5Dread (filters we cannot decode ourselves): serialized by HDF5
 };
+inline constexpr std::array<const char*, 4> kReadPathNames{"index", "direct_chunk", "contiguous",
+                                                           "hyperslab"};
 std::string to_string(ReadPath path);
 
 struct ReaderOptions {
@@ -31,12 +35,6 @@ struct ReaderOptions {
   std::uint64_t contiguous_chunk_bytes = 1ull << 20;
 };
 
-/// Mean and standard deviation per channel on the 0-255 scale.
-struct ChannelStats {
-  std::vector<float> mean;
-  std::vector<float> std;
-};
-
 /// A uint8 image dataset opened for reading. The dataset is split into "chunks": runs of
 /// consecutive samples that are stored (and so best read) together: an HDF5 chunk row along the
 /// sample dimension, or a virtual chunk of a contiguous dataset.
@@ -45,41 +43,36 @@ struct ChannelStats {
 /// dataset and what to do. After construction the reader is immutable and read_chunk() may be
 /// called from any number of threads at once; on the index and contiguous paths it makes no
 /// HDF5 call and takes no lock.
-class DatasetReader {
+class DatasetReader final : public Dataset {
  public:
   explicit DatasetReader(const std::string& path, ReaderOptions options = {});
-  ~DatasetReader();
+  ~DatasetReader() override;
   DatasetReader(DatasetReader&&) noexcept;
   DatasetReader& operator=(DatasetReader&&) noexcept;
 
-  [[nodiscard]] const std::string& path() const;
+  [[nodiscard]] FileLayout layout() const override { return FileLayout::raw; }
+  [[nodiscard]] const std::string& path() const override;
   [[nodiscard]] const ReaderOptions& options() const;
-  [[nodiscard]] std::uint64_t num_samples() const;
+  [[nodiscard]] std::uint64_t num_samples() const override;
   [[nodiscard]] SampleShape sample_shape() const;
-  [[nodiscard]] std::uint64_t samples_per_chunk() const;
-  [[nodiscard]] std::uint64_t num_chunks() const;
+  [[nodiscard]] std::uint64_t samples_per_chunk() const override;
+  [[nodiscard]] std::uint64_t num_chunks() const override;
   /// Bytes a read_chunk() destination must hold: samples_per_chunk() * sample bytes.
   [[nodiscard]] std::uint64_t chunk_buffer_bytes() const;
   /// The first sample of `chunk` and how many samples it holds (fewer in the last chunk).
   [[nodiscard]] std::uint64_t chunk_first_sample(std::uint64_t chunk) const;
   [[nodiscard]] std::uint64_t chunk_sample_count(std::uint64_t chunk) const;
   [[nodiscard]] ReadPath read_path() const;
+  /// to_string(read_path()).
+  [[nodiscard]] std::string read_path_name() const override;
   /// "none", "gzip", "shuffle+gzip", ... as stored in the file.
-  [[nodiscard]] std::string compression() const;
+  [[nodiscard]] std::string compression() const override;
   /// Bytes the images occupy in the file (compressed size).
   [[nodiscard]] std::uint64_t stored_bytes() const;
 
   /// Reads chunk `chunk` into `out` (at least chunk_buffer_bytes()): its samples densely, in
   /// the file's layout. Thread-safe. Throws FormatError for a damaged chunk.
   void read_chunk(std::uint64_t chunk, std::span<std::uint8_t> out) const;
-
-  /// One label per sample (-1 everywhere when the file has no labels).
-  [[nodiscard]] const std::vector<std::int64_t>& labels() const;
-  /// /meta/mean and /meta/std when the file has them.
-  [[nodiscard]] const std::optional<ChannelStats>& channel_stats() const;
-  [[nodiscard]] const std::vector<std::string>& class_names() const;
-  /// The schema version (0 for a file h5pack did not write).
-  [[nodiscard]] int schema_version() const;
 
  private:
   struct Impl;

@@ -75,15 +75,23 @@ enum class JpegReadPath {
 /// labels); a bad file throws FormatError naming the file, dataset, sample and what to do.
 /// Afterwards the reader is immutable and its reads may run on any number of threads; on the
 /// contiguous path a read is one pread, with no HDF5 call.
-class JpegDatasetReader {
+class JpegDatasetReader final : public Dataset {
  public:
   explicit JpegDatasetReader(const std::string& path, JpegReaderOptions options = {});
-  ~JpegDatasetReader();
+  ~JpegDatasetReader() override;
   JpegDatasetReader(JpegDatasetReader&&) noexcept;
   JpegDatasetReader& operator=(JpegDatasetReader&&) noexcept;
 
-  [[nodiscard]] const std::string& path() const;
-  [[nodiscard]] std::uint64_t num_samples() const;
+  [[nodiscard]] FileLayout layout() const override { return FileLayout::jpeg; }
+  [[nodiscard]] const std::string& path() const override;
+  [[nodiscard]] std::uint64_t num_samples() const override;
+  /// Each image is read on its own: 1.
+  [[nodiscard]] std::uint64_t samples_per_chunk() const override { return 1; }
+  [[nodiscard]] std::uint64_t num_chunks() const override { return num_samples(); }
+  /// "jpeg": encoded images (JPEG, PNG or WebP).
+  [[nodiscard]] std::string compression() const override { return "jpeg"; }
+  /// "jpeg contiguous (pread)" or "jpeg hyperslab".
+  [[nodiscard]] std::string read_path_name() const override;
   /// Size of /jpeg/bytes.
   [[nodiscard]] std::uint64_t total_bytes() const;
   [[nodiscard]] JpegReadPath read_path() const;
@@ -108,12 +116,6 @@ class JpegDatasetReader {
   /// Compares `bytes` (the sample as read) with the stored CRC-32.
   [[nodiscard]] bool verify_checksum(std::uint64_t sample,
                                      std::span<const std::uint8_t> bytes) const;
-
-  [[nodiscard]] const std::vector<std::int64_t>& labels() const;
-  [[nodiscard]] const std::optional<ChannelStats>& channel_stats() const;
-  [[nodiscard]] const std::vector<std::string>& class_names() const;
-  /// The schema version (0 for a file h5pack did not write).
-  [[nodiscard]] int schema_version() const;
 
  private:
   struct Impl;

@@ -201,9 +201,11 @@ class Loader {
   std::optional<Batch> try_next(std::chrono::nanoseconds timeout);
 
   [[nodiscard]] const LoaderOptions& options() const;
-  /// The raw-layout file's reader; throws UsageError for a jpeg-layout file.
-  [[nodiscard]] const formats::DatasetReader& dataset() const;
-  /// The jpeg-layout file's reader, or null for a raw-layout file.
+  /// The file's reader, whichever layout it is: count, labels, chunking, how it is read.
+  [[nodiscard]] const formats::Dataset& dataset() const;
+  /// The raw-layout file's reader (chunk reads, stored shape), or null for a jpeg-layout file.
+  [[nodiscard]] const formats::DatasetReader* raw_dataset() const;
+  /// The jpeg-layout file's reader (encoded samples), or null for a raw-layout file.
   [[nodiscard]] const formats::JpegDatasetReader* jpeg_dataset() const;
   /// One sample as delivered before normalization (stored shape, or the decode size).
   [[nodiscard]] formats::SampleShape sample_shape() const;

@@ -1,0 +1,64 @@
+#pragma once
+// What every dataset file tells, whatever its layout: the raw layout's DatasetReader and the
+// jpeg layout's JpegDatasetReader both are a Dataset, so a caller that asks for the count, the
+// labels or how the file is read never branches on the layout.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpufeed/formats/probe.hpp"
+
+namespace gpufeed::formats {
+
+/// Mean and standard deviation per channel on the 0-255 scale.
+struct ChannelStats {
+  std::vector<float> mean;
+  std::vector<float> std;
+};
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+
+  [[nodiscard]] virtual FileLayout layout() const = 0;
+  [[nodiscard]] virtual const std::string& path() const = 0;
+  [[nodiscard]] virtual std::uint64_t num_samples() const = 0;
+  /// Samples read together: a chunk's (raw layout; 1 when not chunked), 1 (jpeg: an image).
+  [[nodiscard]] virtual std::uint64_t samples_per_chunk() const = 0;
+  /// Units read: chunks (raw), images (jpeg).
+  [[nodiscard]] virtual std::uint64_t num_chunks() const = 0;
+  /// How the samples are stored: "none", "gzip", "shuffle+gzip", ... (raw), "jpeg" (encoded
+  /// images: JPEG, PNG or WebP).
+  [[nodiscard]] virtual std::string compression() const = 0;
+  /// How they are read: "index", "direct_chunk", "contiguous", "hyperslab" (raw);
+  /// "jpeg contiguous (pread)", "jpeg hyperslab".
+  [[nodiscard]] virtual std::string read_path_name() const = 0;
+  /// One label per sample (-1 everywhere when the file has no labels).
+  [[nodiscard]] const std::vector<std::int64_t>& labels() const { return meta_.labels; }
+  /// /meta/mean and /meta/std when the file has them.
+  [[nodiscard]] const std::optional<ChannelStats>& channel_stats() const {
+    return meta_.channel_stats;
+  }
+  [[nodiscard]] const std::vector<std::string>& class_names() const { return meta_.class_names; }
+  /// The schema version (0 for a file h5pack did not write).
+  [[nodiscard]] int schema_version() const { return meta_.schema_version; }
+
+ protected:
+  /// What both layouts store beside the samples; each reader fills it when it opens the file.
+  struct Metadata {
+    std::vector<std::int64_t> labels;
+    std::optional<ChannelStats> channel_stats;
+    std::vector<std::string> class_names;
+    int schema_version = 0;
+  };
+  Metadata meta_;
+
+  Dataset() = default;
+  Dataset(const Dataset&) = default;
+  Dataset(Dataset&&) = default;
+  Dataset& operator=(const Dataset&) = default;
+  Dataset& operator=(Dataset&&) = default;
+};
+
+}  // namespace gpufeed::formats
