@@ -38,3 +38,19 @@ if(GPUFEED_FUZZ)
   target_compile_options(gpufeed_build_flags INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
 endif()
+
+# gpufeed_add_module(NAME [STATIC] sources...): a library module of the project: the target
+# gpufeed_NAME and its alias gpufeed::NAME (exported as NAME), public headers under
+# NAME/include (the install's include root), src/ for its private headers, C++20 for whoever
+# links it and the project's warning flags for its own sources.
+function(gpufeed_add_module name)
+  add_library(gpufeed_${name} ${ARGN})
+  add_library(gpufeed::${name} ALIAS gpufeed_${name})
+  set_target_properties(gpufeed_${name} PROPERTIES EXPORT_NAME ${name})
+  target_include_directories(gpufeed_${name}
+    PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+           $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
+    PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  target_link_libraries(gpufeed_${name} PRIVATE $<BUILD_INTERFACE:gpufeed_build_flags>)
+  target_compile_features(gpufeed_${name} PUBLIC cxx_std_20)
+endfunction()

@@ -222,15 +222,18 @@ Delivery LoaderCore::next(Deadline deadline) {
   if (!run) return {};
   const Delivery d = run->next(deadline);
   work_.counters.add(Stage::wait, d.wait_ns, d.timed_out ? 0 : 1);
-  note_ready_depth(d.ready_depth);
-  if (d.slot != nullptr) note_delivery(d);
+  delivered_.note_ready_depth(d.ready_depth);
+  if (d.slot != nullptr) {
+    delivered_.note_delivery(d.slot->count, d.echoed);
+    advance_place(d);
+  }
   if (d.slot != nullptr && tuning_) maybe_tune(d.slot->epoch);
   return d;
 }
 
 void LoaderCore::maybe_tune(std::uint64_t epoch) {
   Tuning& t = *tuning_;
-  const std::uint64_t fresh = fresh_.load(std::memory_order_relaxed);
+  const std::uint64_t fresh = delivered_.fresh_batches();
   const std::int64_t now = profiler::now_ns();
   const StageCounters& counters = work_.counters;
   const std::int64_t wait = counters.busy_ns[static_cast<std::size_t>(Stage::wait)].load();
@@ -286,10 +289,7 @@ unsigned LoaderCore::active_workers() const {
   return gate_ ? gate_->active() : static_cast<unsigned>(arena_.max_concurrency());
 }
 
-void LoaderCore::note_delivery(const Delivery& d) {
-  batches_.fetch_add(1, std::memory_order_relaxed);
-  samples_.fetch_add(d.slot->count, std::memory_order_relaxed);
-  (d.echoed ? echoed_ : fresh_).fetch_add(1, std::memory_order_relaxed);
+void LoaderCore::advance_place(const Delivery& d) {
   std::lock_guard lock(place_mutex_);
   if (d.echoed) {
     ++place_.echo_repeats;
@@ -332,48 +332,20 @@ void LoaderCore::release_ref(Slot* slot) noexcept {
 LoaderStats LoaderCore::stats() const {
   LoaderStats s;
   work_.fill_stats(s);
-  s.wall_ns = profiler::now_ns() - stats_start_ns_.load();
+  delivered_.fill(s);
   s.workers = active_workers();
   s.prefetch = slots_.limit.load(std::memory_order_relaxed) - extra_slots(options);
   {
     std::lock_guard lock(tuning_log_mutex_);
     s.tuning = tuning_log_;
   }
-  s.batches = batches_.load();
-  s.samples = samples_.load();
-  s.fresh_batches = fresh_.load();
-  s.echoed_batches = echoed_.load();
-  const std::uint64_t asks = ready_count_.load();
-  s.mean_ready_batches =
-      asks ? static_cast<double>(ready_sum_.load()) / static_cast<double>(asks) : 0.0;
-  s.max_ready_batches = ready_max_.load();
-  s.ready_batches = ready_last_.load(std::memory_order_relaxed);
   s.slot_bytes = slots_.batches.bytes() + slots_.echoes.bytes();
   return s;
 }
 
 void LoaderCore::reset_stats() {
   work_.reset_stats();
-  batches_ = 0;
-  samples_ = 0;
-  fresh_ = 0;
-  echoed_ = 0;
-  ready_sum_ = 0;
-  ready_count_ = 0;
-  ready_max_ = 0;
-  ready_last_ = 0;
-  stats_start_ns_ = profiler::now_ns();
-}
-
-void LoaderCore::note_ready_depth(std::int64_t depth) noexcept {
-  if (depth < 0) return;  // a timed-out request resumed: counted when it was made
-  const auto d = static_cast<std::uint64_t>(depth);
-  ready_sum_.fetch_add(d, std::memory_order_relaxed);
-  ready_count_.fetch_add(1, std::memory_order_relaxed);
-  ready_last_.store(d, std::memory_order_relaxed);
-  std::uint64_t seen = ready_max_.load(std::memory_order_relaxed);
-  while (d > seen && !ready_max_.compare_exchange_weak(seen, d)) {
-  }
+  delivered_.reset();
 }
 
 void LoaderCore::record_release(Slot& slot, std::span<void* const> streams) {

@@ -13,6 +13,7 @@
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include "delivery_counters.hpp"
 #include "epoch_run.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/loader.hpp"
@@ -78,8 +79,8 @@ class LoaderCore {
   const LoaderOptions options;
 
  private:
-  void note_ready_depth(std::int64_t depth) noexcept;
-  void note_delivery(const Delivery& d);
+  /// The consumer's place after delivery `d`.
+  void advance_place(const Delivery& d);
   /// workers=auto / prefetch=auto: judges the window that ends at this delivery, a batch of
   /// `epoch`, and applies the tuner's change (consumer thread).
   void maybe_tune(std::uint64_t epoch);
@@ -113,9 +114,7 @@ class LoaderCore {
   mutable std::mutex tuning_log_mutex_;
   std::vector<TuningChange> tuning_log_;
 
-  std::atomic<std::int64_t> stats_start_ns_{0};
-  std::atomic<std::uint64_t> batches_{0}, samples_{0}, fresh_{0}, echoed_{0};
-  std::atomic<std::uint64_t> ready_sum_{0}, ready_count_{0}, ready_max_{0}, ready_last_{0};
+  DeliveryCounters delivered_;
 
   /// The consumer's place: the epoch in progress, its closed segments, the samples of this
   /// rank's share consumed in the current segment, echoes of the last fresh batch.

@@ -99,4 +99,19 @@ inline LoaderOptions jpeg_loader_options(const std::string& path, std::uint64_t 
   return o;
 }
 
+/// A small, reproducible loader: 2 workers, prefetch 2, random order with `seed`, one rank
+/// (whatever the environment says).
+inline LoaderOptions random_order_options(const std::string& path, std::uint32_t batch_size,
+                                          std::uint64_t seed) {
+  LoaderOptions o;
+  o.path = path;
+  o.batch_size = batch_size;
+  o.workers = 2;
+  o.prefetch = 2;
+  o.order = Order::random;
+  o.seed = seed;
+  o.shard = Shard{};
+  return o;
+}
+
 }  // namespace gpufeed::testing

@@ -26,14 +26,7 @@ class CudaLoader : public ::testing::Test {
     testing::write_dataset(path_, 300, kShape, 32);
   }
   LoaderOptions options(const std::string& device) const {
-    LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 32;
-    o.workers = 2;
-    o.prefetch = 2;
-    o.order = Order::random;
-    o.seed = 9;
-    o.shard = Shard{};
+    LoaderOptions o = testing::random_order_options(path_, 32, 9);
     o.device = device;
     return o;
   }

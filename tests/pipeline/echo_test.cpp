@@ -82,13 +82,7 @@ class EchoLoader : public ::testing::Test {
  protected:
   void SetUp() override { testing::write_dataset(path_, 640, shape_, 32); }
   LoaderOptions options(const std::string& echo) const {
-    LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 32;
-    o.workers = 2;
-    o.prefetch = 2;
-    o.order = Order::random;
-    o.shard = Shard{};
+    LoaderOptions o = testing::random_order_options(path_, 32, 0);
     o.echo = EchoOptions::parse(echo);
     return o;
   }

@@ -142,14 +142,7 @@ std::vector<ReadCase> read_cases() {
 }
 
 LoaderOptions options_for(const ReadCase& c, const std::string& path) {
-  LoaderOptions o;
-  o.path = path;
-  o.batch_size = 16;
-  o.workers = 2;
-  o.prefetch = 2;
-  o.order = Order::random;
-  o.seed = 5;
-  o.shard = Shard{};
+  LoaderOptions o = testing::random_order_options(path, 16, 5);
   o.use_index = c.use_index;
   o.cache_bytes = 1;  // every epoch reads every chunk again (the cache keeps one)
   if (c.jpeg) {

@@ -13,6 +13,7 @@
 #include "../profiler/synthetic_timeline.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
+#include "json_file.hpp"
 #include "run_command.hpp"
 #include "temp_dir.hpp"
 
@@ -26,11 +27,6 @@ CommandResult analyze(const std::vector<std::string>& args) {
   std::vector<std::string> argv{pipebench_bin(), "analyze"};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_command(argv);
-}
-
-json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return json::parse(in);
 }
 
 void write_text(const std::string& path, const std::string& text) {

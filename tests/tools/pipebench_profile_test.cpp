@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "json_file.hpp"
 #include "run_command.hpp"
 #include "shared_dataset.hpp"
 #include "temp_dir.hpp"
@@ -16,11 +17,6 @@ namespace gpufeed::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpufeed/base/fields.hpp"
+#include "json_file.hpp"
 #include "run_command.hpp"
 #include "shared_dataset.hpp"
 #include "temp_dir.hpp"
@@ -15,11 +16,6 @@ namespace gpufeed::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
 
 /// A small dataset shared by the tests of this file: 512 samples 16x16x3, 32 per chunk.
 class PipebenchTest : public SharedDataset<PipebenchTest> {
