@@ -4,39 +4,57 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstddef>
 #include <set>
 #include <string>
+#include <string_view>
+
+#include "gpufeed/base/fields.hpp"
+#include "gpufeed/base/names.hpp"
 
 namespace gpufeed {
 namespace {
 
-TEST(Knobs, OrderNamesRoundTrip) {
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < kOrderNames.size(); ++i) {
-    const auto order = static_cast<Order>(i);
-    EXPECT_TRUE(names.insert(order_name(order)).second) << order_name(order);
-    EXPECT_EQ(find_order(order_name(order)), order);
+/// Every name of `names` is unique, names its enumerator both ways, and all read `expected`.
+template <typename Enum, std::size_t N>
+void expect_named(const std::array<const char*, N>& names, const std::string& expected) {
+  std::set<std::string> seen;
+  std::string all;
+  for (std::size_t i = 0; i < N; ++i) {
+    const auto value = static_cast<Enum>(i);
+    EXPECT_TRUE(seen.insert(name_of(names, value)).second) << name_of(names, value);
+    EXPECT_EQ(find_named<Enum>(names, name_of(names, value)), value);
+    all += (i > 0 ? " " : "") + std::string(name_of(names, value));
   }
-  EXPECT_STREQ(order_name(Order::sequential), "sequential");
-  EXPECT_STREQ(order_name(Order::random), "random");
-  EXPECT_STREQ(order_name(Order::chunk), "chunk");
-  EXPECT_EQ(order_choices(), "sequential, random or chunk");
+  EXPECT_EQ(all, expected);
+  EXPECT_STREQ(name_of(names, static_cast<Enum>(N), "past"), "past");
 }
 
-TEST(Knobs, KnobNamesRoundTrip) {
-  std::set<std::string> names;
-  for (std::size_t i = 0; i < kKnobNames.size(); ++i) {
-    const auto knob = static_cast<Knob>(i);
-    EXPECT_TRUE(names.insert(knob_name(knob)).second) << knob_name(knob);
-    EXPECT_EQ(find_knob(knob_name(knob)), knob);
-  }
-  // The LoaderOptions field names.
-  EXPECT_STREQ(knob_name(Knob::workers), "workers");
-  EXPECT_STREQ(knob_name(Knob::prefetch), "prefetch");
-  EXPECT_STREQ(knob_name(Knob::echo), "echo");
+TEST(Knobs, OrderAndKnobNamesRoundTrip) {
+  expect_named<Order>(kOrderNames, "sequential random chunk");
+  EXPECT_STREQ(order_name(Order::random), "random");
+  EXPECT_EQ(order_choices(), "sequential, random or chunk");
+  // Knobs are named by their LoaderOptions fields, and each is one.
+  expect_named<Knob>(kKnobNames, "workers prefetch echo cache_bytes order");
+  for (const char* knob : kKnobNames) EXPECT_NE(find_field(knob), nullptr) << knob;
   EXPECT_STREQ(knob_name(Knob::cache_bytes), "cache_bytes");
-  EXPECT_STREQ(knob_name(Knob::order), "order");
+}
+
+TEST(Fields, EachFieldHasAKeywordAndFrontEndsDeriveTheirNames) {
+  std::set<std::string_view> fields;
+  for (const FieldName& f : kLoaderFields) {
+    EXPECT_TRUE(fields.insert(f.field).second) << f.field;
+    EXPECT_FALSE(f.keyword.empty()) << f.field;
+    EXPECT_TRUE(f.flag.empty() || f.flag.starts_with("--")) << f.flag;
+  }
+  EXPECT_EQ(field_keyword("cache_bytes"), "cache_mb");
+  EXPECT_EQ(field_keyword("drop_last_batch"), "drop_last");
+  EXPECT_EQ(field_keyword("not_a_field"), "not_a_field");
+  EXPECT_EQ(field_flag("batch_size"), "--batch");
+  EXPECT_EQ(field_flag("chunk_window"), "--chunk-window");  // no flag of its own
+  EXPECT_EQ(Setting::of(Knob::cache_bytes, 256ull << 20).value_text(front_end_units), "256");
+  EXPECT_EQ(Setting::of(Knob::workers, 3).value_text(front_end_units), "3");
 }
 
 TEST(Knobs, UnknownNamesAreNullopt) {
