@@ -124,7 +124,7 @@ Setting draw(std::mt19937_64& rng, const std::string& raw, const std::string& jp
   o.order = std::vector<gpufeed::Order>{gpufeed::Order::random, gpufeed::Order::sequential,
                                         gpufeed::Order::chunk}[pick(3)];
   o.seed = rng();
-  o.drop_last_batch = pick(4) == 0;
+  o.drop_last = pick(4) == 0;
   // Tiny caches: one byte (one chunk kept), a few chunks, or plenty.
   o.cache_bytes = std::vector<std::uint64_t>{1, 120 << 10, 64 << 20}[pick(3)];
   o.echo = gpufeed::EchoOptions::parse(std::vector<const char*>{"1", "2", "auto:2"}[pick(3)]);
@@ -164,8 +164,8 @@ std::string check_epoch(const Setting& s, const std::vector<std::uint64_t>& seen
     if (count[i] > 1) extra += count[i] - 1;
     if (!broken && count[i] == 0) ++missing;
   }
-  // drop_last_batch drops up to batch_size - 1 samples of the epoch's tail.
-  if (!s.options.drop_last_batch && missing != 0) {
+  // drop_last drops up to batch_size - 1 samples of the epoch's tail.
+  if (!s.options.drop_last && missing != 0) {
     return std::to_string(missing) + " samples never delivered";
   }
   if (!s.jpeg && extra != 0) return std::to_string(extra) + " samples delivered twice";
@@ -223,7 +223,7 @@ void run_one_loader(std::mt19937_64& rng, const Setting& s, Totals& t) {
     t.skipped += skipped;
     const std::uint64_t share = s.jpeg ? kJpegSamples : kRawSamples;
     const std::uint64_t b = s.options.batch_size;
-    const std::uint64_t expected = s.options.drop_last_batch ? share / b * b : share;
+    const std::uint64_t expected = s.options.drop_last ? share / b * b : share;
     const std::string problem = check_epoch(s, seen, skipped, expected);
     if (!problem.empty())
       t.problems.push_back(s.describe + " epoch " + std::to_string(e) + ": " + problem);

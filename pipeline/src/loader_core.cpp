@@ -90,7 +90,7 @@ std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
                                         " reads per epoch; lower {batch_size} or use a larger "
                                         "dataset");
   }
-  return o.drop_last_batch ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
+  return o.drop_last ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
 }
 
 std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
@@ -301,7 +301,7 @@ void LoaderCore::advance_place(const Delivery& d) {
 
 std::uint64_t LoaderCore::batches_for(std::uint64_t samples) const {
   const std::uint64_t b = options.batch_size;
-  return options.drop_last_batch ? samples / b : (samples + b - 1) / b;
+  return options.drop_last ? samples / b : (samples + b - 1) / b;
 }
 
 std::uint64_t LoaderCore::batches_in_epoch() const {

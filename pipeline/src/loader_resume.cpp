@@ -81,7 +81,7 @@ LoaderState LoaderCore::state() const {
   s.chunk_window = options.chunk_window;
   s.batch_size = options.batch_size;
   s.drop_tail = options.drop_tail;
-  s.drop_last_batch = options.drop_last_batch;
+  s.drop_last = options.drop_last;
   s.echo = options.echo.to_string();
   s.rank = sampler_.options().shard.rank;
   return s;
@@ -98,8 +98,7 @@ void LoaderCore::restore(const LoaderState& s) {
   expect_same("order", to_string(s.order), to_string(options.order));
   expect_same("batch_size", std::to_string(s.batch_size), std::to_string(options.batch_size));
   expect_same("drop_tail", s.drop_tail ? "true" : "false", options.drop_tail ? "true" : "false");
-  expect_same("drop_last", s.drop_last_batch ? "true" : "false",
-              options.drop_last_batch ? "true" : "false");
+  expect_same("drop_last", s.drop_last ? "true" : "false", options.drop_last ? "true" : "false");
   if (s.order == Order::chunk) {
     expect_same("chunk_window", std::to_string(s.chunk_window),
                 std::to_string(options.chunk_window));

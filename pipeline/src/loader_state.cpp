@@ -45,7 +45,7 @@ std::string LoaderState::to_json() const {
                   {"chunk_window", chunk_window},
                   {"batch_size", batch_size},
                   {"drop_tail", drop_tail},
-                  {"drop_last", drop_last_batch},
+                  {"drop_last", drop_last},
                   {"echo", echo},
                   {"rank", rank}};
   return j.dump();
@@ -87,7 +87,7 @@ LoaderState LoaderState::from_json(const std::string& text) {
   s.chunk_window = field<std::uint64_t>(j, "chunk_window");
   s.batch_size = field<std::uint32_t>(j, "batch_size");
   s.drop_tail = field<bool>(j, "drop_tail");
-  s.drop_last_batch = field<bool>(j, "drop_last");
+  s.drop_last = field<bool>(j, "drop_last");
   s.echo = field<std::string>(j, "echo");
   s.rank = field<std::uint32_t>(j, "rank");
   return s;

@@ -185,8 +185,7 @@ const std::map<std::string, Setter>& setters() {
       {"cache_mb", set_cache_mb},
       {"shard", set_shard},
       {"drop_tail", [](LoaderOptions& o, nb::handle v) { o.drop_tail = to_bool("drop_tail", v); }},
-      {"drop_last",
-       [](LoaderOptions& o, nb::handle v) { o.drop_last_batch = to_bool("drop_last", v); }},
+      {"drop_last", [](LoaderOptions& o, nb::handle v) { o.drop_last = to_bool("drop_last", v); }},
       {"mean", [](LoaderOptions& o, nb::handle v) { o.mean = to_floats("mean", v); }},
       {"std", [](LoaderOptions& o, nb::handle v) { o.std = to_floats("std", v); }},
       {"use_index", [](LoaderOptions& o, nb::handle v) { o.use_index = to_bool("use_index", v); }},
@@ -255,7 +254,7 @@ nb::dict default_keywords() {
   d["cache_mb"] = o.cache_bytes >> 20;
   d["shard"] = nb::none();
   d["drop_tail"] = o.drop_tail;
-  d["drop_last"] = o.drop_last_batch;
+  d["drop_last"] = o.drop_last;
   d["mean"] = nb::none();
   d["std"] = nb::none();
   d["use_index"] = o.use_index;

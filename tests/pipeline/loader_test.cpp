@@ -135,7 +135,7 @@ TEST_F(LoaderTest, ChunkOrderReadsEachChunkOncePerEpoch) {
 
 TEST_F(LoaderTest, DropLastBatch) {
   LoaderOptions o = options(Order::sequential);
-  o.drop_last_batch = true;
+  o.drop_last = true;
   Loader loader(o);
   EXPECT_EQ(loader.batches_per_epoch(), 15u);
   EXPECT_EQ(run_epoch(loader, 0).size(), 960u);

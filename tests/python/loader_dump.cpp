@@ -58,7 +58,7 @@ nlohmann::json default_keywords() {
   d["cache_mb"] = static_cast<double>(o.cache_bytes) / (1 << 20);
   d["shard"] = o.shard ? nlohmann::json({o.shard->rank, o.shard->world_size}) : none;
   d["drop_tail"] = o.drop_tail;
-  d["drop_last"] = o.drop_last_batch;
+  d["drop_last"] = o.drop_last;
   d["mean"] = o.mean.empty() ? none : nlohmann::json(o.mean);
   d["std"] = o.std.empty() ? none : nlohmann::json(o.std);
   d["use_index"] = o.use_index;

@@ -190,7 +190,7 @@ def test_the_field_table_names_every_keyword():
     signature = inspect.signature(gpufeed.Loader)
     assert keywords == set(signature.parameters) - {"output"}
     by_field = {field: keyword for field, keyword, _ in fields}
-    assert by_field["cache_bytes"] == "cache_mb" and by_field["drop_last_batch"] == "drop_last"
+    assert by_field["cache_bytes"] == "cache_mb" and by_field["drop_last"] == "drop_last"
     with pytest.raises(gpufeed.UsageError, match="batch_size"):
         gpufeed.Loader("unused.h5", batch_size=0)
 

@@ -34,7 +34,7 @@ inline constexpr std::array<FieldName, 31> kLoaderFields{{
     {"cache_bytes", "cache_mb", "--cache-mb", 20},
     {"shard", "shard", ""},
     {"drop_tail", "drop_tail", ""},
-    {"drop_last_batch", "drop_last", ""},
+    {"drop_last", "drop_last", ""},
     {"mean", "mean", ""},
     {"std", "std", ""},
     {"use_index", "use_index", "--no-index"},

@@ -56,8 +56,8 @@ struct LoaderOptions {
   std::uint64_t cache_bytes = 512ull << 20;
   /// Rank and world size; unset: RANK / WORLD_SIZE from the environment (torchrun).
   std::optional<Shard> shard;
-  bool drop_tail = false;        ///< DistributedSampler's drop_last
-  bool drop_last_batch = false;  ///< DataLoader's drop_last: no partial final batch
+  bool drop_tail = false;  ///< DistributedSampler's drop_last
+  bool drop_last = false;  ///< DataLoader's drop_last: no partial final batch
   /// Per-channel mean and std on the 0-255 scale; empty: the file's /meta/mean and /meta/std,
   /// or 0 and 255 (output in [0, 1]) when the file has none.
   std::vector<float> mean;

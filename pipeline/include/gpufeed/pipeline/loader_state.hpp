@@ -36,7 +36,7 @@ struct LoaderState {
   std::uint64_t chunk_window = 0;
   std::uint32_t batch_size = 0;
   bool drop_tail = false;
-  bool drop_last_batch = false;
+  bool drop_last = false;
   std::string echo;        ///< the echo setting, "1", "2", "auto:4"
   std::uint32_t rank = 0;  ///< who took it (not checked)
 
