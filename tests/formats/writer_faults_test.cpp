@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset_fixture.hpp"
 #include "fault_injection.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
@@ -41,35 +42,9 @@ std::vector<std::string> open_files_named(const std::string& part) {
   return found;
 }
 
-/// Sample i's byte b, as dataset_fixture.hpp writes it (that header needs the pipeline's): the
-/// fault offsets below were chosen for files of these bytes.
-std::uint8_t pixel(std::uint64_t i, std::uint64_t b) {
-  std::uint64_t z = i * 0x9E3779B97F4A7C15ull + b * 0xBF58476D1CE4E5B9ull + 1;
-  z ^= z >> 29;
-  z *= 0x94D049BB133111EBull;
-  return static_cast<std::uint8_t>(z >> 56);
-}
-
-/// 300 samples in chunks of 10, packed on two threads (testing::write_dataset's file).
+/// 300 samples in chunks of 10 (the fault offsets below were chosen for this file's bytes).
 void write_raw(const std::string& path, int gzip_level) {
-  constexpr std::uint64_t kCount = 300;
-  formats::WriterOptions options;
-  options.samples_per_chunk = 10;
-  options.gzip_level = gzip_level;
-  formats::DatasetWriter writer(path, kCount, kShape, options);
-  const std::uint64_t bytes = kShape.bytes();
-  formats::pack_images(
-      writer,
-      [&](std::uint64_t first, std::uint64_t count, std::span<std::uint8_t> out) {
-        for (std::uint64_t s = 0; s < count; ++s) {
-          for (std::uint64_t b = 0; b < bytes; ++b) out[s * bytes + b] = pixel(first + s, b);
-        }
-      },
-      2);
-  std::vector<std::int64_t> labels(kCount);
-  for (std::uint64_t i = 0; i < kCount; ++i) labels[i] = static_cast<std::int64_t>(i * 7 % 10);
-  writer.write_labels(labels);
-  writer.commit();
+  testing::write_dataset(path, 300, kShape, 10, gzip_level);
 }
 
 void write_jpeg(const std::string& path) {

@@ -12,6 +12,7 @@
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "half_bits.hpp"
+#include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed {

@@ -12,6 +12,7 @@
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/normalize.hpp"
+#include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
 

@@ -17,6 +17,7 @@
 #include "gpufeed/formats/resize.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "image_encoders.hpp"
+#include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed {

@@ -16,6 +16,7 @@
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/resize.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "loader_fixture.hpp"
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 

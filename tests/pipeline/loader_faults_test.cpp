@@ -31,6 +31,7 @@
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "loader_fixture.hpp"
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
