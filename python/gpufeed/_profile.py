@@ -1,4 +1,4 @@
-"""gpufeed.profile: pipebench's diagnosis of a Python training loop."""
+"""gpufeed.profile: the diagnosis pipebench makes of its runs, made of a Python training loop."""
 
 from __future__ import annotations
 

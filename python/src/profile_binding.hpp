@@ -3,7 +3,7 @@
 
 namespace gpufeed::python {
 
-/// gpufeed._native.Profile and its report: the recorder, CUPTI and pipebench's diagnosis
+/// gpufeed._native.Profile and its report: the recorder, CUPTI and gpufeed::diagnosis
 /// around a Python loop.
 void bind_profile(nanobind::module_& m);
 
