@@ -65,10 +65,6 @@ double seconds(std::int64_t ns) {
   return static_cast<double>(ns) * 1e-9;
 }
 
-json optional_number(const std::optional<double>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
 json bottleneck_json(const LoaderStats& s) {
   const std::optional<Stage> bottleneck = s.bottleneck();
   return bottleneck ? json(stage_name(*bottleneck)) : json(nullptr);
@@ -82,6 +78,10 @@ json bottleneck_json(const LoaderStats& s) {
 }
 
 }  // namespace
+
+json number_or_null(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
 
 json stats_json(const LoaderStats& s) {
   json tuning = json::array();
@@ -120,7 +120,7 @@ json stats_json(const LoaderStats& s) {
           {"cache",
            {{"hits", s.cache_hits},
             {"misses", s.cache_misses},
-            {"hit_rate", optional_number(cache_hit_rate(s))},
+            {"hit_rate", number_or_null(cache_hit_rate(s))},
             {"peak_bytes", s.cache_peak_bytes},
             {"chunk_reads", s.chunk_reads},
             {"bytes_read", s.bytes_read}}},

@@ -11,7 +11,7 @@ RunFacts run_facts(const Loader& loader, const LoaderStats& stats) {
   f.workers = loader.workers();
   f.prefetch = stats.prefetch;
   f.echo = o.echo;
-  f.cuda = o.device != "cpu";  // the device the loader resolved
+  f.cuda = o.device.is_cuda();  // the device the loader resolved
   f.sample = loader.sample_shape();
   f.batch_size = o.batch_size;
   f.samples_per_chunk = loader.dataset().samples_per_chunk();

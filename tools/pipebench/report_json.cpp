@@ -10,10 +10,6 @@ namespace {
 
 using nlohmann::json;
 
-json optional_number(const std::optional<double>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
 json dataset_json(const DatasetSummary& d) {
   return {{"path", d.path},
           {"synthetic", d.synthetic.empty() ? json(nullptr) : json(d.synthetic)},
@@ -72,7 +68,7 @@ json report_json(const BenchReport& r) {
   j["epochs_run"] = r.run.epochs;
   j["interrupted"] =
       r.run.interrupted_by != 0 ? json(signal_name(r.run.interrupted_by)) : json(nullptr);
-  j["steady_samples_per_s"] = optional_number(steady_samples_per_s(r));
+  j["steady_samples_per_s"] = diagnosis::number_or_null(steady_samples_per_s(r));
   j["output_bytes_per_s"] = output_bytes_per_s(r);
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   j["slot_bytes"] = s.slot_bytes;

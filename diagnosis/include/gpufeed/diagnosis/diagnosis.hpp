@@ -82,6 +82,9 @@ std::string format_diagnosis(const Diagnosis& diagnosis, double input_wait_share
 /// null unless the run is input-bound, stage shares during waits) and adds "profile" (its
 /// recommendations' "action" written in `language`), "recorder" and "cupti".
 void add_diagnosis_json(nlohmann::json& json, const Diagnosis& diagnosis, const Language& language);
+/// `value`, or null when there is none: how every gpufeed JSON writes a figure it may lack.
+nlohmann::json number_or_null(const std::optional<double>& value);
+
 /// A loader's counters as JSON (Python's Loader.stats(), pipebench's "cache", "memory" and
 /// "tuning"): wall_s, workers, prefetch, tuning (time_s, knob, from, to, stage, reason),
 /// batches, samples, fresh/echoed/reaugmented batches, skipped_samples, stages (busy_s,
