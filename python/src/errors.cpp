@@ -28,7 +28,7 @@ void translate(const std::exception_ptr& p, void*) {
   try {
     std::rethrow_exception(p);
   } catch (const OptionError& e) {
-    PyErr_SetString(usage_error_type, e.render(keyword_of).c_str());
+    PyErr_SetString(usage_error_type, e.render(field_keyword).c_str());
   } catch (const UsageError& e) {
     PyErr_SetString(usage_error_type, e.what());
   } catch (const FormatError& e) {  // formats::IoError and profiler::TraceError too
@@ -45,12 +45,8 @@ void translate(const std::exception_ptr& p, void*) {
 
 }  // namespace
 
-std::string keyword_of(std::string_view field) {
-  return field_keyword(field);
-}
-
 std::string keyword_spelling(const Setting& setting) {
-  const std::string key = keyword_of(knob_name(setting.knob));
+  const std::string key = field_keyword(knob_name(setting.knob));
   const std::string value = setting.value_text(front_end_units);
   return key + "=" + (setting.knob == Knob::order ? "'" + value + "'" : value);
 }

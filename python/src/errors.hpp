@@ -11,8 +11,6 @@
 
 namespace gpufeed::python {
 
-/// The Python keyword of a LoaderOptions field (cache_bytes -> cache_mb; most are the same).
-std::string keyword_of(std::string_view field);
 /// A loader setting as a Loader keyword argument: "workers=8", "order='chunk'", "cache_mb=1024".
 std::string keyword_spelling(const Setting& setting);
 

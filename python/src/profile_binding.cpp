@@ -11,6 +11,7 @@
 
 #include "errors.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/fields.hpp"
 #include "gpufeed/diagnosis/diagnosis.hpp"
 #include "gpufeed/diagnosis/practice_inputs.hpp"
 #include "gpufeed/diagnosis/practices.hpp"
@@ -39,7 +40,7 @@ struct LoopFacts {
 const diagnosis::Language& keyword_language() {
   static const diagnosis::Language language{
       keyword_spelling,
-      keyword_of,
+      field_keyword,
       "=",
       {"`with prof.step():` around each training step", "", "",
        "torch.use_deterministic_algorithms(True)", "torch.backends.cudnn.benchmark = True"}};

@@ -16,6 +16,7 @@
 
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/fields.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "gpufeed/formats/synthetic.hpp"
 #include "h5pack/commands.hpp"
@@ -117,7 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   } catch (const CLI::ParseError&) {
   } catch (const gpufeed::OptionError& e) {
-    (void)e.render(tools::flag_of);  // as run_guarded() prints it
+    (void)e.render(gpufeed::field_flag);  // as run_guarded() prints it
   } catch (const gpufeed::UsageError&) {
   } catch (const std::invalid_argument&) {
   }

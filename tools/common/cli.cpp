@@ -167,19 +167,15 @@ bool stderr_is_tty() {
   return ::isatty(STDERR_FILENO) == 1;
 }
 
-std::string flag_of(std::string_view field) {
-  return field_flag(field);
-}
-
 std::string flag_spelling(const Setting& setting) {
-  return flag_of(knob_name(setting.knob)) + " " + setting.value_text(front_end_units);
+  return field_flag(knob_name(setting.knob)) + " " + setting.value_text(front_end_units);
 }
 
 int run_guarded(std::string_view program, const std::function<int()>& body) {
   try {
     return body();
   } catch (const OptionError& e) {
-    print_error(program, e.render(flag_of));
+    print_error(program, e.render(field_flag));
     return kExitUsage;
   } catch (const UsageError& e) {
     print_error(program, e.what());

@@ -65,15 +65,12 @@ std::optional<T> whole_number(std::string_view text, T low, T high) {
   return value;
 }
 
-/// The flag the tools take for a LoaderOptions field: batch_size -> --batch, cache_bytes ->
-/// --cache-mb, on_error -> --on-error (OptionError messages are rendered with it).
-std::string flag_of(std::string_view field);
 /// A loader setting as the tools take it: "--workers 8", "--order chunk", "--cache-mb 1024".
 std::string flag_spelling(const Setting& setting);
 
 /// Runs `body` and maps every exception to one error line and an exit code:
-/// std::invalid_argument (gpufeed::UsageError among them) -> 2, any other failure -> 1.
-/// gpufeed::OptionError messages name the tools' flags (flag_of()).
+/// gpufeed::UsageError or std::invalid_argument -> 2, any other failure -> 1.
+/// gpufeed::OptionError messages name the tools' flags (field_flag(), gpufeed/base/fields.hpp).
 int run_guarded(std::string_view program, const std::function<int()>& body);
 
 /// Parses the command line with `app` (usage errors -> one line, exit 2; --help -> help on

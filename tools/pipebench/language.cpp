@@ -1,13 +1,14 @@
 #include "pipebench/language.hpp"
 
 #include "common/cli.hpp"
+#include "gpufeed/base/fields.hpp"
 
 namespace gpufeed::tools::pipebench {
 
 const diagnosis::Language& flag_language() {
   static const diagnosis::Language language{
       flag_spelling,
-      flag_of,
+      field_flag,
       " ",
       {"--model mlp|cnn|resnet18", "--no-profile", "--sync-every", "--deterministic",
        "--cudnn-benchmark"}};

@@ -6,6 +6,7 @@
 
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/fields.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
@@ -59,7 +60,7 @@ std::vector<std::string> echoes(const std::string& text) {
   try {
     for (const std::string& e : out) (void)EchoOptions::parse(e);
   } catch (const OptionError& e) {
-    throw UsageError(e.render(flag_of));
+    throw UsageError(e.render(field_flag));
   }
   return out;
 }
