@@ -20,10 +20,10 @@ std::string Setting::value_text() const {
   return std::to_string(value);
 }
 
-std::string Setting::value_text(FrontEndUnits /*tag*/) const {
+std::string Setting::value_text(FlagUnits /*tag*/) const {
   const FieldName* field = find_field(knob_name(knob));
-  if (knob == Knob::order || field == nullptr || field->unit_shift == 0) return value_text();
-  return std::to_string(value >> field->unit_shift);
+  if (knob == Knob::order || field == nullptr || field->flag_shift == 0) return value_text();
+  return std::to_string(value >> field->flag_shift);
 }
 
 std::string field_spelling(const Setting& setting) {

@@ -137,10 +137,10 @@ Setting draw(std::mt19937_64& rng, const std::string& raw, const std::string& jp
   } else if (pick(2) == 0) {
     o.augment = gpufeed::Augment::flip;
   }
-  s.describe = std::string(s.jpeg ? "jpeg" : "raw") + " workers " + std::to_string(o.workers) +
-               " prefetch " + std::to_string(o.prefetch) + " batch " +
-               std::to_string(o.batch_size) + " cache " + std::to_string(o.cache_bytes) + " echo " +
-               o.echo.to_string() + " seed " + std::to_string(o.seed);
+  s.describe = std::string(s.jpeg ? "jpeg" : "raw") + " workers " + o.workers.str() + " prefetch " +
+               o.prefetch.str() + " batch " + std::to_string(o.batch_size) + " cache " +
+               std::to_string(o.cache_bytes) + " echo " + o.echo.to_string() + " seed " +
+               std::to_string(o.seed);
   return s;
 }
 

@@ -76,7 +76,7 @@ ChannelStats ChannelSums::stats(std::uint32_t channels) const {
     const double mean = static_cast<double>(sum[c]) / n;
     const double variance = static_cast<double>(sum_sq[c]) / n - mean * mean;
     stats.mean.push_back(static_cast<float>(mean));
-    stats.std.push_back(static_cast<float>(std::sqrt(variance > 0 ? variance : 0.0)));
+    stats.stddev.push_back(static_cast<float>(std::sqrt(variance > 0 ? variance : 0.0)));
   }
   return stats;
 }

@@ -154,8 +154,8 @@ void write_channel_stats(hid_t file, const ChannelStats& stats, const std::strin
   h5::Id meta = h5::open_or_create_group(file, "/meta", context);
   h5::write_vector(meta.get(), "mean", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, stats.mean.data(),
                    stats.mean.size(), context);
-  h5::write_vector(meta.get(), "std", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, stats.std.data(),
-                   stats.std.size(), context);
+  h5::write_vector(meta.get(), "std", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, stats.stddev.data(),
+                   stats.stddev.size(), context);
 }
 
 int read_schema_version(hid_t file) {

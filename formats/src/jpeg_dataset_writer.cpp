@@ -206,7 +206,7 @@ void JpegDatasetWriter::set_class_names(std::vector<std::string> names) {
 }
 
 void JpegDatasetWriter::set_channel_stats(ChannelStats stats) {
-  if (stats.mean.size() != stats.std.size() || stats.mean.empty() || stats.mean.size() > 4) {
+  if (stats.mean.size() != stats.stddev.size() || stats.mean.empty() || stats.mean.size() > 4) {
     throw UsageError("channel statistics need 1-4 means and as many deviations");
   }
   impl_->channel_stats = std::move(stats);

@@ -29,4 +29,8 @@ OnError parse_on_error(const std::string& text) {
   throw OptionError("on_error", "unknown {on_error} '" + text + "'; use fail or skip");
 }
 
+std::string to_string(OnError on_error) {
+  return on_error == OnError::skip ? "skip" : "fail";
+}
+
 }  // namespace gpufeed

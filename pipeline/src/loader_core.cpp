@@ -29,21 +29,14 @@ unsigned usable_cores() {
 }
 
 unsigned cpu_budget(const LoaderOptions& o) {
-  if (o.cpu_budget > 1024) {
-    throw OptionError("cpu_budget", "{cpu_budget}=" + std::to_string(o.cpu_budget) +
-                                        " is too many; use 1 to 1024, or 0 for every core");
-  }
   return o.cpu_budget != 0 ? o.cpu_budget : usable_cores();
 }
 
 /// The arena's threads: the workers asked for, or the CPU budget with workers=auto.
 unsigned resolve_workers(const LoaderOptions& o) {
-  if (o.workers == LoaderOptions::kAuto) return cpu_budget(o);
-  if (o.workers > 1024) {
-    throw OptionError("workers", "{workers}=" + std::to_string(o.workers) +
-                                     " is too many; use 1 to 1024, 0 for every core, or auto");
-  }
-  return o.workers != 0 ? o.workers : usable_cores();
+  if (o.workers.is_auto()) return cpu_budget(o);
+  const unsigned workers = o.workers.value_or(0);
+  return workers != 0 ? workers : usable_cores();
 }
 
 /// Slots besides the prefetched batches: the consumer's and the echo stage's.
@@ -61,7 +54,7 @@ std::uint64_t slot_bytes(const LoaderOptions& o, std::uint64_t sample_bytes) {
 
 /// prefetch=auto: the deepest queue the memory budget holds, 1 to 16 batches.
 unsigned max_auto_prefetch(const LoaderOptions& o, std::uint64_t sample_bytes) {
-  const std::uint64_t budget = o.memory_budget != 0 ? o.memory_budget : kDefaultMemoryBudget;
+  const std::uint64_t budget = o.memory_bytes != 0 ? o.memory_bytes : kDefaultMemoryBudget;
   const std::uint64_t per_slot = std::max<std::uint64_t>(1, slot_bytes(o, sample_bytes));
   const std::uint64_t fits = budget / per_slot;
   const std::uint64_t extra = extra_slots(o);
@@ -80,7 +73,6 @@ SamplerOptions sampler_options(const LoaderOptions& o) {
 }
 
 std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
-  if (o.batch_size == 0) throw OptionError("batch_size", "{batch_size}=0: use at least 1");
   const std::uint64_t per_rank = sampler.samples_per_rank();
   if (o.batch_size > per_rank) {
     throw OptionError("batch_size", "{batch_size}=" + std::to_string(o.batch_size) +
@@ -94,21 +86,17 @@ std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
 }
 
 std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
-  const bool tuned = o.prefetch == LoaderOptions::kAuto;
-  if (!tuned && (o.prefetch == 0 || o.prefetch > 256)) {
-    throw OptionError(
-        "prefetch", "{prefetch}=" + std::to_string(o.prefetch) + ": use 1 to 256 batches, or auto");
-  }
   // The prefetched batches, the consumer's, and the one the echo stage keeps for repeating.
-  const unsigned prefetch = tuned ? max_auto_prefetch(o, sample_bytes) : o.prefetch;
+  const unsigned prefetch =
+      o.prefetch.is_auto() ? max_auto_prefetch(o, sample_bytes) : o.prefetch.value_or(0);
   const std::uint32_t slots = prefetch + extra_slots(o);
   const std::uint64_t bytes = std::uint64_t{slots} * slot_bytes(o, sample_bytes);
   if (bytes > kMaxPoolBytes) {
-    throw OptionError("batch_size",
-                      "{batch_size}=" + std::to_string(o.batch_size) + " with {prefetch}=" +
-                          std::to_string(o.prefetch) + " needs " + std::to_string(bytes >> 20) +
-                          " MiB of batch slots (limit " + std::to_string(kMaxPoolBytes >> 20) +
-                          " MiB); lower {batch_size} or {prefetch}");
+    throw OptionError(
+        "batch_size",
+        "{batch_size}=" + std::to_string(o.batch_size) + " with {prefetch}=" + o.prefetch.str() +
+            " needs " + std::to_string(bytes >> 20) + " MiB of batch slots (limit " +
+            std::to_string(kMaxPoolBytes >> 20) + " MiB); lower {batch_size} or {prefetch}");
   }
   return slots;
 }
@@ -116,6 +104,7 @@ std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
 /// `o` with its device resolved (a CPU or an indexed CUDA device), checked against the
 /// output settings only a CUDA device delivers.
 LoaderOptions with_resolved_device(LoaderOptions o) {
+  check_options(o);
   o.device = resolve_device(o.device);
   if (o.device.is_cpu() &&
       (o.dtype != DType::float32 || o.output_layout != formats::Layout::nchw)) {
@@ -162,13 +151,13 @@ LoaderCore::LoaderCore(LoaderOptions opts)
   arena_.initialize();
   const auto threads = static_cast<unsigned>(arena_.max_concurrency());
   TunerLimits limits;
-  limits.workers = options.workers == LoaderOptions::kAuto;
-  limits.prefetch = options.prefetch == LoaderOptions::kAuto;
+  limits.workers = options.workers.is_auto();
+  limits.prefetch = options.prefetch.is_auto();
   limits.max_workers = threads;
   limits.max_prefetch = slots_.batches.size() - extra_slots(options);
   const unsigned workers = limits.workers ? std::min(kStartWorkers, threads) : threads;
-  const unsigned prefetch =
-      limits.prefetch ? std::min(kStartPrefetch, limits.max_prefetch) : options.prefetch;
+  const unsigned prefetch = limits.prefetch ? std::min(kStartPrefetch, limits.max_prefetch)
+                                            : options.prefetch.value_or(0);
   if (limits.workers) gate_.emplace(arena_, threads, workers);
   work_.set_workers(workers);
   slots_.limit.store(prefetch + extra_slots(options));

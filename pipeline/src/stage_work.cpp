@@ -27,10 +27,11 @@ namespace {
 
 NormalizeParams normalize_params(const LoaderOptions& o, const DatasetSource& source,
                                  std::uint32_t channels) {
-  if (!o.mean.empty() || !o.std.empty()) return NormalizeParams::make(o.mean, o.std, channels);
+  if (!o.mean.empty() || !o.stddev.empty())
+    return NormalizeParams::make(o.mean, o.stddev, channels);
   if (const auto& stats = source.channel_stats();
-      stats && stats->mean.size() == channels && stats->std.size() == channels) {
-    return NormalizeParams::make(stats->mean, stats->std, channels);
+      stats && stats->mean.size() == channels && stats->stddev.size() == channels) {
+    return NormalizeParams::make(stats->mean, stats->stddev, channels);
   }
   const std::vector<float> zero(channels, 0.0f), full(channels, 255.0f);
   return NormalizeParams::make(zero, full, channels);

@@ -45,6 +45,10 @@ LoaderStats LoaderStats::since(const LoaderStats& earlier) const {
   return d;
 }
 
+std::string StallInjection::str() const {
+  return std::string(stage_name(stage)) + ":" + std::to_string(ms) + "@" + std::to_string(every);
+}
+
 StallInjection StallInjection::parse(const std::string& text) {
   const auto colon = text.find(':');
   const auto at = text.find('@');

@@ -117,14 +117,15 @@ class Loader:
     delivers normalized batches, with the same C++ pipeline pipebench measures.
 
     Every keyword is a ``gpufeed::LoaderOptions`` field with the same default; ``size`` is
-    ``(height, width)`` (jpeg layout), ``cache_mb`` the chunk cache in MiB, ``drop_last`` drops
+    ``(height, width)`` (jpeg layout), ``cache_bytes`` the chunk cache budget in bytes
+    (``512 << 20``), ``drop_last`` drops
     a partial last batch (DataLoader's meaning), ``drop_tail`` drops the samples a world size
     does not divide (DistributedSampler's), ``shard=(rank, world_size)`` defaults to ``RANK`` and
-    ``WORLD_SIZE`` from the environment (torchrun). ``mean`` and ``std`` are per channel on the
+    ``WORLD_SIZE`` from the environment (torchrun). ``mean`` and ``stddev`` are per channel on the
     0-255 scale (default: the file's /meta/mean and /meta/std, else output in [0, 1]).
     ``workers="auto"`` and ``prefetch="auto"`` let the loader tune them while it runs, within
-    ``cpu_budget`` threads (0: the cores the process may use) and ``memory_mb`` of batch slots
-    (0: 1024); ``stats()["tuning"]`` lists each change.
+    ``cpu_budget`` threads (0: the cores the process may use) and ``memory_bytes`` of batch
+    slots (0: 1 GiB); ``stats()["tuning"]`` lists each change. Ranges are the C++ fields' own.
     ``output`` chooses what batches are: torch tensors (default), NumPy arrays (CPU device) or
     the raw DLPack-exporting arrays for any other framework.
 
@@ -146,7 +147,7 @@ class Loader:
         augment: str = "none",
         size: Union[None, int, Tuple[int, int]] = None,
         mean: Optional[Sequence[float]] = None,
-        std: Optional[Sequence[float]] = None,
+        stddev: Optional[Sequence[float]] = None,
         shard: Optional[Tuple[int, int]] = None,
         on_error: str = "fail",
         images: str = "/images",
@@ -154,9 +155,9 @@ class Loader:
         layout: Optional[str] = None,
         prefetch: Union[int, str] = 4,
         cpu_budget: int = 0,
-        memory_mb: int = 0,
+        memory_bytes: int = 0,
         chunk_window: int = 16,
-        cache_mb: float = 512,
+        cache_bytes: int = 512 << 20,
         drop_last: bool = False,
         drop_tail: bool = False,
         use_index: bool = True,
@@ -165,11 +166,16 @@ class Loader:
         resize_filter: str = "bilinear",
         inject_stall: Optional[str] = None,
         output: Output = "torch",
+        **unknown: Any,
     ) -> None:
         if output not in _OUTPUTS:
             raise _native.UsageError(f"output={output!r}: use 'torch', 'numpy' or 'dlpack'")
-        # Every keyword but these two is a LoaderOptions field, converted and checked in C++.
-        keywords = {k: v for k, v in locals().items() if k not in ("self", "path", "output")}
+        # Every keyword but these two is a LoaderOptions field, converted and checked in C++,
+        # which names an unknown keyword (and the one that replaced a renamed one).
+        keywords = {
+            k: v for k, v in locals().items() if k not in ("self", "path", "output", "unknown")
+        }
+        keywords.update(unknown)
         self._path = os.fspath(path)
         self._keywords = keywords
         self._output = output

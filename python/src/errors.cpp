@@ -1,6 +1,8 @@
 #include "errors.hpp"
 
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
@@ -39,7 +41,7 @@ void translate(const std::exception_ptr& p, void*) {
     PyErr_SetString(error_type, e.what());
   } catch (const std::bad_alloc&) {
     PyErr_SetString(PyExc_MemoryError,
-                    "out of memory; use a smaller batch_size, prefetch or cache_mb");
+                    "out of memory; use a smaller batch_size, prefetch or cache_bytes");
   }
 }
 
@@ -47,8 +49,13 @@ void translate(const std::exception_ptr& p, void*) {
 
 std::string keyword_spelling(const Setting& setting) {
   const std::string key = field_keyword(knob_name(setting.knob));
-  const std::string value = setting.value_text(front_end_units);
-  return key + "=" + (setting.knob == Knob::order ? "'" + value + "'" : value);
+  if (setting.knob == Knob::order) return key + "='" + setting.value_text() + "'";
+  // Bytes read best in MiB: cache_bytes=1024 << 20.
+  constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+  if (setting.knob == Knob::cache_bytes && setting.value >= kMiB && setting.value % kMiB == 0) {
+    return key + "=" + std::to_string(setting.value >> 20) + " << 20";
+  }
+  return key + "=" + setting.value_text();
 }
 
 void throw_usage(const std::string& message) {

@@ -11,7 +11,8 @@
 
 namespace gpufeed::python {
 
-/// A loader setting as a Loader keyword argument: "workers=8", "order='chunk'", "cache_mb=1024".
+/// A loader setting as a Loader keyword argument: "workers=8", "order='chunk'", "cache_bytes=1024
+/// << 20".
 std::string keyword_spelling(const Setting& setting);
 
 /// Raises gpufeed.UsageError from C++ (the binding's own argument checks).

@@ -2,12 +2,13 @@
 
 #include <nanobind/stl/string.h>
 
-#include <cmath>
 #include <functional>
 #include <map>
 #include <string>
 
 #include "errors.hpp"
+#include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/fields.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 
 namespace nb = nanobind;
@@ -25,30 +26,38 @@ std::string python_type_name(nb::handle value) {
               expected + ", got " + python_type_name(value));
 }
 
-std::uint64_t to_count(const char* key, nb::handle value, std::uint64_t low, std::uint64_t high) {
+/// An int within the range of the field `key` names (kLoaderFields), else within [low, high].
+std::uint64_t to_count(const char* key, nb::handle value, std::uint64_t low = 0,
+                       std::uint64_t high = ~std::uint64_t{0}) {
   if (!PyLong_Check(value.ptr()) || PyBool_Check(value.ptr())) bad_type(key, value, "an int");
+  const FieldRange range = field_range(key);
+  const std::string given = nb::cast<std::string>(nb::repr(value));
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-  if (overflow != 0 || v < 0 || static_cast<std::uint64_t>(v) < low ||
-      static_cast<std::uint64_t>(v) > high) {
-    throw_usage(std::string(key) + "=" + nb::cast<std::string>(nb::repr(value)) + ": use " +
-                std::to_string(low) + " to " + std::to_string(high));
+  if (overflow != 0 || v < 0) {
+    throw OptionError(key,
+                      "{" + std::string(key) + "}=" + given + ": use " +
+                          (range.high != 0 ? range_text(key)
+                                           : std::to_string(low) + " to " + std::to_string(high)));
   }
-  return static_cast<std::uint64_t>(v);
+  const auto n = static_cast<std::uint64_t>(v);
+  if (range.high != 0) {
+    check_field_range(key, n, given);
+  } else if (n < low || n > high) {
+    throw_usage(std::string(key) + "=" + given + ": use " + std::to_string(low) + " to " +
+                std::to_string(high));
+  }
+  return n;
 }
 
-/// A count, or "auto": LoaderOptions::kAuto (tuned while the loader runs).
-unsigned to_count_or_auto(const char* key, nb::handle value, unsigned low, unsigned high) {
+/// A count, or "auto" (tuned while the loader runs).
+AutoCount to_auto_count(const char* key, nb::handle value) {
   if (PyUnicode_Check(value.ptr())) {
-    if (nb::cast<std::string>(value) == "auto") return LoaderOptions::kAuto;
-    throw_usage(std::string(key) + "=" + nb::cast<std::string>(nb::repr(value)) + ": use " +
-                std::to_string(low) + " to " + std::to_string(high) + ", or 'auto'");
+    if (nb::cast<std::string>(value) == "auto") return AutoCount::automatic();
+    throw OptionError(key, "{" + std::string(key) + "}=" + nb::cast<std::string>(nb::repr(value)) +
+                               ": use " + range_text(key));
   }
-  return static_cast<unsigned>(to_count(key, value, low, high));
-}
-
-std::uint32_t to_u32(const char* key, nb::handle value, std::uint32_t low) {
-  return static_cast<std::uint32_t>(to_count(key, value, low, 0xffffffffu));
+  return static_cast<unsigned>(to_count(key, value));
 }
 
 bool to_bool(const char* key, nb::handle value) {
@@ -118,18 +127,6 @@ void set_shard(LoaderOptions& o, nb::handle value) {
   o.shard = Shard{rank, world};
 }
 
-void set_cache_mb(LoaderOptions& o, nb::handle value) {
-  if (PyBool_Check(value.ptr()) || (!PyLong_Check(value.ptr()) && !PyFloat_Check(value.ptr()))) {
-    bad_type("cache_mb", value, "a number of MiB");
-  }
-  const double mb = nb::cast<double>(value);
-  if (!(mb >= 0) || mb > double(1 << 24) || std::isnan(mb)) {
-    throw_usage("cache_mb=" + nb::cast<std::string>(nb::repr(value)) + ": use 0 to " +
-                std::to_string(1 << 24) + " MiB");
-  }
-  o.cache_bytes = static_cast<std::uint64_t>(mb * double(1 << 20));
-}
-
 void set_echo(LoaderOptions& o, nb::handle value) {
   if (PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
     o.echo = EchoOptions::parse(std::to_string(to_count("echo", value, 1, 64)));
@@ -162,32 +159,29 @@ const std::map<std::string, Setter>& setters() {
          }
        }},
       {"batch_size",
-       [](LoaderOptions& o, nb::handle v) { o.batch_size = to_u32("batch_size", v, 1); }},
-      {"workers",
-       [](LoaderOptions& o, nb::handle v) { o.workers = to_count_or_auto("workers", v, 0, 1024); }},
-      {"prefetch", [](LoaderOptions& o,
-                      nb::handle v) { o.prefetch = to_count_or_auto("prefetch", v, 1, 256); }},
+       [](LoaderOptions& o, nb::handle v) {
+         o.batch_size = static_cast<std::uint32_t>(to_count("batch_size", v));
+       }},
+      {"workers", [](LoaderOptions& o, nb::handle v) { o.workers = to_auto_count("workers", v); }},
+      {"prefetch",
+       [](LoaderOptions& o, nb::handle v) { o.prefetch = to_auto_count("prefetch", v); }},
       {"cpu_budget",
        [](LoaderOptions& o, nb::handle v) {
-         o.cpu_budget = static_cast<unsigned>(to_count("cpu_budget", v, 0, 1024));
+         o.cpu_budget = static_cast<unsigned>(to_count("cpu_budget", v));
        }},
-      {"memory_mb",
-       [](LoaderOptions& o, nb::handle v) {
-         o.memory_budget = to_count("memory_mb", v, 0, 1u << 30) << 20;
-       }},
+      {"memory_bytes",
+       [](LoaderOptions& o, nb::handle v) { o.memory_bytes = to_count("memory_bytes", v); }},
       {"order", [](LoaderOptions& o, nb::handle v) { o.order = parse_order(to_text("order", v)); }},
-      {"seed", [](LoaderOptions& o,
-                  nb::handle v) { o.seed = to_count("seed", v, 0, 0x7fffffffffffffffull); }},
+      {"seed", [](LoaderOptions& o, nb::handle v) { o.seed = to_count("seed", v); }},
       {"chunk_window",
-       [](LoaderOptions& o, nb::handle v) {
-         o.chunk_window = to_count("chunk_window", v, 1, 1u << 20);
-       }},
-      {"cache_mb", set_cache_mb},
+       [](LoaderOptions& o, nb::handle v) { o.chunk_window = to_count("chunk_window", v); }},
+      {"cache_bytes",
+       [](LoaderOptions& o, nb::handle v) { o.cache_bytes = to_count("cache_bytes", v); }},
       {"shard", set_shard},
       {"drop_tail", [](LoaderOptions& o, nb::handle v) { o.drop_tail = to_bool("drop_tail", v); }},
       {"drop_last", [](LoaderOptions& o, nb::handle v) { o.drop_last = to_bool("drop_last", v); }},
       {"mean", [](LoaderOptions& o, nb::handle v) { o.mean = to_floats("mean", v); }},
-      {"std", [](LoaderOptions& o, nb::handle v) { o.std = to_floats("std", v); }},
+      {"stddev", [](LoaderOptions& o, nb::handle v) { o.stddev = to_floats("stddev", v); }},
       {"use_index", [](LoaderOptions& o, nb::handle v) { o.use_index = to_bool("use_index", v); }},
       {"device",
        [](LoaderOptions& o, nb::handle v) { o.device = Device::parse(to_text("device", v)); }},
@@ -220,6 +214,14 @@ const std::map<std::string, Setter>& setters() {
   return table;
 }
 
+/// Keywords of earlier releases and what replaced them.
+const char* renamed(const std::string& keyword) {
+  if (keyword == "cache_mb") return "cache_bytes, in bytes (cache_bytes=512 << 20)";
+  if (keyword == "memory_mb") return "memory_bytes, in bytes (memory_bytes=1024 << 20)";
+  if (keyword == "std") return "stddev";
+  return nullptr;
+}
+
 }  // namespace
 
 LoaderOptions options_from_keywords(const std::string& path, const nb::dict& keywords) {
@@ -230,6 +232,9 @@ LoaderOptions options_from_keywords(const std::string& path, const nb::dict& key
     const std::string name = nb::cast<std::string>(key);
     const auto it = table.find(name);
     if (it == table.end()) {
+      if (const char* now = renamed(name)) {
+        throw_usage("gpufeed.Loader has no keyword '" + name + "'; use " + now);
+      }
       throw_usage("unknown keyword '" + name + "' for gpufeed.Loader; see help(gpufeed.Loader)");
     }
     it->second(o, value);
@@ -244,19 +249,22 @@ nb::dict default_keywords() {
   d["labels"] = o.labels;
   d["layout"] = nb::none();
   d["batch_size"] = o.batch_size;
-  d["workers"] = o.workers;
-  d["prefetch"] = o.prefetch;
+  const auto count = [](const AutoCount& c) {
+    return c.is_auto() ? nb::object(nb::str("auto")) : nb::object(nb::int_(c.value_or(0)));
+  };
+  d["workers"] = count(o.workers);
+  d["prefetch"] = count(o.prefetch);
   d["cpu_budget"] = o.cpu_budget;
-  d["memory_mb"] = o.memory_budget >> 20;
+  d["memory_bytes"] = o.memory_bytes;
   d["order"] = to_string(o.order);
   d["seed"] = o.seed;
   d["chunk_window"] = o.chunk_window;
-  d["cache_mb"] = o.cache_bytes >> 20;
+  d["cache_bytes"] = o.cache_bytes;
   d["shard"] = nb::none();
   d["drop_tail"] = o.drop_tail;
   d["drop_last"] = o.drop_last;
   d["mean"] = nb::none();
-  d["std"] = nb::none();
+  d["stddev"] = nb::none();
   d["use_index"] = o.use_index;
   d["device"] = o.device.str();
   d["dtype"] = to_string(o.dtype);
@@ -268,7 +276,7 @@ nb::dict default_keywords() {
   d["size"] = nb::none();
   d["resize_filter"] = "bilinear";
   d["augment"] = to_string(o.augment);
-  d["on_error"] = "fail";
+  d["on_error"] = to_string(o.on_error);
   return d;
 }
 

@@ -6,9 +6,9 @@
 
 namespace gpufeed::python {
 
-/// LoaderOptions from `path` and keyword arguments (Python names: cache_mb, size, drop_last,
-/// shard, ...). A value of the wrong type or out of range raises gpufeed.UsageError naming the
-/// keyword; an unknown keyword does too.
+/// LoaderOptions from `path` and keyword arguments (the field names; `size` for height and
+/// width, `shard` as a pair). A value of the wrong type or out of range raises gpufeed.UsageError
+/// naming the keyword; an unknown keyword does too.
 LoaderOptions options_from_keywords(const std::string& path, const nanobind::dict& keywords);
 
 /// The keywords with LoaderOptions' defaults, as Python values (what gpufeed.Loader's signature

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "gpufeed/base/auto_count.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
 #include "gpufeed/base/names.hpp"
 
@@ -48,14 +50,62 @@ TEST(Fields, EachFieldHasAKeywordAndFrontEndsDeriveTheirNames) {
     EXPECT_FALSE(f.keyword.empty()) << f.field;
     EXPECT_TRUE(f.flag.empty() || f.flag.starts_with("--")) << f.flag;
   }
-  EXPECT_EQ(field_keyword("cache_bytes"), "cache_mb");
-  EXPECT_EQ(field_keyword("memory_budget"), "memory_mb");
-  EXPECT_EQ(field_keyword("drop_last"), "drop_last");  // one name in C++ and Python
+  // One name and one unit in C++ and Python; pipebench's flags may count in MiB.
+  for (const FieldName& f : kLoaderFields) {
+    if (f.keyword != "size") {
+      EXPECT_EQ(f.keyword, f.field);
+    }
+  }
+  EXPECT_EQ(field_flag("cache_bytes"), "--cache-mb");
   EXPECT_EQ(field_keyword("not_a_field"), "not_a_field");
   EXPECT_EQ(field_flag("batch_size"), "--batch");
   EXPECT_EQ(field_flag("chunk_window"), "--chunk-window");  // no flag of its own
-  EXPECT_EQ(Setting::of(Knob::cache_bytes, 256ull << 20).value_text(front_end_units), "256");
-  EXPECT_EQ(Setting::of(Knob::workers, 3).value_text(front_end_units), "3");
+  EXPECT_EQ(Setting::of(Knob::cache_bytes, 256ull << 20).value_text(flag_units), "256");
+  EXPECT_EQ(Setting::of(Knob::workers, 3).value_text(flag_units), "3");
+}
+
+TEST(Fields, RangesComeFromTheTable) {
+  EXPECT_EQ(range_text("workers"), "0 to 1024, or auto");
+  EXPECT_EQ(range_text("batch_size"), "1 to 16777216");
+  EXPECT_TRUE(field_takes("workers", AutoCount::automatic()));
+  EXPECT_TRUE(field_takes("workers", 1024));
+  EXPECT_FALSE(field_takes("workers", 1025));
+  EXPECT_FALSE(field_takes("prefetch", 0));
+  EXPECT_FALSE(field_takes("cpu_budget", AutoCount::automatic()));
+  EXPECT_NO_THROW(check_field_range("chunk_window", 1));
+  EXPECT_NO_THROW(check_field_range("images", 123));  // no range of its own
+  try {
+    check_field_range("chunk_window", 0);
+    ADD_FAILURE() << "chunk_window=0 passed";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.field(), "chunk_window");
+    EXPECT_STREQ(e.what(), "chunk_window=0: use 1 to 1048576");
+    EXPECT_EQ(e.render(field_flag), "--chunk-window=0: use 1 to 1048576");
+  }
+  // A flag in MiB for a field in bytes: its range in MiB is whole.
+  for (const FieldName& f : kLoaderFields) {
+    if (f.flag_shift == 0) continue;
+    EXPECT_EQ(f.range.high % (std::uint64_t{1} << f.flag_shift), 0u) << f.field;
+  }
+}
+
+TEST(AutoCount, IsACountOrAuto) {
+  const AutoCount four = 4;
+  EXPECT_FALSE(four.is_auto());
+  EXPECT_EQ(four.value_or(9), 4u);
+  EXPECT_EQ(four, 4u);
+  EXPECT_EQ(four.str(), "4");
+  const AutoCount tuned = AutoCount::automatic();
+  EXPECT_TRUE(tuned.is_auto());
+  EXPECT_EQ(tuned.value_or(9), 9u);
+  EXPECT_EQ(tuned.str(), "auto");
+  EXPECT_NE(tuned, AutoCount(0));
+  EXPECT_EQ(AutoCount::parse("auto"), tuned);
+  EXPECT_EQ(AutoCount::parse("0"), AutoCount(0));
+  EXPECT_EQ(AutoCount::parse("4294967295"), AutoCount(4294967295u));
+  for (const char* bad : {"", "Auto", "-1", "4294967296", "1.5", "3 ", "0x10"}) {
+    EXPECT_EQ(AutoCount::parse(bad), std::nullopt) << bad;
+  }
 }
 
 TEST(Knobs, UnknownNamesAreNullopt) {

@@ -78,7 +78,7 @@ TEST(JpegDataset, WriterReaderRoundTrip) {
   EXPECT_EQ(reader.offsets().back(), reader.total_bytes());
   EXPECT_EQ(reader.class_names(), (std::vector<std::string>{"cat", "dog", "zebra \xc3\xa9"}));
   ASSERT_TRUE(reader.channel_stats().has_value());
-  EXPECT_FLOAT_EQ(reader.channel_stats()->std[1], 55.5f);
+  EXPECT_FLOAT_EQ(reader.channel_stats()->stddev[1], 55.5f);
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
 }
 

@@ -45,7 +45,7 @@ void expect_stats(const DatasetReader& reader, const std::vector<std::uint8_t>& 
       squares += (pixels[i] - mean) * (pixels[i] - mean);
     }
     EXPECT_NEAR(reader.channel_stats()->mean[c], mean, 1e-3) << "channel " << c;
-    EXPECT_NEAR(reader.channel_stats()->std[c], std::sqrt(squares / count), 1e-3)
+    EXPECT_NEAR(reader.channel_stats()->stddev[c], std::sqrt(squares / count), 1e-3)
         << "channel " << c;
   }
 }

@@ -73,7 +73,7 @@ void parse_h5pack(int argc, const char* const* argv) {
 void check_run_options(const tools::pipebench::BenchOptions& o) {
   using namespace tools::pipebench;
   reject_unsupported(o);
-  (void)loader_options(o);
+  check_options(o.loader);
   (void)run_plan(o);
   (void)training_options(o);
   if (!o.synthetic.empty()) check_synthetic(o.synthetic);
@@ -91,14 +91,9 @@ void parse_pipebench(int argc, const char* const* argv) {
   } else if (line.sweep_command->parsed()) {
     BenchOptions o = line.sweep;
     check_run_options(o);
-    const SweepPoint base{o.workers, o.prefetch, o.echo, o.order, o.cache_mb};
-    for (const SweepPoint& p : parse_grid(line.sweep_axes, base, 8).points()) {
-      o.workers = p.workers;
-      o.prefetch = p.prefetch;
-      o.echo = p.echo;
-      o.order = p.order;
-      o.cache_mb = p.cache_mb;
-      (void)loader_options(o);
+    for (const SweepPoint& p : parse_grid(line.sweep_axes, SweepPoint::of(o.loader), 8).points()) {
+      p.apply_to(o.loader);
+      check_options(o.loader);
     }
   }
 }

@@ -220,7 +220,7 @@ void check_repeat(const Loader& loader, const Batch& b, std::uint32_t repeat,
   // The float output is the normalization of exactly these pixels.
   std::vector<float> want(b.images().size());
   const auto& stats = *loader.dataset().channel_stats();
-  normalize_reference(b.raw().data(), shape, b.size(), stats.mean, stats.std, want.data());
+  normalize_reference(b.raw().data(), shape, b.size(), stats.mean, stats.stddev, want.data());
   for (std::size_t e = 0; e < want.size(); ++e) ASSERT_FLOAT_EQ(b.images()[e], want[e]);
 }
 

@@ -99,7 +99,7 @@ TEST(LoaderErrors, BadOptionsAreUsageErrors) {
   EXPECT_THROW(Loader{o}, UsageError);
   o = basic(path);
   o.mean = {1, 2};
-  o.std = {1, 2};
+  o.stddev = {1, 2};
   EXPECT_THAT(error_of(o), HasSubstr("need 3 values"));
   EXPECT_THROW(o.device = "tpu", OptionError);  // parsed where it is set
   o = basic(path);

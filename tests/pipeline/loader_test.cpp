@@ -66,7 +66,7 @@ class LoaderTest : public ::testing::Test {
     }
     const auto& stats = *loader.dataset().channel_stats();
     std::vector<float> want(batch.images().size());
-    normalize_reference(raw.data(), kShape, batch.size(), stats.mean, stats.std, want.data());
+    normalize_reference(raw.data(), kShape, batch.size(), stats.mean, stats.stddev, want.data());
     for (std::size_t e = 0; e < want.size(); ++e) {
       ASSERT_NEAR(batch.images()[e], want[e], 1e-6f * std::max(1.0f, std::fabs(want[e])));
     }

@@ -187,7 +187,7 @@ class AutoLoader : public ::testing::Test {
 
   void SetUp() override { testing::write_dataset(path_, 2048, kShape, 32, 4); }
 
-  LoaderOptions options(unsigned workers, unsigned prefetch) const {
+  LoaderOptions options(AutoCount workers, AutoCount prefetch) const {
     LoaderOptions o;
     o.path = path_;
     o.batch_size = 32;
@@ -212,7 +212,7 @@ class AutoLoader : public ::testing::Test {
 };
 
 TEST_F(AutoLoader, TunesAStalledReadStageAndKeepsTheSampleOrder) {
-  LoaderOptions tuned = options(LoaderOptions::kAuto, LoaderOptions::kAuto);
+  LoaderOptions tuned = options(AutoCount::automatic(), AutoCount::automatic());
   tuned.cpu_budget = 4;
   tuned.inject_stall = StallInjection{Stage::read, 5, 1};  // 5 ms per batch: threads help
   Loader a(tuned);
@@ -234,17 +234,17 @@ TEST_F(AutoLoader, TunesAStalledReadStageAndKeepsTheSampleOrder) {
 }
 
 TEST_F(AutoLoader, AutoPrefetchAllocatesWithinTheMemoryBudget) {
-  LoaderOptions o = options(1, LoaderOptions::kAuto);
-  o.memory_budget = 6ull * 32 * kShape.bytes() * 5;  // six slots' worth
+  LoaderOptions o = options(1, AutoCount::automatic());
+  o.memory_bytes = 6ull * 32 * kShape.bytes() * 5;  // six slots' worth
   Loader loader(o);
   EXPECT_EQ(loader.stats().prefetch, 2u);
   // Pixel buffers within the budget; labels and indices come on top.
-  EXPECT_LE(loader.stats().slot_bytes, o.memory_budget * 101 / 100);
+  EXPECT_LE(loader.stats().slot_bytes, o.memory_bytes * 101 / 100);
   EXPECT_EQ(order_of(loader, 0).size(), 2048u);
 }
 
 TEST_F(AutoLoader, BadBudgetsNameTheirField) {
-  LoaderOptions o = options(LoaderOptions::kAuto, 2);
+  LoaderOptions o = options(AutoCount::automatic(), 2);
   o.cpu_budget = 5000;
   try {
     Loader loader(o);

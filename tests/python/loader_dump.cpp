@@ -29,16 +29,6 @@ const char* filter_name(gpufeed::formats::ResizeFilter filter) {
   return "?";
 }
 
-const char* on_error_name(gpufeed::OnError on_error) {
-  switch (on_error) {
-    case gpufeed::OnError::fail:
-      return "fail";
-    case gpufeed::OnError::skip:
-      return "skip";
-  }
-  return "?";
-}
-
 /// A default-constructed LoaderOptions in the Python keywords (None for an unset optional).
 nlohmann::json default_keywords() {
   const gpufeed::LoaderOptions o;
@@ -48,34 +38,33 @@ nlohmann::json default_keywords() {
   d["labels"] = o.labels.empty() ? none : nlohmann::json(o.labels);
   d["layout"] = o.layout ? nlohmann::json(gpufeed::formats::to_string(*o.layout)) : none;
   d["batch_size"] = o.batch_size;
-  d["workers"] = o.workers;
-  d["prefetch"] = o.prefetch;
+  const auto count = [](const gpufeed::AutoCount& c) {
+    return c.is_auto() ? nlohmann::json("auto") : nlohmann::json(c.value_or(0));
+  };
+  d["workers"] = count(o.workers);
+  d["prefetch"] = count(o.prefetch);
   d["cpu_budget"] = o.cpu_budget;
-  d["memory_mb"] = o.memory_budget >> 20;
+  d["memory_bytes"] = o.memory_bytes;
   d["order"] = gpufeed::to_string(o.order);
   d["seed"] = o.seed;
   d["chunk_window"] = o.chunk_window;
-  d["cache_mb"] = static_cast<double>(o.cache_bytes) / (1 << 20);
+  d["cache_bytes"] = o.cache_bytes;
   d["shard"] = o.shard ? nlohmann::json({o.shard->rank, o.shard->world_size}) : none;
   d["drop_tail"] = o.drop_tail;
   d["drop_last"] = o.drop_last;
   d["mean"] = o.mean.empty() ? none : nlohmann::json(o.mean);
-  d["std"] = o.std.empty() ? none : nlohmann::json(o.std);
+  d["stddev"] = o.stddev.empty() ? none : nlohmann::json(o.stddev);
   d["use_index"] = o.use_index;
   d["device"] = o.device.str();
   d["dtype"] = gpufeed::to_string(o.dtype);
   d["output_layout"] = gpufeed::formats::to_string(o.output_layout);
   d["echo"] = o.echo.adaptive ? nlohmann::json(o.echo.to_string()) : nlohmann::json(o.echo.factor);
   d["reaugment_echoes"] = o.reaugment_echoes;
-  d["inject_stall"] = o.inject_stall
-                          ? nlohmann::json(std::string(gpufeed::stage_name(o.inject_stall->stage)) +
-                                           ":" + std::to_string(o.inject_stall->ms) + "@" +
-                                           std::to_string(o.inject_stall->every))
-                          : none;
+  d["inject_stall"] = o.inject_stall ? nlohmann::json(o.inject_stall->str()) : none;
   d["size"] = o.height == 0 && o.width == 0 ? none : nlohmann::json({o.height, o.width});
   d["resize_filter"] = filter_name(o.resize_filter);
   d["augment"] = gpufeed::to_string(o.augment);
-  d["on_error"] = on_error_name(o.on_error);
+  d["on_error"] = gpufeed::to_string(o.on_error);
   return d;
 }
 

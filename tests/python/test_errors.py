@@ -61,7 +61,7 @@ def test_a_labels_dataset_that_is_not_there(h5py_file):
         (dict(size=(8, 8)), "size"),
         (dict(mean=[1.0]), "mean"),
         (dict(shard=(3, 2)), "shard"),
-        (dict(cache_mb=-5), "cache_mb"),
+        (dict(cache_bytes=-5), "cache_bytes"),
         (dict(on_error="ignore"), "on_error"),
         (dict(inject_stall="sleep"), "inject_stall"),
         (dict(layout="hwc"), "layout"),

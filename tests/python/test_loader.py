@@ -66,7 +66,7 @@ def test_pixels_and_labels_equal_h5pys_read(h5py_file):
         stored = f["images"][:]
         stored_labels = f["labels"][:]
     loader = gpufeed.Loader(
-        h5py_file, batch_size=64, workers=2, order="random", mean=[0, 0, 0], std=[1, 1, 1]
+        h5py_file, batch_size=64, workers=2, order="random", mean=[0, 0, 0], stddev=[1, 1, 1]
     )
     checked = 0
     for batch in loader.epoch(0):
@@ -95,7 +95,7 @@ def test_nchw_file_with_its_layout_named(data_dir):
     with h5py.File(path, "w") as f:
         f.create_dataset("x", data=data, chunks=(20,) + data.shape[1:])
     loader = gpufeed.Loader(
-        path, images="/x", labels=None, layout="nchw", batch_size=40, mean=[0] * 3, std=[1] * 3
+        path, images="/x", labels=None, layout="nchw", batch_size=40, mean=[0] * 3, stddev=[1] * 3
     )
     for batch in loader.epoch(0):
         images, labels = batch
@@ -178,7 +178,7 @@ def test_keyword_defaults_are_the_cpp_defaults():
     for name, default in native.items():
         assert name in signature.parameters, f"Loader has no keyword {name}"
         assert signature.parameters[name].default == default, name
-    python_only = {"path", "output"}
+    python_only = {"path", "output", "unknown"}
     assert set(signature.parameters) - set(native) == python_only
 
 
@@ -188,11 +188,44 @@ def test_the_field_table_names_every_keyword():
     fields = _native.loader_fields()
     keywords = {keyword for _, keyword, _ in fields}
     signature = inspect.signature(gpufeed.Loader)
-    assert keywords == set(signature.parameters) - {"output"}
+    assert keywords == set(signature.parameters) - {"output", "unknown"}
     by_field = {field: keyword for field, keyword, _ in fields}
-    assert by_field["cache_bytes"] == "cache_mb" and by_field["drop_last"] == "drop_last"
+    # C++ and Python share names and units; only `size` stands for two fields.
+    assert all(field == keyword for field, keyword in by_field.items() if keyword != "size")
     with pytest.raises(gpufeed.UsageError, match="batch_size"):
         gpufeed.Loader("unused.h5", batch_size=0)
+
+
+@pytest.mark.parametrize(
+    "keywords, hint",
+    [
+        (dict(cache_mb=512), "cache_bytes"),
+        (dict(memory_mb=64), "memory_bytes"),
+        (dict(std=[1, 1, 1]), "stddev"),
+        (dict(workerz=2), "unknown keyword 'workerz'"),
+    ],
+)
+def test_an_old_or_unknown_keyword_says_what_to_use(keywords, hint):
+    with pytest.raises(gpufeed.UsageError, match=hint):
+        gpufeed.Loader("unused.h5", **keywords)
+
+
+@pytest.mark.parametrize(
+    "keyword, value, text",
+    [
+        ("workers", 1025, "workers=1025: use 0 to 1024, or auto"),
+        ("workers", "many", "workers='many': use 0 to 1024, or auto"),
+        ("prefetch", 0, "prefetch=0: use 1 to 256, or auto"),
+        ("cpu_budget", -1, "cpu_budget=-1: use 0 to 1024"),
+        ("cache_bytes", 1 << 41, "cache_bytes=2199023255552: use 0 to 1099511627776"),
+        ("chunk_window", 0, "chunk_window=0: use 1 to 1048576"),
+    ],
+)
+def test_ranges_are_the_field_tables(keyword, value, text):
+    # The one range the loader checks, in Python's words: the same table pipebench reads.
+    with pytest.raises(gpufeed.UsageError) as raised:
+        gpufeed.Loader("unused.h5", **{keyword: value})
+    assert text in str(raised.value)
 
 
 def cpp_defaults() -> dict:
@@ -209,7 +242,7 @@ def test_every_keyword_default_is_the_loader_options_default(synthetic_file):
     # writes out by hand (resize_filter, on_error) must follow the C++ one too.
     cpp = cpp_defaults()
     signature = inspect.signature(gpufeed.Loader)
-    assert set(signature.parameters) - {"path", "output"} == set(cpp)
+    assert set(signature.parameters) - {"path", "output", "unknown"} == set(cpp)
     for name, default in cpp.items():
         assert signature.parameters[name].default == default, name
     assert cpp["resize_filter"] == "bilinear" and cpp["on_error"] == "fail"

@@ -85,7 +85,7 @@ TEST_F(H5packFolder, JpegStoreKeepsTheOriginalBytesInTorchvisionOrder) {
   const auto [mean, std_dev] = reference_stats(images_);
   for (int c = 0; c < 3; ++c) {
     EXPECT_NEAR(reader.channel_stats()->mean[c], mean[c], 1e-3) << "channel " << c;
-    EXPECT_NEAR(reader.channel_stats()->std[c], std_dev[c], 1e-3) << "channel " << c;
+    EXPECT_NEAR(reader.channel_stats()->stddev[c], std_dev[c], 1e-3) << "channel " << c;
   }
 }
 

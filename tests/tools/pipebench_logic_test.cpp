@@ -271,6 +271,12 @@ TEST(Practices, EachFrontEndReadsItsOwnWords) {
 
 // --- sweep ----------------------------------------------------------------------------------
 
+/// A grid point as the flags give it: echo as text, the cache in MiB.
+SweepPoint point(AutoCount workers, AutoCount prefetch, const std::string& echo, Order order,
+                 std::uint64_t cache_mb) {
+  return {workers, prefetch, EchoOptions::parse(echo), order, cache_mb << 20};
+}
+
 TEST(SweepGrid, ListsMultiplyInTheGivenOrder) {
   SweepAxes axes;
   axes.workers = "1,2,4";
@@ -278,16 +284,16 @@ TEST(SweepGrid, ListsMultiplyInTheGivenOrder) {
   const SweepGrid g = parse_grid(axes, SweepPoint{}, 8);
   const auto points = g.points();
   ASSERT_EQ(points.size(), 6u);
-  EXPECT_EQ(points[0], (SweepPoint{1, 4, "1", "chunk", 512}));
-  EXPECT_EQ(points[1], (SweepPoint{1, 4, "auto:3", "chunk", 512}));
-  EXPECT_EQ(points[5], (SweepPoint{4, 4, "auto:3", "chunk", 512}));
+  EXPECT_EQ(points[0], point(1, 4, "1", Order::chunk, 512));
+  EXPECT_EQ(points[1], point(1, 4, "auto:3", Order::chunk, 512));
+  EXPECT_EQ(points[5], point(4, 4, "auto:3", Order::chunk, 512));
 }
 
 TEST(SweepGrid, WithoutListsSweepsWorkersAndEcho) {
-  const auto points = parse_grid(SweepAxes{}, SweepPoint{0, 2, "1", "random", 64}, 8).points();
+  const auto points = parse_grid(SweepAxes{}, point(0, 2, "1", Order::random, 64), 8).points();
   ASSERT_EQ(points.size(), 6u);  // workers 1, 4, 8 x echo 1, 2
-  EXPECT_EQ(points[0], (SweepPoint{1, 2, "1", "random", 64}));
-  EXPECT_EQ(points[3], (SweepPoint{4, 2, "2", "random", 64}));
+  EXPECT_EQ(points[0], point(1, 2, "1", Order::random, 64));
+  EXPECT_EQ(points[3], point(4, 2, "2", Order::random, 64));
   EXPECT_EQ(points[5].workers, 8u);
   EXPECT_EQ(parse_grid(SweepAxes{}, SweepPoint{}, 1).points().size(), 2u);  // one core
 }
@@ -306,10 +312,19 @@ TEST(SweepGrid, BadListsAreUsageErrorsNamingTheFlag) {
   EXPECT_TRUE(contains(error_of(a), "--workers 1,,2: empty value")) << error_of(a);
   a = {};
   a.prefetch = "2,x";
-  EXPECT_TRUE(contains(error_of(a), "--prefetch 2,x: x is not a whole number")) << error_of(a);
+  EXPECT_TRUE(contains(error_of(a), "--prefetch 2,x: x is not 1 to 256, or auto")) << error_of(a);
   a = {};
   a.prefetch = "0";
   EXPECT_TRUE(contains(error_of(a), "--prefetch 0")) << error_of(a);
+  a = {};
+  a.workers = "2,auto,1025";  // the range is the field table's, as in gpufeed.Loader(workers=)
+  EXPECT_TRUE(contains(error_of(a), "1025 is not 0 to 1024, or auto")) << error_of(a);
+  a = {};
+  a.cache_mb = "64,2000000";
+  EXPECT_TRUE(contains(error_of(a),
+                       "--cache-mb 64,2000000: 2000000 is not a whole number in "
+                       "[0, 1048576]"))
+      << error_of(a);
   a = {};
   a.order = "chunk,shuffled";
   EXPECT_TRUE(contains(error_of(a), "shuffled is not sequential, random or chunk"));
@@ -373,12 +388,19 @@ TEST(SweepConfirmation, ComparesTheRecommendedNeighbourWithTheFirstSetting) {
 }
 
 TEST(SweepConfirmation, EveryKnobIsAPointOfTheGrid) {
-  const SweepPoint p{2, 4, "1", "random", 512};
+  const SweepPoint p = point(2, 4, "1", Order::random, 512);
   EXPECT_EQ(with_setting(p, Setting::of(Knob::workers, 1)).workers, 1u);
   EXPECT_EQ(with_setting(p, Setting::of(Knob::prefetch, 8)).prefetch, 8u);
-  EXPECT_EQ(with_setting(p, Setting::of(Knob::echo, 2)).echo, "2");
-  EXPECT_EQ(with_setting(p, Setting::of(Order::chunk)).order, "chunk");
-  EXPECT_EQ(with_setting(p, Setting::of(Knob::cache_bytes, 1024ull << 20)).cache_mb, 1024u);
+  EXPECT_EQ(with_setting(p, Setting::of(Knob::echo, 2)).echo, EchoOptions{2});
+  EXPECT_EQ(with_setting(p, Setting::of(Order::chunk)).order, Order::chunk);
+  EXPECT_EQ(with_setting(p, Setting::of(Knob::cache_bytes, 1024ull << 20)).cache_bytes,
+            1024ull << 20);
+  // A point moves LoaderOptions there and back, typed all the way.
+  LoaderOptions o;
+  with_setting(p, Setting::of(Knob::prefetch, 8)).apply_to(o);
+  EXPECT_EQ(o.prefetch, 8u);
+  EXPECT_EQ(o.order, Order::random);
+  EXPECT_EQ(SweepPoint::of(o), with_setting(p, Setting::of(Knob::prefetch, 8)));
   EXPECT_EQ(flag_spelling(Setting::of(Knob::cache_bytes, 1024ull << 20)), "--cache-mb 1024");
   EXPECT_EQ(flag_spelling(Setting::of(Order::chunk)), "--order chunk");
 }

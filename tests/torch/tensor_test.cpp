@@ -26,7 +26,7 @@ class TorchTensorTest : public ::testing::Test {
     o.prefetch = prefetch;
     o.order = Order::sequential;
     o.mean = {0, 0, 0};  // images are the stored bytes as floats
-    o.std = {1, 1, 1};
+    o.stddev = {1, 1, 1};
     return Loader(o);
   }
   TempDir dir_;

@@ -168,7 +168,7 @@ bool stderr_is_tty() {
 }
 
 std::string flag_spelling(const Setting& setting) {
-  return field_flag(knob_name(setting.knob)) + " " + setting.value_text(front_end_units);
+  return field_flag(knob_name(setting.knob)) + " " + setting.value_text(flag_units);
 }
 
 int run_guarded(std::string_view program, const std::function<int()>& body) {

@@ -25,7 +25,7 @@ json label_summary(const std::vector<std::int64_t>& labels) {
 
 json channel_stats_json(const std::optional<formats::ChannelStats>& stats) {
   if (!stats) return {{"mean", nullptr}, {"std", nullptr}};
-  return {{"mean", stats->mean}, {"std", stats->std}};
+  return {{"mean", stats->mean}, {"std", stats->stddev}};
 }
 
 std::string numbers(const json& values) {

@@ -6,6 +6,7 @@
 
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/fields.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 
@@ -14,33 +15,52 @@ namespace gpufeed::tools::pipebench {
 namespace {
 
 void add_data_options(CLI::App& cmd, BenchOptions& o) {
+  LoaderOptions& lo = o.loader;
   CLI::Option* data = cmd.add_option("--data", o.data, "the HDF5 dataset to read");
   cmd.add_option("--synthetic", o.synthetic,
                  "generate N:HxWxC synthetic samples into a temporary file")
       ->excludes(data);
-  cmd.add_option("--images", o.images, "the uint8 image dataset in the file");
-  cmd.add_option("--labels", o.labels, "the label dataset (empty: none)");
-  cmd.add_option("--layout", o.layout, "pixel order of the images")
+  cmd.add_option("--images", lo.images, "the uint8 image dataset in the file");
+  cmd.add_option("--labels", lo.labels, "the label dataset (empty: none)");
+  cmd.add_option_function<std::string>(
+         "--layout", [&lo](const std::string& v) { lo.layout = formats::parse_layout(v); },
+         "pixel order of the images")
       ->check(CLI::IsMember({"nhwc", "nchw"}));
-  cmd.add_flag("--no-index", o.no_index, "ignore the file's chunk index (H5Dread_chunk path)");
+  cmd.add_flag_function(
+      "--no-index", [&lo](std::int64_t count) { lo.use_index = count == 0; },
+      "ignore the file's chunk index (H5Dread_chunk path)");
 }
 
-unsigned count_or_auto(const std::string& flag, const std::string& text, unsigned low,
-                       unsigned high) {
-  if (text == "auto") return LoaderOptions::kAuto;
-  const std::optional<unsigned> value = whole_number(text, low, high);
-  if (!value) {
-    throw CLI::ValidationError("--" + flag, text + " is not a whole number in [" +
-                                                std::to_string(low) + ", " + std::to_string(high) +
-                                                "] or auto");
+/// The range of `field` (kLoaderFields) in the unit of its flag.
+CLI::Range flag_range(std::string_view field) {
+  const FieldName& f = *find_field(field);
+  return CLI::Range(f.range.low >> f.flag_shift, f.range.high >> f.flag_shift);
+}
+
+/// --workers / --prefetch: a count in the field's range, or auto.
+AutoCount auto_count(std::string_view field, const std::string& text) {
+  const std::optional<AutoCount> count = AutoCount::parse(text);
+  if (!count || !field_takes(field, *count)) {
+    throw CLI::ValidationError(field_flag(field), text + ": use " + range_text(field));
   }
-  return *value;
+  return *count;
+}
+
+/// A flag in MiB for a field in bytes (--memory-mb, --cache-mb).
+void add_mib_option(CLI::App& cmd, std::string_view field, std::uint64_t& bytes,
+                    const std::string& help) {
+  const unsigned shift = find_field(field)->flag_shift;
+  cmd.add_option_function<std::uint64_t>(
+         field_flag(field), [&bytes, shift](std::uint64_t mib) { bytes = mib << shift; }, help)
+      ->check(flag_range(field));
 }
 
 void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
+  LoaderOptions& lo = o.loader;
   cmd.add_option("--device", o.device, "auto, cpu, cuda or cuda:N");
-  cmd.add_option("--batch", o.batch, "samples per batch")->check(CLI::Range(1, 1 << 24));
-  cmd.add_option("--seed", o.seed, "seed of the sample order (and of synthetic data)");
+  cmd.add_option("--batch", lo.batch_size, "samples per batch")->check(flag_range("batch_size"));
+  cmd.add_option("--seed", lo.seed, "seed of the sample order (and of synthetic data)")
+      ->check(flag_range("seed"));
   if (axes != nullptr) {
     cmd.add_option("--workers", axes->workers,
                    "loader threads to try, e.g. 1,2,4,auto (0: all cores)");
@@ -52,26 +72,24 @@ void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
     return;
   }
   cmd.add_option_function<std::string>(
-         "--workers",
-         [&o](const std::string& v) { o.workers = count_or_auto("workers", v, 0, 4096); },
+         "--workers", [&lo](const std::string& v) { lo.workers = auto_count("workers", v); },
          "loader threads (0: all cores; auto: tuned while it runs, up to --cpu-budget)")
       ->type_name("N|auto");
   cmd.add_option_function<std::string>(
-         "--prefetch",
-         [&o](const std::string& v) { o.prefetch = count_or_auto("prefetch", v, 1, 4096); },
+         "--prefetch", [&lo](const std::string& v) { lo.prefetch = auto_count("prefetch", v); },
          "batches prepared ahead (auto: tuned while it runs, within --memory-mb)")
       ->type_name("N|auto");
-  cmd.add_option("--cpu-budget", o.cpu_budget, "--workers auto: at most this many (0: all cores)")
-      ->check(CLI::Range(0, 1024));
-  cmd.add_option("--memory-mb", o.memory_mb,
-                 "--prefetch auto: batch slots within this many MiB (0: 1024)")
-      ->check(CLI::Range(0, 1 << 20));
-  cmd.add_option("--order", o.order, "sample order")
+  cmd.add_option("--cpu-budget", lo.cpu_budget, "--workers auto: at most this many (0: all cores)")
+      ->check(flag_range("cpu_budget"));
+  add_mib_option(cmd, "memory_bytes", lo.memory_bytes,
+                 "--prefetch auto: batch slots within this many MiB (0: 1024)");
+  cmd.add_option_function<std::string>(
+         "--order", [&lo](const std::string& v) { lo.order = parse_order(v); }, "sample order")
       ->check(CLI::IsMember(std::vector<std::string>(kOrderNames.begin(), kOrderNames.end())));
-  cmd.add_option("--cache-mb", o.cache_mb, "chunk cache budget in MiB")
-      ->check(CLI::Range(0, 1 << 20));
-  cmd.add_option("--echo", o.echo,
-                 "deliver each batch N times, or auto[:CAP]: only when input is late");
+  add_mib_option(cmd, "cache_bytes", lo.cache_bytes, "chunk cache budget in MiB");
+  cmd.add_option_function<std::string>(
+      "--echo", [&lo](const std::string& v) { lo.echo = EchoOptions::parse(v); },
+      "deliver each batch N times, or auto[:CAP]: only when input is late");
 }
 
 void add_length_options(CLI::App& cmd, BenchOptions& o) {
@@ -91,15 +109,36 @@ void add_length_options(CLI::App& cmd, BenchOptions& o) {
       ->check(CLI::Range(0.0, 3600.0));
 }
 
+/// "224x224" into height and width.
+void set_size(LoaderOptions& lo, const std::string& text) {
+  static const std::regex size_pattern(R"(^([1-9][0-9]{0,3})x([1-9][0-9]{0,3})$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, size_pattern)) {
+    throw UsageError("--size " + text + ": expected HxW, e.g. 224x224");
+  }
+  lo.height = static_cast<std::uint32_t>(std::stoul(m[1].str()));
+  lo.width = static_cast<std::uint32_t>(std::stoul(m[2].str()));
+}
+
 void add_sample_options(CLI::App& cmd, BenchOptions& o) {
-  cmd.add_option("--size", o.size, "HxW: decode size of jpeg-layout files (default 224x224)");
-  cmd.add_option("--augment", o.augment, "none, flip, crop-flip or center");
-  cmd.add_option("--on-error", o.on_error, "fail or skip undecodable samples");
-  cmd.add_option("--dtype", o.dtype, "float32, float16 or bfloat16 (CUDA device)");
+  LoaderOptions& lo = o.loader;
+  cmd.add_option_function<std::string>(
+      "--size", [&lo](const std::string& v) { set_size(lo, v); },
+      "HxW: decode size of jpeg-layout files (default 224x224)");
+  cmd.add_option_function<std::string>(
+      "--augment", [&lo](const std::string& v) { lo.augment = parse_augment(v); },
+      "none, flip, crop-flip or center");
+  cmd.add_option_function<std::string>(
+      "--on-error", [&lo](const std::string& v) { lo.on_error = parse_on_error(v); },
+      "fail or skip undecodable samples");
+  cmd.add_option_function<std::string>(
+      "--dtype", [&lo](const std::string& v) { lo.dtype = parse_dtype(v); },
+      "float32, float16 or bfloat16 (CUDA device)");
   cmd.add_option("--trace", o.trace, "write a Chrome trace (opens in Perfetto) to OUT.json");
   cmd.add_option("--report", o.report, "write a self-contained HTML report to OUT.html");
-  cmd.add_option("--inject-stall", o.inject_stall,
-                 "STAGE:MS@EVERY: sleep MS ms in STAGE every EVERY batches");
+  cmd.add_option_function<std::string>(
+      "--inject-stall", [&lo](const std::string& v) { lo.inject_stall = StallInjection::parse(v); },
+      "STAGE:MS@EVERY: sleep MS ms in STAGE every EVERY batches");
 }
 
 void add_training_options(CLI::App& cmd, BenchOptions& o) {
@@ -137,35 +176,8 @@ void reject_unsupported(const BenchOptions& o) {
   }
 }
 
-LoaderOptions loader_options(const BenchOptions& o) {
-  LoaderOptions lo;
-  lo.images = o.images;
-  lo.labels = o.labels;
-  if (!o.layout.empty()) lo.layout = formats::parse_layout(o.layout);
-  lo.batch_size = o.batch;
-  lo.workers = o.workers;
-  lo.prefetch = o.prefetch;
-  lo.cpu_budget = o.cpu_budget;
-  lo.memory_budget = o.memory_mb << 20;
-  lo.order = parse_order(o.order);
-  lo.seed = o.seed;
-  lo.cache_bytes = o.cache_mb << 20;
-  lo.use_index = !o.no_index;
-  lo.echo = EchoOptions::parse(o.echo);
-  lo.augment = parse_augment(o.augment);
-  lo.on_error = parse_on_error(o.on_error);
-  lo.dtype = parse_dtype(o.dtype);
-  if (!o.inject_stall.empty()) lo.inject_stall = StallInjection::parse(o.inject_stall);
-  if (!o.size.empty()) {
-    static const std::regex size_pattern(R"(^([1-9][0-9]{0,3})x([1-9][0-9]{0,3})$)");
-    std::smatch m;
-    if (!std::regex_match(o.size, m, size_pattern)) {
-      throw UsageError("--size " + o.size + ": expected HxW, e.g. 224x224");
-    }
-    lo.height = static_cast<std::uint32_t>(std::stoul(m[1].str()));
-    lo.width = static_cast<std::uint32_t>(std::stoul(m[2].str()));
-  }
-  return lo;
+std::string size_text(const LoaderOptions& o) {
+  return std::to_string(o.height) + "x" + std::to_string(o.width);
 }
 
 RunPlan run_plan(const BenchOptions& o) {

@@ -21,30 +21,16 @@ inline constexpr unsigned kDefaultSweepEpochs = 2;  ///< per setting
 struct BenchOptions {
   std::string data;
   std::string synthetic;
-  std::string images = "/images";
-  std::string labels = "/labels";
-  std::string layout;
+  /// The loader's settings, typed as the flags are parsed (its range checks are the field
+  /// table's); the path and the device are set when the run starts.
+  LoaderOptions loader;
   std::string device = "auto";
-  std::uint32_t batch = 256;
-  unsigned workers = 0;   ///< LoaderOptions::kAuto: --workers auto
-  unsigned prefetch = 4;  ///< LoaderOptions::kAuto: --prefetch auto
-  unsigned cpu_budget = 0;
-  std::uint64_t memory_mb = 0;
-  std::string order = "chunk";
-  std::uint64_t seed = 0;
   unsigned epochs = 0;  ///< 0: kDefaultEpochs (unless --steps)
   std::uint64_t steps = 0;
-  std::uint64_t cache_mb = 512;
-  bool no_index = false;
   std::string json;
   bool no_profile = false;        ///< recorder off, no diagnosis (to A/B the profiler's cost)
   std::string progress = "auto";  ///< auto | line | plain | off
   double progress_every = 0;      ///< seconds; 0: 0.5 for a live line, 10 for plain lines
-  std::string echo = "1";
-  std::string size;
-  std::string augment = "none";
-  std::string on_error = "fail";
-  std::string dtype = "float32";
   /// Training stage (--model); empty: cnn for the embedded default, none otherwise.
   std::string model;
   std::string optimizer = "sgd";
@@ -57,7 +43,6 @@ struct BenchOptions {
   std::uint32_t sync_every = 0;
   std::string trace;
   std::string report;
-  std::string inject_stall;
 };
 
 /// How long a run goes: `steps` batches when set, else `epochs` epochs.
@@ -71,9 +56,9 @@ struct RunPlan {
 void add_run_options(CLI::App& command, BenchOptions& options, SweepAxes* axes = nullptr);
 /// Throws UsageError for options that cannot go together (--no-profile with --trace/--report).
 void reject_unsupported(const BenchOptions& options);
-/// LoaderOptions from the flags (path and device are set by the caller). Throws UsageError.
-LoaderOptions loader_options(const BenchOptions& options);
 RunPlan run_plan(const BenchOptions& options);
+/// --size as it is given: "224x224".
+std::string size_text(const LoaderOptions& options);
 /// True without --data and --synthetic: the run uses the embedded default dataset.
 bool embedded_default(const BenchOptions& options);
 /// --model as given, or the default: cnn for the embedded default, none otherwise.

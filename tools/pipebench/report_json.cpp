@@ -24,28 +24,29 @@ json dataset_json(const DatasetSummary& d) {
 
 json settings_json(const BenchReport& r, const json& stats) {
   const BenchOptions& o = r.options;
-  return {{"device_requested", r.device.requested.str()},
-          {"device_resolved", r.device.used.str()},
-          {"batch", o.batch},
-          {"workers", r.workers},
-          {"prefetch", r.run.stats.prefetch},
-          {"workers_setting", count_json(o.workers)},
-          {"prefetch_setting", count_json(o.prefetch)},
-          {"tuning", stats["tuning"]},
-          {"order", o.order},
-          {"seed", o.seed},
-          {"epochs", r.plan.steps != 0 ? json(nullptr) : json(r.plan.epochs)},
-          {"steps", r.plan.steps != 0 ? json(r.plan.steps) : json(nullptr)},
-          {"cache_mb", o.cache_mb},
-          {"use_index", !o.no_index},
-          {"images", o.images},
-          {"labels", o.labels},
-          {"dtype", o.dtype},
-          {"echo", o.echo},
-          {"augment", o.augment},
-          {"on_error", o.on_error},
-          {"size", o.size.empty() ? json(nullptr) : json(o.size)},
-          {"inject_stall", o.inject_stall.empty() ? json(nullptr) : json(o.inject_stall)}};
+  return {
+      {"device_requested", r.device.requested.str()},
+      {"device_resolved", r.device.used.str()},
+      {"batch", o.loader.batch_size},
+      {"workers", r.workers},
+      {"prefetch", r.run.stats.prefetch},
+      {"workers_setting", count_json(o.loader.workers)},
+      {"prefetch_setting", count_json(o.loader.prefetch)},
+      {"tuning", stats["tuning"]},
+      {"order", to_string(o.loader.order)},
+      {"seed", o.loader.seed},
+      {"epochs", r.plan.steps != 0 ? json(nullptr) : json(r.plan.epochs)},
+      {"steps", r.plan.steps != 0 ? json(r.plan.steps) : json(nullptr)},
+      {"cache_mb", o.loader.cache_bytes >> 20},
+      {"use_index", o.loader.use_index},
+      {"images", o.loader.images},
+      {"labels", o.loader.labels},
+      {"dtype", to_string(o.loader.dtype)},
+      {"echo", o.loader.echo.to_string()},
+      {"augment", to_string(o.loader.augment)},
+      {"on_error", to_string(o.loader.on_error)},
+      {"size", o.loader.height == 0 ? json(nullptr) : json(size_text(o.loader))},
+      {"inject_stall", o.loader.inject_stall ? json(o.loader.inject_stall->str()) : json(nullptr)}};
 }
 
 }  // namespace

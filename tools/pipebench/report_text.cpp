@@ -40,26 +40,28 @@ void print_settings(const BenchReport& r) {
   const std::string length =
       r.plan.steps != 0 ? format("%llu steps", static_cast<unsigned long long>(r.plan.steps))
                         : format("%llu epochs", static_cast<unsigned long long>(r.plan.epochs));
-  const char* tuned_workers = o.workers == LoaderOptions::kAuto ? " (auto)" : "";
-  const char* tuned_prefetch = o.prefetch == LoaderOptions::kAuto ? " (auto)" : "";
+  const LoaderOptions& lo = o.loader;
+  const char* tuned_workers = lo.workers.is_auto() ? " (auto)" : "";
+  const char* tuned_prefetch = lo.prefetch.is_auto() ? " (auto)" : "";
   row("settings",
       format("device %s, batch %u, workers %u%s, prefetch %u%s, order %s, seed %llu, %s",
-             r.device.used.str().c_str(), o.batch, r.workers, tuned_workers, r.run.stats.prefetch,
-             tuned_prefetch, o.order.c_str(), static_cast<unsigned long long>(o.seed),
-             length.c_str()));
+             r.device.used.str().c_str(), lo.batch_size, r.workers, tuned_workers,
+             r.run.stats.prefetch, tuned_prefetch, to_string(lo.order).c_str(),
+             static_cast<unsigned long long>(lo.seed), length.c_str()));
   for (const TuningChange& c : r.run.stats.tuning) {
     row("tuning", format("%s %u -> %u at %s: %s", knob_name(c.knob), c.from, c.to,
                          stage_name(c.stage), c.reason.c_str()));
   }
-  row("", format("dtype %s, echo %s, augment %s, on-error %s", o.dtype.c_str(), o.echo.c_str(),
-                 o.augment.c_str(), o.on_error.c_str()) +
-              (o.inject_stall.empty() ? "" : ", injected stall " + o.inject_stall));
+  row("", format("dtype %s, echo %s, augment %s, on-error %s", to_string(lo.dtype).c_str(),
+                 lo.echo.to_string().c_str(), to_string(lo.augment).c_str(),
+                 to_string(lo.on_error).c_str()) +
+              (lo.inject_stall ? ", injected stall " + lo.inject_stall->str() : ""));
 }
 
 void print_device(const BenchReport& r) {
   const LoaderStats& s = r.run.stats;
   const auto& o = r.options;
-  if (o.echo != "1") {
+  if (o.loader.echo.enabled()) {
     row("echo", format("%llu fresh batches, %llu echoed (%llu with a new flip)",
                        static_cast<unsigned long long>(s.fresh_batches),
                        static_cast<unsigned long long>(s.echoed_batches),

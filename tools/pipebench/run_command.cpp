@@ -24,7 +24,7 @@ constexpr double kPlainInterval = 10.0;  ///< seconds between plain progress lin
 std::uint64_t planned_steps(const BenchOptions& options, const Loader& loader) {
   const RunPlan plan = run_plan(options);
   if (plan.steps != 0) return plan.steps;
-  const EchoOptions echo = EchoOptions::parse(options.echo);
+  const EchoOptions& echo = options.loader.echo;
   if (echo.adaptive) return 0;  // echoes depend on how late input is
   return plan.epochs * loader.batches_per_epoch() * echo.factor;
 }
@@ -38,7 +38,7 @@ DeviceChoice choose_device(const std::string& requested) {
 
 LoaderOptions loader_options_for(const BenchOptions& options, const BenchDataset& data,
                                  const DeviceChoice& device) {
-  LoaderOptions o = loader_options(options);
+  LoaderOptions o = options.loader;
   o.path = data.path();
   o.device = device.used;
   return o;

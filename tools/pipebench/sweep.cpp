@@ -35,47 +35,62 @@ std::vector<std::string> split(const std::string& flag, const std::string& text)
   }
 }
 
-/// Whole numbers in [low, high]; with `auto_value`, "auto" stands for it.
-template <typename T>
-std::vector<T> numbers(const std::string& flag, const std::string& text, T low, T high,
-                       std::optional<T> auto_value = std::nullopt) {
-  std::vector<T> out;
-  for (const std::string& item : split(flag, text)) {
-    if (auto_value && item == "auto") {
-      out.push_back(*auto_value);
-      continue;
-    }
-    const std::optional<T> value = whole_number(item, low, high);
-    if (!value) {
-      throw UsageError("--" + flag + " " + text + ": " + item + " is not a whole number in [" +
-                       std::to_string(low) + ", " + std::to_string(high) + "]");
-    }
-    out.push_back(*value);
+std::uint64_t mib(std::uint64_t bytes) {
+  return bytes >> 20;
+}
+
+/// Counts or auto, in the field's range (kLoaderFields).
+std::vector<AutoCount> auto_counts(std::string_view field, const std::string& text) {
+  std::vector<AutoCount> out;
+  for (const std::string& item : split(std::string(field), text)) {
+    const std::optional<AutoCount> count = AutoCount::parse(item);
+    if (!count || !field_takes(field, *count))
+      throw UsageError(field_flag(field) + " " + text + ": " + item + " is not " +
+                       range_text(field));
+    out.push_back(*count);
   }
   return out;
 }
 
-std::vector<std::string> echoes(const std::string& text) {
-  std::vector<std::string> out = split("echo", text);
+/// MiB in a flag for a field in bytes, in the field's range.
+std::vector<std::uint64_t> bytes_in_mib(std::string_view field, const std::string& text) {
+  std::vector<std::uint64_t> out;
+  const FieldName& f = *find_field(field);
+  for (const std::string& item : split("cache-mb", text)) {
+    const std::optional<std::uint64_t> mib = whole_number<std::uint64_t>(
+        item, f.range.low >> f.flag_shift, f.range.high >> f.flag_shift);
+    if (!mib) {
+      throw UsageError(field_flag(field) + " " + text + ": " + item +
+                       " is not a whole number in [" + std::to_string(f.range.low >> f.flag_shift) +
+                       ", " + std::to_string(f.range.high >> f.flag_shift) + "]");
+    }
+    out.push_back(*mib << f.flag_shift);
+  }
+  return out;
+}
+
+std::vector<EchoOptions> echoes(const std::string& text) {
+  std::vector<EchoOptions> out;
   try {
-    for (const std::string& e : out) (void)EchoOptions::parse(e);
+    for (const std::string& e : split("echo", text)) out.push_back(EchoOptions::parse(e));
   } catch (const OptionError& e) {
     throw UsageError(e.render(field_flag));
   }
   return out;
 }
 
-std::vector<std::string> orders(const std::string& text) {
-  std::vector<std::string> out = split("order", text);
-  for (const std::string& o : out) {
-    if (!find_order(o))
-      throw UsageError("--order " + text + ": " + o + " is not " + order_choices());
+std::vector<Order> orders(const std::string& text) {
+  std::vector<Order> out;
+  for (const std::string& o : split("order", text)) {
+    const std::optional<Order> order = find_order(o);
+    if (!order) throw UsageError("--order " + text + ": " + o + " is not " + order_choices());
+    out.push_back(*order);
   }
   return out;
 }
 
-std::vector<unsigned> default_workers(unsigned cores) {
-  std::set<unsigned> values{1, std::max(1u, cores / 2), std::max(1u, cores)};
+std::vector<AutoCount> default_workers(unsigned cores) {
+  const std::set<unsigned> values{1, std::max(1u, cores / 2), std::max(1u, cores)};
   return {values.begin(), values.end()};
 }
 
@@ -88,6 +103,18 @@ std::string percent(const std::optional<double>& share) {
 
 }  // namespace
 
+SweepPoint SweepPoint::of(const LoaderOptions& o) {
+  return {o.workers, o.prefetch, o.echo, o.order, o.cache_bytes};
+}
+
+void SweepPoint::apply_to(LoaderOptions& o) const {
+  o.workers = workers;
+  o.prefetch = prefetch;
+  o.echo = echo;
+  o.order = order;
+  o.cache_bytes = cache_bytes;
+}
+
 SweepPoint with_setting(SweepPoint point, const Setting& s) {
   switch (s.knob) {
     case Knob::workers:
@@ -97,38 +124,35 @@ SweepPoint with_setting(SweepPoint point, const Setting& s) {
       point.prefetch = static_cast<unsigned>(s.value);
       break;
     case Knob::echo:
-      point.echo = s.value_text();
+      point.echo = EchoOptions{static_cast<std::uint32_t>(s.value)};
       break;
     case Knob::cache_bytes:
-      point.cache_mb = s.value >> 20;
+      point.cache_bytes = s.value;
       break;
     case Knob::order:
-      point.order = s.value_text();
+      point.order = s.order();
       break;
   }
   return point;
 }
 
-nlohmann::json count_json(unsigned count) {
-  return count == LoaderOptions::kAuto ? nlohmann::json("auto") : nlohmann::json(count);
-}
-
-std::string count_text(unsigned count) {
-  return count == LoaderOptions::kAuto ? "auto" : std::to_string(count);
+nlohmann::json count_json(const AutoCount& count) {
+  return count.is_auto() ? nlohmann::json("auto") : nlohmann::json(count.value_or(0));
 }
 
 std::string describe(const SweepPoint& p) {
-  return "workers " + count_text(p.workers) + ", prefetch " + count_text(p.prefetch) + ", echo " +
-         p.echo + ", order " + p.order + ", cache " + std::to_string(p.cache_mb) + " MiB";
+  return "workers " + p.workers.str() + ", prefetch " + p.prefetch.str() + ", echo " +
+         p.echo.to_string() + ", order " + to_string(p.order) + ", cache " +
+         std::to_string(mib(p.cache_bytes)) + " MiB";
 }
 
 std::vector<SweepPoint> SweepGrid::points() const {
   std::vector<SweepPoint> out;
-  for (const unsigned w : workers) {
-    for (const unsigned p : prefetch) {
-      for (const std::string& e : echo) {
-        for (const std::string& o : order) {
-          for (const std::uint64_t c : cache_mb) out.push_back(SweepPoint{w, p, e, o, c});
+  for (const AutoCount& w : workers) {
+    for (const AutoCount& p : prefetch) {
+      for (const EchoOptions& e : echo) {
+        for (const Order o : order) {
+          for (const std::uint64_t c : cache_bytes) out.push_back(SweepPoint{w, p, e, o, c});
         }
       }
     }
@@ -140,22 +164,19 @@ SweepGrid parse_grid(const SweepAxes& a, const SweepPoint& base, unsigned cores)
   SweepGrid g;
   const bool any = !a.workers.empty() || !a.prefetch.empty() || !a.echo.empty() ||
                    !a.order.empty() || !a.cache_mb.empty();
-  g.workers = !a.workers.empty()
-                  ? numbers<unsigned>("workers", a.workers, 0, 4096, LoaderOptions::kAuto)
-              : any ? std::vector<unsigned>{base.workers}
-                    : default_workers(cores);
-  g.prefetch = !a.prefetch.empty()
-                   ? numbers<unsigned>("prefetch", a.prefetch, 1, 4096, LoaderOptions::kAuto)
-                   : std::vector<unsigned>{base.prefetch};
+  g.workers = !a.workers.empty() ? auto_counts("workers", a.workers)
+              : any              ? std::vector<AutoCount>{base.workers}
+                                 : default_workers(cores);
+  g.prefetch = !a.prefetch.empty() ? auto_counts("prefetch", a.prefetch)
+                                   : std::vector<AutoCount>{base.prefetch};
   g.echo = !a.echo.empty() ? echoes(a.echo)
-           : any           ? std::vector<std::string>{base.echo}
-                           : std::vector<std::string>{"1", "2"};
-  g.order = !a.order.empty() ? orders(a.order) : std::vector<std::string>{base.order};
-  g.cache_mb = !a.cache_mb.empty()
-                   ? numbers<std::uint64_t>("cache-mb", a.cache_mb, 0, std::uint64_t{1} << 20)
-                   : std::vector<std::uint64_t>{base.cache_mb};
+           : any           ? std::vector<EchoOptions>{base.echo}
+                           : std::vector<EchoOptions>{EchoOptions{1}, EchoOptions{2}};
+  g.order = !a.order.empty() ? orders(a.order) : std::vector<Order>{base.order};
+  g.cache_bytes = !a.cache_mb.empty() ? bytes_in_mib("cache_bytes", a.cache_mb)
+                                      : std::vector<std::uint64_t>{base.cache_bytes};
   const std::size_t n =
-      g.workers.size() * g.prefetch.size() * g.echo.size() * g.order.size() * g.cache_mb.size();
+      g.workers.size() * g.prefetch.size() * g.echo.size() * g.order.size() * g.cache_bytes.size();
   if (n > kMaxSweepPoints) {
     throw UsageError("the sweep has " + std::to_string(n) + " settings, more than " +
                      std::to_string(kMaxSweepPoints) + "; give fewer values per flag");
@@ -219,9 +240,10 @@ void print_sweep_table(const std::vector<SweepRow>& rows) {
   std::printf("%7s %8s %6s %-10s %8s %11s %6s %10s %9s  %s\n", "workers", "prefetch", "echo",
               "order", "cache_mb", "samples/s", "util", "input_wait", "peak_mb", "verdict");
   for (const SweepRow& r : rows) {
-    std::printf("%7s %8s %6s %-10s %8llu ", count_text(r.point.workers).c_str(),
-                count_text(r.point.prefetch).c_str(), r.point.echo.c_str(), r.point.order.c_str(),
-                static_cast<unsigned long long>(r.point.cache_mb));
+    std::printf("%7s %8s %6s %-10s %8llu ", r.point.workers.str().c_str(),
+                r.point.prefetch.str().c_str(), r.point.echo.to_string().c_str(),
+                to_string(r.point.order).c_str(),
+                static_cast<unsigned long long>(mib(r.point.cache_bytes)));
     if (!r.error.empty()) {
       std::printf("failed: %s\n", r.error.c_str());
       continue;
@@ -243,9 +265,9 @@ std::string sweep_csv(const std::vector<SweepRow>& rows) {
   };
   char buffer[64];
   for (const SweepRow& r : rows) {
-    out += count_text(r.point.workers) + "," + count_text(r.point.prefetch) + "," +
-           quoted(r.point.echo) + "," + r.point.order + "," + std::to_string(r.point.cache_mb) +
-           ",";
+    out += r.point.workers.str() + "," + r.point.prefetch.str() + "," +
+           quoted(r.point.echo.to_string()) + "," + to_string(r.point.order) + "," +
+           std::to_string(mib(r.point.cache_bytes)) + ",";
     if (r.error.empty()) {
       std::snprintf(buffer, sizeof buffer, "%.3f", r.samples_per_s);
       out += buffer;
@@ -276,9 +298,9 @@ nlohmann::json sweep_json(const std::vector<SweepRow>& rows, const std::optional
     settings.push_back(
         {{"workers", count_json(r.point.workers)},
          {"prefetch", count_json(r.point.prefetch)},
-         {"echo", r.point.echo},
-         {"order", r.point.order},
-         {"cache_mb", r.point.cache_mb},
+         {"echo", r.point.echo.to_string()},
+         {"order", to_string(r.point.order)},
+         {"cache_mb", mib(r.point.cache_bytes)},
          {"samples_per_s", ok ? json(r.samples_per_s) : json(nullptr)},
          {"device_util", ok && r.device_util ? json(*r.device_util) : json(nullptr)},
          {"input_wait_share", ok ? json(r.input_wait_share) : json(nullptr)},

@@ -9,14 +9,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpufeed/base/auto_count.hpp"
 #include "gpufeed/base/knobs.hpp"
+#include "gpufeed/pipeline/echo.hpp"
+#include "gpufeed/pipeline/loader.hpp"
 
 namespace gpufeed::tools::pipebench {
 
-/// "auto" for a worker or prefetch count of LoaderOptions::kAuto, else the number.
-std::string count_text(unsigned count);
-/// The same in JSON: the string "auto", else the number.
-nlohmann::json count_json(unsigned count);
+/// A worker or prefetch count in JSON: the string "auto", else the number.
+nlohmann::json count_json(const AutoCount& count);
 
 /// The swept flags as given: comma-separated lists ("1,2,4"); empty: not swept.
 struct SweepAxes {
@@ -28,13 +29,19 @@ struct SweepAxes {
   std::string csv;  ///< where the table goes as CSV
 };
 
-/// One setting of the grid.
+/// One setting of the grid: the loader's settings a sweep varies, typed as LoaderOptions has
+/// them, from the flags through the diagnosis' recommendation to the row that checks it.
 struct SweepPoint {
-  unsigned workers = 0;
-  unsigned prefetch = 4;
-  std::string echo = "1";
-  std::string order = "chunk";
-  std::uint64_t cache_mb = 512;
+  AutoCount workers = 0;
+  AutoCount prefetch = 4;
+  EchoOptions echo;
+  Order order = Order::chunk;
+  std::uint64_t cache_bytes = std::uint64_t{512} << 20;
+
+  /// The point `options` is at.
+  [[nodiscard]] static SweepPoint of(const LoaderOptions& options);
+  /// `options` moved to this point.
+  void apply_to(LoaderOptions& options) const;
 
   friend bool operator==(const SweepPoint&, const SweepPoint&) = default;
 };
@@ -44,11 +51,11 @@ std::string describe(const SweepPoint& point);
 
 /// The values to try per flag, in the order given; the first point is every first value.
 struct SweepGrid {
-  std::vector<unsigned> workers;
-  std::vector<unsigned> prefetch;
-  std::vector<std::string> echo;
-  std::vector<std::string> order;
-  std::vector<std::uint64_t> cache_mb;
+  std::vector<AutoCount> workers;
+  std::vector<AutoCount> prefetch;
+  std::vector<EchoOptions> echo;
+  std::vector<Order> order;
+  std::vector<std::uint64_t> cache_bytes;
 
   /// Every combination, the last flag varying fastest.
   [[nodiscard]] std::vector<SweepPoint> points() const;
@@ -56,7 +63,8 @@ struct SweepGrid {
 
 /// Parses the axes; a flag not given keeps `base`'s value. With no axis given at all, sweeps
 /// workers over 1, cores/2 and cores and echo over 1 and 2. Throws UsageError naming the flag
-/// for an empty, malformed, out-of-range or repeated value, or a grid over kMaxSweepPoints.
+/// for an empty, malformed, out-of-range (kLoaderFields' range) or repeated value, or a grid
+/// over kMaxSweepPoints.
 inline constexpr std::size_t kMaxSweepPoints = 256;
 SweepGrid parse_grid(const SweepAxes& axes, const SweepPoint& base, unsigned cores);
 

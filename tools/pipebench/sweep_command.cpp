@@ -20,11 +20,7 @@ constexpr const char* kDefaultCsv = "pipebench-sweep.csv";
 constexpr const char* kDefaultJson = "pipebench-sweep.json";
 
 BenchOptions with_point(BenchOptions o, const SweepPoint& p) {
-  o.workers = p.workers;
-  o.prefetch = p.prefetch;
-  o.echo = p.echo;
-  o.order = p.order;
-  o.cache_mb = p.cache_mb;
+  p.apply_to(o.loader);
   return o;
 }
 
@@ -66,11 +62,11 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
   if (options.epochs == 0 && options.steps == 0) options.epochs = kDefaultSweepEpochs;
   // Off a terminal the per-setting lines are the log; progress lines would bury them.
   if (options.progress == "auto" && ::isatty(STDERR_FILENO) != 1) options.progress = "off";
-  const SweepPoint base{options.workers, options.prefetch, options.echo, options.order,
-                        options.cache_mb};
   const std::vector<SweepPoint> points =
-      parse_grid(axes, base, std::max(1u, std::thread::hardware_concurrency())).points();
-  for (const SweepPoint& p : points) (void)loader_options(with_point(options, p));  // usage first
+      parse_grid(axes, SweepPoint::of(options.loader),
+                 std::max(1u, std::thread::hardware_concurrency()))
+          .points();
+  for (const SweepPoint& p : points) check_options(with_point(options, p).loader);  // usage first
   const std::string csv_path = axes.csv.empty() ? kDefaultCsv : axes.csv;
   const std::string json_path = options.json.empty() ? kDefaultJson : options.json;
   diagnosis::check_writable("--csv", csv_path);  // fail now, not after the sweep

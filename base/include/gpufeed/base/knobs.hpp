@@ -44,9 +44,9 @@ inline constexpr std::array<const char*, 5> kKnobNames{"workers", "prefetch", "e
   return find_named<Knob>(kKnobNames, name);
 }
 
-/// Selects Setting::value_text() in the front ends' units.
-struct FrontEndUnits {};
-inline constexpr FrontEndUnits front_end_units{};
+/// Selects Setting::value_text() in the unit of pipebench's flag.
+struct FlagUnits {};
+inline constexpr FlagUnits flag_units{};
 
 /// One knob at one value: a count (workers, prefetch), a factor (echo), bytes (cache_bytes) or,
 /// for Knob::order, an Order.
@@ -63,9 +63,9 @@ struct Setting {
   [[nodiscard]] constexpr Order order() const noexcept { return static_cast<Order>(value); }
   /// The value as the field takes it: "8", "chunk", "536870912".
   [[nodiscard]] std::string value_text() const;
-  /// The value in the front ends' unit of the field (kLoaderFields' unit_shift: "512" MiB for
-  /// cache_bytes).
-  [[nodiscard]] std::string value_text(FrontEndUnits /*tag*/) const;
+  /// The value in the unit of pipebench's flag (kLoaderFields' flag_shift: "512" MiB for
+  /// cache_bytes, whose flag is --cache-mb).
+  [[nodiscard]] std::string value_text(FlagUnits /*tag*/) const;
 
   friend bool operator==(const Setting&, const Setting&) = default;
 };

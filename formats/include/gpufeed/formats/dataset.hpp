@@ -14,7 +14,7 @@ namespace gpufeed::formats {
 /// Mean and standard deviation per channel on the 0-255 scale.
 struct ChannelStats {
   std::vector<float> mean;
-  std::vector<float> std;
+  std::vector<float> stddev;
 };
 
 class Dataset {

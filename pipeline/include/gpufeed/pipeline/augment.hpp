@@ -38,5 +38,6 @@ enum class OnError {
   skip,  ///< count it and deliver another sample in its place, so batches stay full
 };
 OnError parse_on_error(const std::string& text);
+std::string to_string(OnError on_error);
 
 }  // namespace gpufeed

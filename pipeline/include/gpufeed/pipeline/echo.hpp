@@ -15,6 +15,8 @@ struct EchoOptions {
   static EchoOptions parse(const std::string& text);
   [[nodiscard]] bool enabled() const { return adaptive || factor > 1; }
   [[nodiscard]] std::string to_string() const;
+
+  friend bool operator==(const EchoOptions&, const EchoOptions&) = default;
 };
 
 /// The echo decision, separate from any threading so it can be tested on its own. The consumer

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/base/auto_count.hpp"
 #include "gpufeed/base/device.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
@@ -28,26 +29,25 @@ class LoaderCore;
 struct Slot;
 }  // namespace detail
 
-/// Every field has a default that works; `path` is the only one to set.
+/// Every field has a default that works; `path` is the only one to set. The ranges of the
+/// numeric fields are kLoaderFields' (gpufeed/base/fields.hpp); check_options() checks them.
 struct LoaderOptions {
   std::string path;
   std::string images = "/images";
   std::string labels = "/labels";  ///< empty: no labels
   std::optional<formats::Layout> layout;
   std::uint32_t batch_size = 256;
-  /// workers and prefetch take kAuto: the loader tunes them while it runs. It starts small,
-  /// watches its stages and the consumer's wait, raises the concurrency of what holds it back
-  /// (or gives a core back when its workers idle), within cpu_budget and memory_budget; each
-  /// change is in stats().tuning and on the profiler's timeline. The sample order does not
-  /// depend on it.
-  static constexpr unsigned kAuto = ~0u;
-  unsigned workers =
-      0;  ///< threads of the loader's task arena; 0: the cores the process may use; kAuto: tuned
-  unsigned prefetch = 4;    ///< batches prepared ahead of the consumer; kAuto: tuned
+  /// workers and prefetch take AutoCount::automatic(): the loader tunes them while it runs. It
+  /// starts small, watches its stages and the consumer's wait, raises the concurrency of what
+  /// holds it back (or gives a core back when its workers idle), within cpu_budget and
+  /// memory_bytes; each change is in stats().tuning and on the profiler's timeline. The sample
+  /// order does not depend on it.
+  AutoCount workers = 0;   ///< threads of the loader's task arena; 0: the cores the process may use
+  AutoCount prefetch = 4;  ///< batches prepared ahead of the consumer
   unsigned cpu_budget = 0;  ///< workers=auto: at most this many; 0: the cores the process may use
   /// prefetch=auto: batch slots may hold at most this many bytes (allocated once, at start);
   /// 0: 1 GiB. Up to 16 batches.
-  std::uint64_t memory_budget = 0;
+  std::uint64_t memory_bytes = 0;
   Order order = Order::chunk;
   std::uint64_t seed = 0;
   std::uint64_t chunk_window = 16;
@@ -61,7 +61,7 @@ struct LoaderOptions {
   /// Per-channel mean and std on the 0-255 scale; empty: the file's /meta/mean and /meta/std,
   /// or 0 and 255 (output in [0, 1]) when the file has none.
   std::vector<float> mean;
-  std::vector<float> std;
+  std::vector<float> stddev;
   bool use_index = true;  ///< false: ignore the file's /index (H5Dread_chunk path)
   /// Device::cpu(), a CUDA device ("cuda:N"; "cuda" alone follows LOCAL_RANK) or "auto" (CUDA
   /// when a device is usable); assignable from its text. With a CUDA device the batch is copied
@@ -85,6 +85,10 @@ struct LoaderOptions {
   Augment augment = Augment::none;
   OnError on_error = OnError::fail;
 };
+
+/// Throws OptionError for a numeric field outside its range (kLoaderFields). The Loader calls
+/// it; a front end may call it to check settings before it builds anything.
+void check_options(const LoaderOptions& options);
 
 /// One delivered batch: float32 NCHW images, labels and the sample indices they came from.
 /// Move-only. Holds one slot of the loader's pool; release() (or destruction) returns it.

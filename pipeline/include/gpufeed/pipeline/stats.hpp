@@ -80,6 +80,8 @@ struct StallInjection {
   std::uint32_t every = 1;
   /// Parses "read:50@10" (EVERY defaults to 1); throws UsageError otherwise.
   static StallInjection parse(const std::string& text);
+  /// "read:50@10", as parse() takes it.
+  [[nodiscard]] std::string str() const;
   [[nodiscard]] bool hits(std::uint64_t batch_index) const {
     return ms > 0 && batch_index % every == 0;
   }
