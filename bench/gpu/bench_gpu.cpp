@@ -147,7 +147,9 @@ json bench_staged_h2d() {
   constexpr int kBatches = 48;
   const NormalizeSpec spec = imagenet_spec(224, 224, Layout::nhwc, Layout::nchw, DType::bfloat16);
   gpufeed::detail::CudaStaging staging(0, spec, kBatch);
-  gpufeed::detail::SlotPool pool(kSlots, kBatch, spec.in.bytes(), 0,
+  const gpufeed::detail::SlotFormat format{gpufeed::Device::cuda(0), spec.dtype, spec.out_layout,
+                                           spec.in};
+  gpufeed::detail::SlotPool pool(format, kSlots, kBatch, spec.in.bytes(), 0,
                                  [&](std::uint64_t n) { return staging.allocate_host(n); });
   const std::size_t bytes = std::size_t{kBatch} * spec.in.bytes();
   const std::vector<std::uint8_t> fill = random_bytes(bytes, 2);

@@ -84,31 +84,31 @@ std::uint32_t Batch::size() const {
   return slot_->count;
 }
 formats::SampleShape Batch::sample_shape() const {
-  return core_->shape();
+  return slot_->format->sample;
 }
 
 std::span<const float> Batch::images() const {
   if (!slot_->images) return {};
   return {reinterpret_cast<const float*>(slot_->images.get()),
-          slot_->count * core_->shape().bytes()};
+          slot_->count * slot_->format->sample.bytes()};
 }
 Device Batch::device() const {
-  return core_->options.device;
+  return slot_->format->device;
 }
 DType Batch::dtype() const {
-  return core_->options.dtype;
+  return slot_->format->dtype;
 }
 formats::Layout Batch::layout() const {
-  return core_->output_layout();
+  return slot_->format->layout;
 }
 std::array<std::int64_t, 4> Batch::shape() const {
-  return core_->output_shape(slot_->count);
+  return slot_->format->output_shape(slot_->count);
 }
 const void* Batch::device_images() const {
-  return core_->device_images(*slot_);
+  return slot_->device_images();
 }
 const std::int64_t* Batch::device_labels() const {
-  return core_->device_labels(*slot_);
+  return slot_->device_labels();
 }
 std::span<const std::int64_t> Batch::labels() const {
   return {slot_->labels.data(), slot_->count};
@@ -118,7 +118,7 @@ std::span<const std::uint64_t> Batch::sample_indices() const {
 }
 std::span<const std::uint8_t> Batch::raw() const {
   if (!slot_->raw) return {};
-  return {slot_->raw.get(), slot_->count * core_->shape().bytes()};
+  return {slot_->raw.get(), slot_->count * slot_->format->sample.bytes()};
 }
 
 // ---- Epoch ----
@@ -183,13 +183,13 @@ std::uint64_t Loader::samples_per_epoch() const {
   return core_->sampler().samples_per_rank();
 }
 std::uint64_t Loader::batches_in_epoch() const {
-  return core_->batches_in_epoch();
+  return core_->place().batches();
 }
 LoaderState Loader::state() const {
-  return core_->state();
+  return core_->place().state();
 }
 void Loader::restore(const LoaderState& state) {
-  core_->restore(state);
+  core_->place().restore(state);
 }
 unsigned Loader::workers() const {
   return core_->stats().workers;

@@ -16,12 +16,7 @@ namespace gpufeed::detail {
 
 namespace {
 
-constexpr std::uint64_t kMaxPoolBytes = 64ull << 30;
-constexpr std::uint64_t kDefaultMemoryBudget = 1ull << 30;  // prefetch=auto
-constexpr unsigned kMaxAutoPrefetch = 16;
-constexpr unsigned kStartWorkers = 2;   // workers=auto starts here (or at the budget)
-constexpr unsigned kStartPrefetch = 2;  // prefetch=auto starts here
-constexpr std::int64_t kMinTuneWindowNs = 100'000'000;
+constexpr unsigned kStartWorkers = 2;  // workers=auto starts here (or at the budget)
 
 /// The cores this process may run on (its affinity mask), not every core of the machine.
 unsigned usable_cores() {
@@ -37,29 +32,6 @@ unsigned resolve_workers(const LoaderOptions& o) {
   if (o.workers.is_auto()) return cpu_budget(o);
   const unsigned workers = o.workers.value_or(0);
   return workers != 0 ? workers : usable_cores();
-}
-
-/// Slots besides the prefetched batches: the consumer's and the echo stage's.
-std::uint32_t extra_slots(const LoaderOptions& o) {
-  return 1 + (o.echo.enabled() ? 1 : 0);
-}
-
-/// Host bytes a batch slot holds per byte of uint8 sample: the sample as read (1) and its
-/// float32 output on the CPU device (4). The budget counts both on every device.
-constexpr std::uint64_t kSlotBytesPerSampleByte = 1 + sizeof(float);
-
-std::uint64_t slot_bytes(const LoaderOptions& o, std::uint64_t sample_bytes) {
-  return std::uint64_t{o.batch_size} * sample_bytes * kSlotBytesPerSampleByte;
-}
-
-/// prefetch=auto: the deepest queue the memory budget holds, 1 to 16 batches.
-unsigned max_auto_prefetch(const LoaderOptions& o, std::uint64_t sample_bytes) {
-  const std::uint64_t budget = o.memory_bytes != 0 ? o.memory_bytes : kDefaultMemoryBudget;
-  const std::uint64_t per_slot = std::max<std::uint64_t>(1, slot_bytes(o, sample_bytes));
-  const std::uint64_t fits = budget / per_slot;
-  const std::uint64_t extra = extra_slots(o);
-  return static_cast<unsigned>(
-      std::clamp<std::uint64_t>(fits > extra ? fits - extra : 1, 1, kMaxAutoPrefetch));
 }
 
 SamplerOptions sampler_options(const LoaderOptions& o) {
@@ -85,22 +57,6 @@ std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
   return o.drop_last ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
 }
 
-std::uint32_t slot_count(const LoaderOptions& o, std::uint64_t sample_bytes) {
-  // The prefetched batches, the consumer's, and the one the echo stage keeps for repeating.
-  const unsigned prefetch =
-      o.prefetch.is_auto() ? max_auto_prefetch(o, sample_bytes) : o.prefetch.value_or(0);
-  const std::uint32_t slots = prefetch + extra_slots(o);
-  const std::uint64_t bytes = std::uint64_t{slots} * slot_bytes(o, sample_bytes);
-  if (bytes > kMaxPoolBytes) {
-    throw OptionError(
-        "batch_size",
-        "{batch_size}=" + std::to_string(o.batch_size) + " with {prefetch}=" + o.prefetch.str() +
-            " needs " + std::to_string(bytes >> 20) + " MiB of batch slots (limit " +
-            std::to_string(kMaxPoolBytes >> 20) + " MiB); lower {batch_size} or {prefetch}");
-  }
-  return slots;
-}
-
 /// `o` with its device resolved (a CPU or an indexed CUDA device), checked against the
 /// output settings only a CUDA device delivers.
 LoaderOptions with_resolved_device(LoaderOptions o) {
@@ -113,6 +69,11 @@ LoaderOptions with_resolved_device(LoaderOptions o) {
                                    " needs a CUDA device; the CPU device delivers float32 NCHW");
   }
   return o;
+}
+
+/// What the slots deliver: the resolved device's output of samples of `sample`.
+SlotFormat slot_format(const LoaderOptions& o, const formats::SampleShape& sample) {
+  return {o.device, o.dtype, o.output_layout, sample};
 }
 
 HostAllocator host_allocator(CudaStaging* staging) {
@@ -129,14 +90,10 @@ LoaderCore::LoaderCore(LoaderOptions opts)
       sampler_(work_.source().num_samples(), work_.source().samples_per_chunk(),
                sampler_options(options)),
       batches_per_epoch_(count_batches(options, sampler_)),
-      slots_{
-          SlotPool(slot_count(options, shape().bytes()), options.batch_size, shape().bytes(),
-                   work_.staging() ? 0 : shape().bytes() * sizeof(float),
-                   host_allocator(work_.staging())),
-          // On a CUDA device an echo is made from the source's device pixels: no host pixels.
-          SlotPool(work_.reaugments_echoes() ? 1 : 0, options.batch_size,
-                   work_.staging() ? 0 : shape().bytes(),
-                   work_.staging() ? 0 : shape().bytes() * sizeof(float), allocate_aligned, true)} {
+      slots_(plan_slots(options, shape().bytes(), work_.staging() != nullptr,
+                        work_.reaugments_echoes()),
+             slot_format(options, shape()), host_allocator(work_.staging())),
+      place_(options, work_.source(), sampler_) {
   // TBB's default market has hardware_concurrency - 1 worker threads; an arena asking for more
   // workers than that only gets them when the process-wide limit allows it.
   const int want = arena_.max_concurrency() + 1;
@@ -152,16 +109,15 @@ LoaderCore::LoaderCore(LoaderOptions opts)
   const auto threads = static_cast<unsigned>(arena_.max_concurrency());
   TunerLimits limits;
   limits.workers = options.workers.is_auto();
-  limits.prefetch = options.prefetch.is_auto();
+  limits.prefetch = slots_.plan.tuned_prefetch;
   limits.max_workers = threads;
-  limits.max_prefetch = slots_.batches.size() - extra_slots(options);
+  limits.max_prefetch = slots_.plan.max_prefetch;
   const unsigned workers = limits.workers ? std::min(kStartWorkers, threads) : threads;
-  const unsigned prefetch = limits.prefetch ? std::min(kStartPrefetch, limits.max_prefetch)
-                                            : options.prefetch.value_or(0);
+  const unsigned prefetch = slots_.plan.start_prefetch;
   if (limits.workers) gate_.emplace(arena_, threads, workers);
   work_.set_workers(workers);
-  slots_.limit.store(prefetch + extra_slots(options));
-  if (limits.workers || limits.prefetch) tuning_.emplace(Tuning{Tuner(limits, workers, prefetch)});
+  slots_.set_prefetch(prefetch);
+  if (limits.workers || limits.prefetch) tuning_.emplace(limits, workers, prefetch);
   reset_stats();
 }
 
@@ -172,13 +128,7 @@ LoaderCore::~LoaderCore() {
 void LoaderCore::start_epoch(std::uint64_t epoch) {
   stop();
   work_.set_stopping(false);
-  EpochPlan plan;
-  {
-    std::lock_guard lock(place_mutex_);
-    if (pending_ && pending_->epoch == epoch) plan = plan_from(*pending_);
-    pending_.reset();  // a restored state is for the start of its own epoch only
-    place_ = Place{epoch, plan.closed, plan.consumed, plan.echoes_done, 0};
-  }
+  const EpochPlan plan = place_.start_epoch(epoch);
   EpochSpec spec;
   spec.epoch = epoch;
   spec.order = sampler_.epoch_order(epoch, plan.closed, plan.start);
@@ -190,10 +140,7 @@ void LoaderCore::start_epoch(std::uint64_t epoch) {
   std::shared_ptr<EpochRun> run;
   // The graph's tasks run in the arena it is built in.
   arena_.execute([&] { run = std::make_shared<EpochRun>(work_, slots_, std::move(spec)); });
-  {
-    std::lock_guard lock(place_mutex_);
-    place_.batches = run->fresh_batches();
-  }
+  place_.set_batches(run->fresh_batches());
   {
     std::lock_guard lock(run_mutex_);
     run_ = run;
@@ -214,88 +161,40 @@ Delivery LoaderCore::next(Deadline deadline) {
   delivered_.note_ready_depth(d.ready_depth);
   if (d.slot != nullptr) {
     delivered_.note_delivery(d.slot->count, d.echoed);
-    advance_place(d);
+    place_.advance(d.slot->count, d.echoed);
   }
   if (d.slot != nullptr && tuning_) maybe_tune(d.slot->epoch);
   return d;
 }
 
 void LoaderCore::maybe_tune(std::uint64_t epoch) {
-  Tuning& t = *tuning_;
-  const std::uint64_t fresh = delivered_.fresh_batches();
-  const std::int64_t now = profiler::now_ns();
-  const StageCounters& counters = work_.counters;
-  const std::int64_t wait = counters.busy_ns[static_cast<std::size_t>(Stage::wait)].load();
-  auto restart = [&] {
-    t.batches = fresh;
-    t.start_ns = now;
-    t.wait_ns = wait;
-    t.epoch = epoch;
-    for (std::size_t i = 0; i < kStageCount; ++i) t.busy_ns[i] = counters.busy_ns[i].load();
-  };
-  // The first window, one after reset_stats(), or one across the start of an epoch (its wait
-  // while the queue fills again says nothing about the settings): start afresh.
-  if (t.start_ns == 0 || fresh < t.batches || wait < t.wait_ns || epoch != t.epoch)
-    return restart();
-  if (fresh < t.batches + t.tuner.window_batches() || now - t.start_ns < kMinTuneWindowNs) return;
-  TunerWindow w;
-  w.wall_ns = now - t.start_ns;
-  w.wait_ns = wait - t.wait_ns;
-  w.batches = fresh - t.batches;
-  std::int64_t most = 0;
-  for (const Stage s : {Stage::read, Stage::decode, Stage::assemble, Stage::normalize}) {
-    const std::size_t i = static_cast<std::size_t>(s);
-    const std::int64_t busy = counters.busy_ns[i].load() - t.busy_ns[i];
-    w.loader_busy_ns += std::max<std::int64_t>(0, busy);
-    if (busy > most) {
-      most = busy;
-      w.busiest = s;
-    }
-  }
-  restart();
-  if (auto change = t.tuner.observe(w)) {
-    change->time_ns = now;
-    apply(std::move(*change));
+  if (const auto change =
+          tuning_->observe(epoch, delivered_.fresh_batches(), work_.counters, profiler::now_ns())) {
+    apply(*change);
+    tuning_->record(*change);
   }
 }
 
-void LoaderCore::apply(TuningChange change) {
+void LoaderCore::apply(const TuningChange& change) {
   if (change.knob == Knob::workers) {
     GPUFEED_RANGE_ARG("tune workers", change.to);
     gate_->set_active(change.to);
     work_.set_workers(gate_->active());
   } else {
     GPUFEED_RANGE_ARG("tune prefetch", change.to);
-    slots_.limit.store(change.to + extra_slots(options), std::memory_order_relaxed);
+    slots_.set_prefetch(change.to);
     // A deeper queue: start the batches it now has room for.
     if (const auto run = current_run()) run->feed();
   }
-  std::lock_guard lock(tuning_log_mutex_);
-  tuning_log_.push_back(std::move(change));
 }
 
 unsigned LoaderCore::active_workers() const {
   return gate_ ? gate_->active() : static_cast<unsigned>(arena_.max_concurrency());
 }
 
-void LoaderCore::advance_place(const Delivery& d) {
-  std::lock_guard lock(place_mutex_);
-  if (d.echoed) {
-    ++place_.echo_repeats;
-  } else {
-    place_.consumed += d.slot->count;
-    place_.echo_repeats = 0;
-  }
-}
-
 std::uint64_t LoaderCore::batches_for(std::uint64_t samples) const {
   const std::uint64_t b = options.batch_size;
   return options.drop_last ? samples / b : (samples + b - 1) / b;
-}
-
-std::uint64_t LoaderCore::batches_in_epoch() const {
-  std::lock_guard lock(place_mutex_);
-  return place_.batches;
 }
 
 void LoaderCore::stop() {
@@ -323,11 +222,8 @@ LoaderStats LoaderCore::stats() const {
   work_.fill_stats(s);
   delivered_.fill(s);
   s.workers = active_workers();
-  s.prefetch = slots_.limit.load(std::memory_order_relaxed) - extra_slots(options);
-  {
-    std::lock_guard lock(tuning_log_mutex_);
-    s.tuning = tuning_log_;
-  }
+  s.prefetch = slots_.prefetch();
+  if (tuning_) s.tuning = tuning_->log();
   s.slot_bytes = slots_.batches.bytes() + slots_.echoes.bytes();
   return s;
 }
@@ -342,24 +238,6 @@ void LoaderCore::record_release(Slot& slot, std::span<void* const> streams) {
 }
 void LoaderCore::wait_ready(const Slot& slot, void* stream) const {
   if (CudaStaging* staging = work_.staging()) staging->wait_ready(slot, stream);
-}
-const void* LoaderCore::device_images(const Slot& slot) const {
-  return work_.staging() ? slot.device->out.get() : nullptr;
-}
-const std::int64_t* LoaderCore::device_labels(const Slot& slot) const {
-  return work_.staging() ? static_cast<const std::int64_t*>(slot.device->labels.get()) : nullptr;
-}
-formats::Layout LoaderCore::output_layout() const {
-  return options.output_layout;
-}
-
-std::array<std::int64_t, 4> LoaderCore::output_shape(std::uint32_t count) const {
-  const auto n = static_cast<std::int64_t>(count);
-  const auto c = static_cast<std::int64_t>(shape().channels);
-  const auto h = static_cast<std::int64_t>(shape().height);
-  const auto w = static_cast<std::int64_t>(shape().width);
-  if (options.output_layout == formats::Layout::nhwc) return {n, h, w, c};
-  return {n, c, h, w};
 }
 
 }  // namespace gpufeed::detail

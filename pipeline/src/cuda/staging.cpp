@@ -9,6 +9,13 @@ void DeviceSlotFree::operator()(DeviceSlot* d) const noexcept {
   delete d;
 }
 
+const void* Slot::device_images() const noexcept {
+  return device ? device->out.get() : nullptr;
+}
+const std::int64_t* Slot::device_labels() const noexcept {
+  return device ? static_cast<const std::int64_t*>(device->labels.get()) : nullptr;
+}
+
 CudaStaging::CudaStaging(int device, const NormalizeSpec& spec, std::uint32_t batch_size)
     : device_(device),
       args_(normalize_kernel_args(spec)),

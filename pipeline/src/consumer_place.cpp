@@ -1,10 +1,10 @@
-// Resuming an epoch: the consumer's place as a LoaderState, and the plan that continues it.
+#include "consumer_place.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
 
 #include "gpufeed/base/errors.hpp"
-#include "loader_core.hpp"
 #include "random.hpp"
 
 namespace gpufeed::detail {
@@ -37,80 +37,112 @@ void expect_same(const char* field, const std::string& saved, const std::string&
 
 }  // namespace
 
-const std::string& LoaderCore::fingerprint() const {
+ConsumerPlace::ConsumerPlace(const LoaderOptions& options, const DatasetSource& source,
+                             const Sampler& sampler)
+    : options_(options), source_(source), sampler_(sampler) {}
+
+EpochPlan ConsumerPlace::start_epoch(std::uint64_t epoch) {
+  EpochPlan plan;
+  std::lock_guard lock(mutex_);
+  if (pending_ && pending_->epoch == epoch) plan = plan_from(*pending_);
+  pending_.reset();  // a restored state is for the start of its own epoch only
+  place_ = Place{epoch, plan.closed, plan.consumed, plan.echoes_done, 0};
+  return plan;
+}
+
+void ConsumerPlace::set_batches(std::uint64_t batches) {
+  std::lock_guard lock(mutex_);
+  place_.batches = batches;
+}
+
+void ConsumerPlace::advance(std::uint32_t samples, bool echoed) {
+  std::lock_guard lock(mutex_);
+  if (echoed) {
+    ++place_.echo_repeats;
+  } else {
+    place_.consumed += samples;
+    place_.echo_repeats = 0;
+  }
+}
+
+std::uint64_t ConsumerPlace::batches() const {
+  std::lock_guard lock(mutex_);
+  return place_.batches;
+}
+
+const std::string& ConsumerPlace::fingerprint() const {
   std::call_once(fingerprint_once_, [this] {
     // What tells two datasets apart without reading their pixels: sizes, the sample shape,
     // how samples are stored, every label, and the bytes each sample or the images take.
     Digest d;
-    d.add(source().num_samples());
-    d.add(source().samples_per_chunk());
-    d.add(static_cast<std::uint64_t>(source().layout));
-    for (const std::int64_t label : source().labels()) d.add(static_cast<std::uint64_t>(label));
-    if (source().raw) {
-      const formats::SampleShape s = source().raw->sample_shape();
+    d.add(source_.num_samples());
+    d.add(source_.samples_per_chunk());
+    d.add(static_cast<std::uint64_t>(source_.layout));
+    for (const std::int64_t label : source_.labels()) d.add(static_cast<std::uint64_t>(label));
+    if (source_.raw) {
+      const formats::SampleShape s = source_.raw->sample_shape();
       d.add(s.height);
       d.add(s.width);
       d.add(s.channels);
       d.add(static_cast<std::uint64_t>(s.layout));
-      d.add(source().raw->stored_bytes());
+      d.add(source_.raw->stored_bytes());
     } else {
-      for (std::uint64_t i = 0; i < source().num_samples(); ++i)
-        d.add(source().jpeg->sample_size(i));
+      for (std::uint64_t i = 0; i < source_.num_samples(); ++i) d.add(source_.jpeg->sample_size(i));
     }
     std::error_code ec;
-    d.add(std::filesystem::file_size(options.path, ec));
+    d.add(std::filesystem::file_size(options_.path, ec));
     fingerprint_ = d.hex();
   });
   return fingerprint_;
 }
 
-LoaderState LoaderCore::state() const {
+LoaderState ConsumerPlace::state() const {
   LoaderState s;
   {
-    std::lock_guard lock(place_mutex_);
+    std::lock_guard lock(mutex_);
     s.epoch = place_.epoch;
     s.segments = place_.closed;
     s.segments.push_back({sampler_.options().shard.world_size, place_.consumed});
     s.echo_repeats = place_.echo_repeats;
   }
-  s.dataset = options.path;
+  s.dataset = options_.path;
   s.fingerprint = fingerprint();
-  s.samples = source().num_samples();
-  s.seed = options.seed;
-  s.order = options.order;
-  s.chunk_window = options.chunk_window;
-  s.batch_size = options.batch_size;
-  s.drop_tail = options.drop_tail;
-  s.drop_last = options.drop_last;
-  s.echo = options.echo.to_string();
+  s.samples = source_.num_samples();
+  s.seed = options_.seed;
+  s.order = options_.order;
+  s.chunk_window = options_.chunk_window;
+  s.batch_size = options_.batch_size;
+  s.drop_tail = options_.drop_tail;
+  s.drop_last = options_.drop_last;
+  s.echo = options_.echo.to_string();
   s.rank = sampler_.options().shard.rank;
   return s;
 }
 
-void LoaderCore::restore(const LoaderState& s) {
-  if (s.fingerprint != fingerprint() || s.samples != source().num_samples()) {
+void ConsumerPlace::restore(const LoaderState& s) {
+  if (s.fingerprint != fingerprint() || s.samples != source_.num_samples()) {
     refuse("it belongs to another dataset: taken on " + s.dataset + " (" +
            std::to_string(s.samples) + " samples, fingerprint " + s.fingerprint + ") but " +
-           options.path + " has " + std::to_string(source().num_samples()) +
+           options_.path + " has " + std::to_string(source_.num_samples()) +
            " samples, fingerprint " + fingerprint() + "; restore it into a loader of that file");
   }
-  expect_same("seed", std::to_string(s.seed), std::to_string(options.seed));
-  expect_same("order", to_string(s.order), to_string(options.order));
-  expect_same("batch_size", std::to_string(s.batch_size), std::to_string(options.batch_size));
-  expect_same("drop_tail", s.drop_tail ? "true" : "false", options.drop_tail ? "true" : "false");
-  expect_same("drop_last", s.drop_last ? "true" : "false", options.drop_last ? "true" : "false");
+  expect_same("seed", std::to_string(s.seed), std::to_string(options_.seed));
+  expect_same("order", to_string(s.order), to_string(options_.order));
+  expect_same("batch_size", std::to_string(s.batch_size), std::to_string(options_.batch_size));
+  expect_same("drop_tail", s.drop_tail ? "true" : "false", options_.drop_tail ? "true" : "false");
+  expect_same("drop_last", s.drop_last ? "true" : "false", options_.drop_last ? "true" : "false");
   if (s.order == Order::chunk) {
     expect_same("chunk_window", std::to_string(s.chunk_window),
-                std::to_string(options.chunk_window));
+                std::to_string(options_.chunk_window));
   }
   for (const EpochSegment& seg : s.segments) {
     if (seg.world_size == 0) refuse("a segment has world_size 0");
   }
-  std::lock_guard lock(place_mutex_);
+  std::lock_guard lock(mutex_);
   pending_ = s;
 }
 
-EpochPlan LoaderCore::plan_from(const LoaderState& s) const {
+EpochPlan ConsumerPlace::plan_from(const LoaderState& s) const {
   EpochPlan plan;
   if (s.segments.empty()) return plan;
   const EpochSegment& last = s.segments.back();
@@ -122,11 +154,11 @@ EpochPlan LoaderCore::plan_from(const LoaderState& s) const {
   // The same world size: this rank goes on in its share where the segment stopped.
   plan.closed.assign(s.segments.begin(), s.segments.end() - 1);
   plan.start = plan.consumed = last.samples_per_rank;
-  const EchoOptions& echo = options.echo;
+  const EchoOptions& echo = options_.echo;
   const bool fixed_echo = !echo.adaptive && echo.factor > 1 && s.echo == echo.to_string();
   if (fixed_echo && s.echo_repeats + 1 < echo.factor && plan.start > 0) {
     // Stopped between the echoes of a batch: read it again and deliver the echoes it lacks.
-    const std::uint64_t b = options.batch_size;
+    const std::uint64_t b = options_.batch_size;
     plan.start -= (plan.start - 1) % b + 1;
     plan.replay = true;
     plan.echoes_done = s.echo_repeats;
