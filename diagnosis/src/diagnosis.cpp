@@ -119,7 +119,7 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
     f.uint8_bytes_per_sample = r.sample.bytes();
   }
   f.cache_hit_rate = cache_hit_rate(s);
-  f.order = find_order(r.order);
+  f.order = r.order;
   f.cache_bytes = r.cache_bytes;
   if (s.chunk_reads > 0 && r.samples_per_chunk > 1) {
     // The least a run can read: every chunk once per epoch it started.

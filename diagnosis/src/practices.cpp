@@ -180,9 +180,9 @@ PracticeCheck workers(const PracticeInputs& in, const Language& lang) {
 
 PracticeCheck determinism(const PracticeInputs& in, const Language& lang) {
   PracticeCheck c{"determinism", "ok", "", ""};
-  c.finding = format("sample order (%s) is a function of ", in.order.c_str()) +
+  c.finding = format("sample order (%s) is a function of ", order_name(in.order)) +
               lang.with_value("seed", std::to_string(in.seed)) + ", the epoch and the rank";
-  if (in.augment != "none") c.finding += "; augmentation is seeded per sample";
+  if (in.augment != Augment::none) c.finding += "; augmentation is seeded per sample";
   if (!in.training) return c;
   if (in.deterministic) {
     c.finding += "; the training stage uses deterministic algorithms only";

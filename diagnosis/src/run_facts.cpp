@@ -17,9 +17,9 @@ RunFacts run_facts(const Loader& loader, const LoaderStats& stats) {
   f.samples_per_chunk = loader.dataset().samples_per_chunk();
   f.chunks = loader.dataset().num_chunks();
   f.seed = o.seed;
-  f.order = order_name(o.order);
+  f.order = o.order;
   f.cache_bytes = o.cache_bytes;
-  f.augment = to_string(o.augment);
+  f.augment = o.augment;
   if (const Shard shard = o.shard.value_or(Shard::from_environment()); shard.world_size > 1) {
     f.rank = static_cast<std::int32_t>(shard.rank);
     f.world_size = static_cast<std::int32_t>(shard.world_size);

@@ -29,10 +29,14 @@ class Digest {
   throw UsageError("loader state: " + what);
 }
 
+/// A setting of the resume identity: the state and this loader must agree on it. The message
+/// names it as a placeholder, so each front end shows its own name for it.
 void expect_same(const char* field, const std::string& saved, const std::string& here) {
   if (saved == here) return;
-  refuse("it was taken with " + std::string(field) + "=" + saved + " but this loader has " + field +
-         "=" + here + "; create the loader with the settings the state was taken with");
+  const std::string name = "{" + std::string(field) + "}";
+  throw OptionError(field, "loader state: it was taken with " + name + "=" + saved +
+                               " but this loader has " + name + "=" + here +
+                               "; create the loader with the settings the state was taken with");
 }
 
 }  // namespace

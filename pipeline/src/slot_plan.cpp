@@ -46,11 +46,11 @@ SlotPlan plan_slots(const LoaderOptions& o, std::uint64_t sample_bytes, bool sta
   plan.batch_slots = plan.max_prefetch + plan.extra_slots;
   const std::uint64_t bytes = std::uint64_t{plan.batch_slots} * plan.slot_bytes;
   if (bytes > kMaxPoolBytes) {
-    throw OptionError("batch_size",
-                      "{batch_size}=" + std::to_string(o.batch_size) + " with {prefetch}=" +
-                          o.prefetch.str() + " needs " + std::to_string(bytes >> 20) +
-                          " MiB of batch slots (limit " + std::to_string(kMaxPoolBytes >> 20) +
-                          " MiB); lower {batch_size} or {prefetch}");
+    throw OptionError(
+        "batch_size",
+        "{batch_size}=" + std::to_string(o.batch_size) + " with {prefetch}=" + o.prefetch.str() +
+            " needs " + std::to_string(bytes >> 20) + " MiB of batch slots (limit " +
+            std::to_string(kMaxPoolBytes >> 20) + " MiB); lower {batch_size} or {prefetch}");
   }
   // On a CUDA device an echo is made from the source's device pixels: no host pixels.
   plan.echo_slots = reaugments_echoes ? 1 : 0;

@@ -112,6 +112,14 @@ class Epoch:
         return self._loader._native.batches_in_epoch
 
 
+# Keywords of earlier releases and what replaced them (one name and unit with C++).
+_RENAMED = {
+    "cache_mb": "cache_bytes, in bytes (cache_bytes=512 << 20)",
+    "memory_mb": "memory_bytes, in bytes (memory_bytes=1024 << 20)",
+    "std": "stddev",
+}
+
+
 class Loader:
     """Reads a gpufeed HDF5 file (raw or jpeg layout, or your own file: name its datasets) and
     delivers normalized batches, with the same C++ pipeline pipebench measures.
@@ -170,12 +178,17 @@ class Loader:
     ) -> None:
         if output not in _OUTPUTS:
             raise _native.UsageError(f"output={output!r}: use 'torch', 'numpy' or 'dlpack'")
-        # Every keyword but these two is a LoaderOptions field, converted and checked in C++,
-        # which names an unknown keyword (and the one that replaced a renamed one).
+        if unknown:
+            name = next(iter(unknown))
+            hint = _RENAMED.get(name)
+            raise TypeError(
+                f"gpufeed.Loader() got an unexpected keyword argument {name!r}"
+                + (f"; use {hint}" if hint else "")
+            )
+        # Every keyword but these two is a LoaderOptions field, converted and checked in C++.
         keywords = {
             k: v for k, v in locals().items() if k not in ("self", "path", "output", "unknown")
         }
-        keywords.update(unknown)
         self._path = os.fspath(path)
         self._keywords = keywords
         self._output = output

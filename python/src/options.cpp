@@ -214,14 +214,6 @@ const std::map<std::string, Setter>& setters() {
   return table;
 }
 
-/// Keywords of earlier releases and what replaced them.
-const char* renamed(const std::string& keyword) {
-  if (keyword == "cache_mb") return "cache_bytes, in bytes (cache_bytes=512 << 20)";
-  if (keyword == "memory_mb") return "memory_bytes, in bytes (memory_bytes=1024 << 20)";
-  if (keyword == "std") return "stddev";
-  return nullptr;
-}
-
 }  // namespace
 
 LoaderOptions options_from_keywords(const std::string& path, const nb::dict& keywords) {
@@ -232,9 +224,6 @@ LoaderOptions options_from_keywords(const std::string& path, const nb::dict& key
     const std::string name = nb::cast<std::string>(key);
     const auto it = table.find(name);
     if (it == table.end()) {
-      if (const char* now = renamed(name)) {
-        throw_usage("gpufeed.Loader has no keyword '" + name + "'; use " + now);
-      }
       throw_usage("unknown keyword '" + name + "' for gpufeed.Loader; see help(gpufeed.Loader)");
     }
     it->second(o, value);

@@ -104,8 +104,8 @@ diagnosis::PracticeInputs cuda_run() {
   in.h2d_copies = 200;
   in.h2d_bytes = 25600 * 12288 + 25600 * 8;
   in.seed = 7;
-  in.order = "chunk";
-  in.augment = "none";
+  in.order = Order::chunk;
+  in.augment = Augment::none;
   return in;
 }
 

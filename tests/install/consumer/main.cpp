@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <gpufeed/diagnosis/diagnosis.hpp>
+#include <gpufeed/diagnosis/run_facts.hpp>
 #include <gpufeed/formats/dataset_writer.hpp>
 #include <gpufeed/formats/pack.hpp>
 #include <gpufeed/pipeline/loader.hpp>
@@ -26,6 +28,12 @@ int main(int argc, char** argv) {
   gpufeed::Loader loader(options);
   std::uint64_t samples = 0;
   for (gpufeed::Batch& batch : loader.epoch(0)) samples += batch.size();
-  std::printf("consumer read %llu samples\n", static_cast<unsigned long long>(samples));
-  return samples == 100 ? 0 : 1;
+  // The diagnosis library a trainer links to describe its own runs.
+  const gpufeed::LoaderStats stats = loader.stats();
+  const auto facts = gpufeed::diagnosis::run_facts(loader, stats);
+  const auto json = gpufeed::diagnosis::stats_json(stats);
+  std::printf("consumer read %llu samples; %zu stats keys, %llu chunks\n",
+              static_cast<unsigned long long>(samples), json.size(),
+              static_cast<unsigned long long>(facts.chunks));
+  return samples == 100 && !json.empty() ? 0 : 1;
 }

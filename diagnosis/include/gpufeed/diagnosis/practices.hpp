@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpufeed/base/knobs.hpp"
 #include "gpufeed/diagnosis/language.hpp"
+#include "gpufeed/pipeline/augment.hpp"
 
 namespace gpufeed::diagnosis {
 
@@ -49,8 +51,8 @@ struct PracticeInputs {
   double bottleneck_busy = 0;  ///< its busy fraction per worker, 0..1
   // Reproducibility:
   std::uint64_t seed = 0;
-  std::string order;
-  std::string augment;
+  Order order = Order::chunk;
+  Augment augment = Augment::none;
   bool deterministic = false;  ///< the training stage's algorithms
 };
 

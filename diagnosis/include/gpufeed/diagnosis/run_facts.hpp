@@ -7,7 +7,9 @@
 #include <optional>
 #include <string>
 
+#include "gpufeed/base/knobs.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
+#include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 
@@ -30,9 +32,9 @@ struct RunFacts {
   std::uint64_t epochs = 0;             ///< epochs started
   std::uint64_t steps = 0;              ///< batches consumed
   std::uint64_t seed = 0;
-  std::string order;
+  Order order = Order::chunk;
   std::uint64_t cache_bytes = 0;  ///< the chunk cache budget
-  std::string augment;
+  Augment augment = Augment::none;
   /// The process's place in a distributed job (-1, 0: not distributed).
   std::int32_t rank = -1;
   std::int32_t world_size = 0;
