@@ -82,6 +82,7 @@ PracticeInputs practice_inputs(const RunFacts& r, const Diagnosis& d) {
       in.bottleneck_busy = s.busy_fraction(*stage);
     }
   }
+  in.gpufeed_input = r.gpufeed_input;
   in.seed = r.seed;
   in.order = r.order;
   in.augment = r.augment;

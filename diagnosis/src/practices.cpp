@@ -138,6 +138,11 @@ PracticeCheck transfer_dtype(const PracticeInputs& in, const Language& /*languag
 
 PracticeCheck workers(const PracticeInputs& in, const Language& lang) {
   PracticeCheck c{"workers", "ok", "", ""};
+  if (!in.gpufeed_input) {
+    c.status = "n/a";
+    c.finding = "the input is not a gpufeed Loader: its workers are not seen";
+    return c;
+  }
   const double compute = in.training_on_cpu ? static_cast<double>(in.torch_threads) : 0.0;
   const double demand = in.loader_busy_threads + compute;
   c.finding = format("%u loader workers, %.2f busy on average", in.workers, in.loader_busy_threads);
@@ -180,9 +185,13 @@ PracticeCheck workers(const PracticeInputs& in, const Language& lang) {
 
 PracticeCheck determinism(const PracticeInputs& in, const Language& lang) {
   PracticeCheck c{"determinism", "ok", "", ""};
-  c.finding = format("sample order (%s) is a function of ", order_name(in.order)) +
-              lang.with_value("seed", std::to_string(in.seed)) + ", the epoch and the rank";
-  if (in.augment != Augment::none) c.finding += "; augmentation is seeded per sample";
+  if (in.gpufeed_input) {
+    c.finding = format("sample order (%s) is a function of ", order_name(in.order)) +
+                lang.with_value("seed", std::to_string(in.seed)) + ", the epoch and the rank";
+    if (in.augment != Augment::none) c.finding += "; augmentation is seeded per sample";
+  } else {
+    c.finding = "the input is not a gpufeed Loader: its sample order is its own";
+  }
   if (!in.training) return c;
   if (in.deterministic) {
     c.finding += "; the training stage uses deterministic algorithms only";

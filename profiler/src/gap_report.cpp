@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "analysis_window.hpp"
 #include "interval_set.hpp"
@@ -142,6 +144,43 @@ void copy_times(const Timeline& t, Interval w, GapReport& r) {
 
 const char* gap_cause_name(GapCause cause) noexcept {
   return name_of(kGapCauseNames, cause, "other");
+}
+
+std::string idle_elsewhere(const GapReport& r) {
+  if (r.verdict != Verdict::not_input_bound || r.device_util >= kIdleElsewhereUtil ||
+      r.window_ns() <= 0) {
+    return {};
+  }
+  GapCause top = GapCause::other;
+  for (const GapCause c : {GapCause::host_sync, GapCause::launch, GapCause::other}) {
+    if (r.idle_share(c) > r.idle_share(top)) top = c;
+  }
+  const char* look = "";
+  switch (top) {
+    case GapCause::host_sync:
+      look =
+          "host synchronizations in the step (reading device values on the host); read them "
+          "every few steps instead";
+      break;
+    case GapCause::launch:
+      look =
+          "kernel launch overhead (many small kernels); fuse them or capture the step as a "
+          "CUDA graph";
+      break;
+    case GapCause::input_wait:
+    case GapCause::other:
+      look =
+          "time outside the training steps that no recorded range explains: work between "
+          "the steps, or steps that are not marked";
+      break;
+  }
+  char share[16];
+  std::snprintf(share, sizeof share, "%.0f%%", 100.0 * (1.0 - r.device_util));
+  char cause_share[16];
+  std::snprintf(cause_share, sizeof cause_share, "%.0f%%", 100.0 * r.idle_share(top));
+  return std::string("the device idles ") + share +
+         " of the window, but not waiting for input: " + gap_cause_name(top) + " " + cause_share +
+         ", " + look;
 }
 
 GapCause CauseTimes::largest() const noexcept {

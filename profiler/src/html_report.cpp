@@ -20,7 +20,7 @@ h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:24px 0 8px}
 .cards{display:flex;gap:12px;flex-wrap:wrap}
 .card{border:1px solid #ddd;border-radius:8px;padding:10px 14px;min-width:160px;background:#fafafa}
 .card b{display:block;font-size:24px}.verdict-highly{background:#fdecea}.verdict-moderately{background:#fff4e0}
-.verdict-not{background:#e8f5e9}
+.verdict-not{background:#e8f5e9}.verdict-idle{background:#fff4e0}
 .bar{display:flex;height:22px;border-radius:4px;overflow:hidden;border:1px solid #ccc;max-width:900px}
 .legend span{display:inline-block;margin-right:14px}.sw{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 table{border-collapse:collapse}td,th{border-bottom:1px solid #eee;padding:3px 10px;text-align:left}
@@ -45,7 +45,10 @@ std::string verdict_class(Verdict v) {
 std::string summary(const GapReport& r) {
   std::string s = "<div class=\"cards\">";
   s += card("device utilization", percent(r.device_util));
-  s += card("verdict", verdict_text(r.verdict), verdict_class(r.verdict).c_str());
+  const std::string elsewhere = idle_elsewhere(r);
+  // A mostly idle device is no healthy run, input-bound or not: never the green card.
+  s += card("verdict", verdict_text(r.verdict),
+            elsewhere.empty() ? verdict_class(r.verdict).c_str() : "verdict-idle");
   s += card("waiting for input", percent(r.input_bound_share));
   if (r.verdict != Verdict::not_input_bound) {
     s += card("bottleneck stage", r.bottleneck_stage.empty() ? "unknown" : r.bottleneck_stage);
@@ -69,6 +72,8 @@ std::string summary(const GapReport& r) {
     s += "<span><i class=\"sw\" style=\"background:" + std::string(detail::cause_color(c)) +
          "\"></i>" + gap_cause_name(c) + " " + percent(r.idle_share(c)) + "</span>";
   }
+  if (!elsewhere.empty())
+    s += "</p><p class=\"elsewhere\"><b>Idle elsewhere:</b> " + xml_escape(elsewhere);
   return s + "</p><p>Window: " + xml_escape(r.window_basis) +
          "; device timeline: " + xml_escape(r.device_timeline) + ".</p>";
 }

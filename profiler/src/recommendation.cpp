@@ -1,8 +1,10 @@
 #include "gpufeed/profiler/recommendation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
+#include <span>
 
 #include "gpufeed/profiler/gap_report.hpp"
 #include "text_format.hpp"
@@ -193,6 +195,23 @@ std::optional<Recommendation> launch_rule(const GapReport& r, const PipelineFact
                         util_without(r, l)};
 }
 
+/// An input that is not a gpufeed Loader (a torch DataLoader, a generator): only its waits are
+/// seen, so the advice is what removes them, not a setting.
+std::optional<Recommendation> foreign_input_rule(const GapReport& r, const PipelineFacts&) {
+  if (r.verdict == Verdict::not_input_bound) return {};
+  const double w = idle(r, GapCause::input_wait);
+  return Recommendation{
+      "input",
+      {},
+      "make the input keep up: more parallel workers for it (a DataLoader's num_workers), or "
+      "pack the dataset once and read it with gpufeed's Loader",
+      "the loop waits for its input " + percent(r.input_bound_share) +
+          " of the time; the profile sees the waits, not the work inside the input",
+      "device utilization " + percent(r.device_util) + " -> up to " + percent(util_without(r, w)) +
+          " once no step waits for input",
+      util_without(r, w)};
+}
+
 }  // namespace
 
 std::string Recommendation::action(const SettingSpelling& spelling) const {
@@ -212,8 +231,15 @@ double predicted_util_with_echo(const GapReport& r, double echo) noexcept {
 
 std::vector<Recommendation> recommend(const GapReport& report, const PipelineFacts& facts) {
   std::vector<Recommendation> out;
-  for (Rule rule : {echo_rule, workers_rule, prefetch_rule, pinned_rule, chunk_cache_rule,
-                    dtype_rule, sync_rule, launch_rule}) {
+  // The loader's settings are advised only where the input is gpufeed's Loader.
+  static constexpr std::array<Rule, 8> kLoaderRules{echo_rule,   workers_rule,     prefetch_rule,
+                                                    pinned_rule, chunk_cache_rule, dtype_rule,
+                                                    sync_rule,   launch_rule};
+  static constexpr std::array<Rule, 4> kForeignInputRules{foreign_input_rule, pinned_rule,
+                                                          sync_rule, launch_rule};
+  const std::span<const Rule> rules =
+      facts.loader_settings ? std::span<const Rule>(kLoaderRules) : kForeignInputRules;
+  for (Rule rule : rules) {
     if (auto rec = rule(report, facts)) {
       // A change never makes things worse in the model: at worst it keeps today's utilization.
       if (rec->predicted_device_util >= 0) {

@@ -41,6 +41,9 @@ std::string format_summary(const GapReport& r, const SettingSpelling& spelling) 
   write_causes(out, r);
   out << "verdict             " << verdict_text(r.verdict) << " (" << percent(r.input_bound_share)
       << " of the time waiting for input)\n";
+  if (const std::string elsewhere = idle_elsewhere(r); !elsewhere.empty()) {
+    out << "idle elsewhere      " << elsewhere << '\n';
+  }
   if (r.verdict != Verdict::not_input_bound) {
     out << "bottleneck stage    "
         << (r.bottleneck_stage.empty() ? std::string("unknown (no stage ranges)")
@@ -48,7 +51,13 @@ std::string format_summary(const GapReport& r, const SettingSpelling& spelling) 
         << '\n';
   }
   write_gaps(out, r);
-  out << (r.recommendations.empty() ? "recommendations     no change\n" : "recommendations\n");
+  if (r.recommendations.empty()) {
+    out << (idle_elsewhere(r).empty() ? "recommendations     no change\n"
+                                      : "recommendations     no input setting to change; the "
+                                        "idle time is elsewhere (above)\n");
+  } else {
+    out << "recommendations\n";
+  }
   int i = 0;
   for (const Recommendation& rec : r.recommendations) {
     out << "  " << ++i << ". " << rec.action(spelling) << ": " << rec.predicted_effect

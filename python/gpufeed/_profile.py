@@ -59,6 +59,96 @@ class _Range:
         self._native.record(self._name, self._begin, _native.now_ns(), self._index)
 
 
+class _ProfiledInput:
+    """``prof.input(iterable)``: iterates `iterable`, each ``next()`` timed as a wait for input
+    on the profile running at the time."""
+
+    def __init__(self, iterable: Any) -> None:
+        self._iterable = iterable
+
+    def __iter__(self) -> "_TimedIterator":
+        return _TimedIterator(iter(self._iterable))
+
+    def __len__(self) -> int:
+        return len(self._iterable)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._iterable, name)
+
+
+class _TimedIterator:
+    __slots__ = ("_next",)
+
+    def __init__(self, iterator: Any) -> None:
+        self._next = iterator.__next__
+
+    def __iter__(self) -> "_TimedIterator":
+        return self
+
+    def __next__(self) -> Any:
+        current = _active
+        if current is None:
+            return self._next()
+        return current._timed_next(self._next, None)
+
+
+_dataloader_next: Optional[Any] = None  # DataLoader's own __next__ while a profile times it
+
+
+def _time_dataloaders() -> None:
+    """Times every torch DataLoader iterator's ``__next__`` as a wait for input while a profile
+    runs (the loop itself is not changed)."""
+    global _dataloader_next
+    if "torch" not in sys.modules or _dataloader_next is not None:
+        return
+    try:
+        from torch.utils.data import dataloader
+    except ImportError:
+        return
+    cls = dataloader._BaseDataLoaderIter
+    original = cls.__next__
+
+    def timed_next(iterator: Any) -> Any:
+        current = _active
+        if current is None:
+            return original(iterator)
+        return current._timed_next(lambda: original(iterator), iterator)
+
+    _dataloader_next = original
+    cls.__next__ = timed_next
+
+
+def _untime_dataloaders() -> None:
+    global _dataloader_next
+    if _dataloader_next is None:
+        return
+    from torch.utils.data import dataloader
+
+    dataloader._BaseDataLoaderIter.__next__ = _dataloader_next
+    _dataloader_next = None
+
+
+def _dataloader_facts(iterator: Any) -> dict:
+    """What a DataLoader iterator tells of its loader's settings."""
+    dataset = getattr(iterator, "_dataset", None)
+    try:
+        length = len(dataset)
+    except TypeError:
+        length = None
+    context = getattr(iterator, "_multiprocessing_context", None)
+    return {
+        "kind": "torch.utils.data.DataLoader",
+        "num_workers": getattr(iterator, "_num_workers", None),
+        "batch_size": getattr(getattr(iterator, "_index_sampler", None), "batch_size", None),
+        "pin_memory": getattr(iterator, "_pin_memory", None),
+        "prefetch_factor": getattr(iterator, "_prefetch_factor", None),
+        "persistent_workers": getattr(iterator, "_persistent_workers", None),
+        "multiprocessing_context": None if context is None else context.get_start_method(),
+        "dataset": None if dataset is None else type(dataset).__name__,
+        "dataset_length": length,
+    }
+
+
 class profile:
     """Records a training loop and diagnoses it as pipebench does: device utilization, idle
     time by cause (waiting for input, host syncs, launch overhead, other), the verdict, the
@@ -71,8 +161,20 @@ class profile:
                     loss = train_step(images, labels)
         print(prof.summary())
 
-    Mark each training step with ``prof.step()``: the steps are what utilization is measured
-    against (on a CUDA device CUPTI's kernel records are, and the steps set the window). On a
+    Any loop over a torch DataLoader is recorded as it is: while the profile runs, every
+    DataLoader iterator's ``next()`` is timed as a wait for input, and without ``prof.step()``
+    a step is the time from one batch to the request for the next, so
+
+        with gpufeed.profile() as prof:
+            for images, labels in dataloader:
+                train_step(images, labels)
+
+    is enough. ``prof.input(iterable)`` times any other input the same way (a generator, a
+    WebDataset or Hugging Face pipeline, a DALI iterator); a gpufeed.Loader times itself.
+
+    Mark each training step with ``prof.step()`` where it is not the whole loop body: the steps
+    are what utilization is measured against (on a CUDA device CUPTI's kernel records are, and
+    the steps set the window). On a
     CUDA device CUPTI also sees host syncs (``.item()``, ``.cpu()``, ``synchronize``) and
     launches by itself; ``prof.sync()`` marks a sync of your own. The gpufeed.Loader seen
     during the profile (the busiest, if several) supplies the input side. ``trace`` opens in
@@ -109,6 +211,12 @@ class profile:
         self._sync_name = _native.range_name("sync")
         self._collective_name = _native.range_name("collective")
         self._rank, self._world_size = -1, 0
+        self._wait_name = _native.range_name("wait")
+        self._batches = 0  # batches the timed inputs delivered
+        self._implicit_steps = 0
+        self._step_begin: Optional[int] = None  # the last timed batch's arrival
+        self._steps_at_batch = 0
+        self._inputs: dict[int, dict] = {}  # id(DataLoader iterator) -> its facts
 
     def __enter__(self) -> "profile":
         global _active
@@ -121,7 +229,47 @@ class profile:
                 raise _native.UsageError("a gpufeed.profile is already running in this process")
             self._native = _native.Profile(cuda)
             _active = self
+        _time_dataloaders()
         return self
+
+    def input(self, iterable: Any) -> Any:
+        """``for batch in prof.input(iterable):`` times each ``next()`` of any iterable as a
+        wait for input (DataLoaders are timed without it; a gpufeed.Loader times itself and is
+        returned as it is)."""
+        if hasattr(iterable, "__gpufeed_counters__"):
+            return iterable
+        return _ProfiledInput(iterable)
+
+    def _timed_next(self, fetch: Any, source: Any) -> Any:
+        """One batch from a timed input: the wait for it is a "wait" range; without prof.step()
+        the time since the previous batch, less this wait, is a step."""
+        native = self._native
+        if native is None:
+            return fetch()
+        begin = _native.now_ns()
+        self._close_step(begin)
+        try:
+            item = fetch()
+        except StopIteration:
+            native.record(self._wait_name, begin, _native.now_ns(), self._batches)
+            raise
+        end = _native.now_ns()
+        native.record(self._wait_name, begin, end, self._batches)
+        self._batches += 1
+        self._step_begin = end
+        self._steps_at_batch = self._steps
+        if source is not None and id(source) not in self._inputs:
+            self._inputs[id(source)] = _dataloader_facts(source)
+        return item
+
+    def _close_step(self, end: int) -> None:
+        """Records the work between the last timed batch and `end` as a step, unless the loop
+        marked its steps itself."""
+        begin, self._step_begin = self._step_begin, None
+        if begin is None or self._steps != self._steps_at_batch or self._native is None:
+            return
+        self._native.record(self._step_name, begin, end, self._implicit_steps)
+        self._implicit_steps += 1
 
     def step(self) -> _Range:
         """``with prof.step():`` around one training step (forward, backward, update)."""
@@ -186,11 +334,13 @@ class profile:
 
     def __exit__(self, *exc: object) -> None:
         global _active
+        self._close_step(_native.now_ns())  # the loop left after its last batch's work
         with _active_lock:
             _active = None
+        _untime_dataloaders()
         native, self._native = self._native, None
         loop = _native.LoopFacts()
-        loop.steps = self._steps
+        loop.steps = self._steps + self._implicit_steps
         torch = sys.modules.get("torch")
         if torch is not None:
             loop.torch_threads = torch.get_num_threads()
@@ -219,7 +369,7 @@ class profile:
             path = paths["json"]
             temporary = f"{path}.tmp.{os.getpid()}"
             with open(temporary, "w") as f:
-                f.write(report.json())
+                f.write(_json.dumps(self.results(), indent=2) + "\n")
             os.replace(temporary, path)
 
     def _finished(self) -> _native.ProfileReport:
@@ -230,9 +380,25 @@ class profile:
     def summary(self) -> str:
         """The text pipebench prints: utilization, idle time by cause, verdict, bottleneck
         stage, recommendations, practice checks."""
-        return self._finished().summary()
+        text = self._finished().summary()
+        if self._batches:
+            # The loop's input was timed even though no gpufeed.Loader fed it.
+            inputs = ", ".join(
+                f"DataLoader(num_workers={i['num_workers']}, batch_size={i['batch_size']})"
+                for i in self._inputs.values()
+            ) or "prof.input()"
+            text = text.replace(
+                "note: no gpufeed.Loader ran inside the profile; input stages unknown\n",
+                f"input       {self._batches} batches from {inputs}, each next() timed as a "
+                "wait for input; the stages inside it are not recorded\n",
+            )
+        return text
 
     def results(self) -> dict:
         """The diagnosis as data: pipebench's --json keys (samples_per_s, device_util,
-        idle_by_cause, bottleneck_stage, verdict, stages, echo, practices, profile, ...)."""
-        return _json.loads(self._finished().json())
+        idle_by_cause, bottleneck_stage, verdict, stages, echo, practices, profile, ...), and
+        ``inputs``: the DataLoaders the loop read, with their settings."""
+        out = _json.loads(self._finished().json())
+        out["inputs"] = list(self._inputs.values())
+        out["timed_batches"] = self._batches
+        return out

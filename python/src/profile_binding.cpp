@@ -100,6 +100,7 @@ class NativeProfile {
   ProfileReport finish(const std::optional<diagnosis::RunFacts>& input, const LoopFacts& loop) {
     if (!recording_) throw UsageError("the profile has already finished");
     diagnosis::RunFacts facts = input.value_or(diagnosis::RunFacts{});
+    facts.gpufeed_input = input.has_value();
     facts.steps = loop.steps;
     facts.epochs = loop.epochs;
     facts.training = loop.steps > 0;

@@ -7,6 +7,7 @@
 
 #include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/recommendation.hpp"
+#include "gpufeed/profiler/summary.hpp"
 #include "gpufeed/profiler/verdict.hpp"
 
 namespace gpufeed::profiler {
@@ -162,6 +163,44 @@ TEST(Recommendation, PinnedMemoryAndTransferDtypeFromFacts) {
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[0].kind, "pinned_memory");
   EXPECT_EQ(recs[1].kind, "transfer_dtype");
+}
+
+TEST(Recommendation, AnInputThatIsNotTheLoaderGetsNoLoaderSettings) {
+  // A torch DataLoader or a generator: only its waits are seen.
+  const GapReport r = report_with(30, 60, 10);
+  PipelineFacts facts;
+  facts.loader_settings = false;
+  facts.workers = 2;
+  facts.cpu_cores = 8;
+  const auto recs = recommend(r, facts);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].kind, "input");
+  EXPECT_TRUE(recs[0].settings.empty());
+  EXPECT_NE(recs[0].action().find("num_workers"), std::string::npos) << recs[0].action();
+  EXPECT_DOUBLE_EQ(recs[0].predicted_device_util, 30.0 / 40.0);  // no wait left
+  EXPECT_TRUE(recommend(report_with(90, 1, 9), facts).empty());  // keeps up: nothing to say
+}
+
+TEST(IdleElsewhere, AMostlyIdleDeviceIsExplainedUnlessInputIsTheCause) {
+  GapReport r = report_with(10, 1, 89);
+  r.idle_by_cause[static_cast<std::size_t>(GapCause::other)] = 0.89;
+  ASSERT_EQ(r.verdict, Verdict::not_input_bound);
+  const std::string text = idle_elsewhere(r);
+  EXPECT_NE(text.find("the device idles 90% of the window, but not waiting for input: other 89%"),
+            std::string::npos)
+      << text;
+  r.idle_ns[GapCause::host_sync] = 89;
+  r.idle_by_cause[static_cast<std::size_t>(GapCause::host_sync)] = 0.89;
+  r.idle_by_cause[static_cast<std::size_t>(GapCause::other)] = 0;
+  EXPECT_NE(idle_elsewhere(r).find("host_sync 89%, host synchronizations"), std::string::npos)
+      << idle_elsewhere(r);
+  EXPECT_EQ(idle_elsewhere(report_with(30, 60, 10)), "");  // input-bound: the verdict says it
+  EXPECT_EQ(idle_elsewhere(report_with(80, 1, 19)), "");   // busy enough
+  GapReport quiet = report_with(10, 1, 89);
+  quiet.idle_by_cause[static_cast<std::size_t>(GapCause::other)] = 0.89;
+  const std::string summary = format_summary(quiet, field_spelling);
+  EXPECT_NE(summary.find("idle elsewhere      the device idles 90%"), std::string::npos) << summary;
+  EXPECT_EQ(summary.find("recommendations     no change"), std::string::npos) << summary;
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ namespace gpufeed::diagnosis {
 /// What a run measured that the checks read. Filled by pipebench from its report and the
 /// profiler's timeline; a plain struct so the checks are a pure function.
 struct PracticeInputs {
+  bool gpufeed_input = true;     ///< a gpufeed Loader fed the run (RunFacts::gpufeed_input)
   bool cuda = false;             ///< batches went to a CUDA device
   bool profiled = false;         ///< the recorder ran (no --no-profile)
   bool device_records = false;   ///< CUPTI saw the device's copies and syncs

@@ -20,6 +20,9 @@ class Loader;
 namespace gpufeed::diagnosis {
 
 struct RunFacts {
+  /// A gpufeed Loader fed the run. False for any other input (a torch DataLoader, a generator),
+  /// known only by the consumer's waits: no loader setting is advised or checked then.
+  bool gpufeed_input = true;
   LoaderStats stats;  ///< the loader's counters over the run
   unsigned workers = 0;
   unsigned prefetch = 0;

@@ -98,6 +98,15 @@ struct GapReport {
   }
 };
 
+/// Below this utilization a loop that is not input-bound still gets told where its idle time
+/// went: a low-utilization run is never reported as healthy.
+inline constexpr double kIdleElsewhereUtil = 0.5;
+
+/// When the device is mostly idle but not for want of input: one sentence that says how much,
+/// the cause that took most of it and what to look at. Empty otherwise (input-bound runs, and
+/// runs that keep the device busy).
+[[nodiscard]] std::string idle_elsewhere(const GapReport& report);
+
 /// Runs the whole analysis (window, busy time, gaps and causes, bottleneck stage, verdict,
 /// recommendations). Never throws on odd input: an empty or device-less timeline gives a report
 /// with warnings. Pure function of its arguments.

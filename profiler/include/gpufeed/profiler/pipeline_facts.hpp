@@ -13,6 +13,9 @@ namespace gpufeed::profiler {
 /// recommendations that need them say so instead of guessing. pipebench fills it from its
 /// options and LoaderStats.
 struct PipelineFacts {
+  /// The input is a gpufeed Loader whose settings the recommendations may change. False: an
+  /// input known only by the consumer's waits (a torch DataLoader, a generator).
+  bool loader_settings = true;
   std::optional<unsigned> workers;           ///< loader threads
   std::optional<unsigned> cpu_cores;         ///< cores the loader may use
   std::optional<unsigned> prefetch;          ///< batches the loader may run ahead

@@ -1,0 +1,149 @@
+"""gpufeed.profile on the loops most PyTorch users have: a torch DataLoader (or any iterable)
+feeding a plain for-loop, with no prof.step() and no change to the loop."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import gpufeed
+
+torch = pytest.importorskip("torch")
+from torch.utils.data import DataLoader, Dataset  # noqa: E402
+
+
+class SlowDataset(Dataset):
+    """A map-style Dataset whose __getitem__ costs `cost_s` (decoding, augmenting, ...)."""
+
+    def __init__(self, samples: int, cost_s: float) -> None:
+        self.samples = samples
+        self.cost_s = cost_s
+
+    def __len__(self) -> int:
+        return self.samples
+
+    def __getitem__(self, index: int):
+        time.sleep(self.cost_s)
+        return torch.full((3, 8, 8), index % 256, dtype=torch.uint8), index % 10
+
+
+def busy(seconds: float) -> None:
+    """Stands in for a training step's compute."""
+    time.sleep(seconds)
+
+
+def profile_plain_loop(loader, step_s: float, epochs: int = 1) -> dict:
+    """The loop as a user writes it, with nothing marked, inside a profile: its results."""
+    with gpufeed.profile() as prof:
+        for _ in range(epochs):
+            for images, labels in loader:
+                busy(step_s)
+    results = prof.results()
+    results["summary"] = prof.summary()
+    return results
+
+
+def profile_marked_loop(loader, inside_s: float, outside_s: float) -> dict:
+    """A loop that marks its steps, with work outside them too: its results."""
+    with gpufeed.profile() as prof:
+        for images, labels in loader:
+            with prof.step():
+                busy(inside_s)
+            busy(outside_s)  # outside the marked step: not the training stage
+    results = prof.results()
+    results["summary"] = prof.summary()
+    return results
+
+
+def test_a_starved_dataloader_loop_is_input_bound_without_marking_anything():
+    # 8 samples at 2 ms each is 16 ms of loading per batch against 1 ms steps, in the main
+    # process (num_workers=0): the loop waits for data nearly all the time.
+    results = profile_plain_loop(DataLoader(SlowDataset(160, 0.002), batch_size=8), 0.001)
+    summary = results["summary"]
+    assert results["verdict"] in ("highly input-bound", "moderately input-bound"), summary
+    assert results["idle_by_cause"]["input_wait"] > 0.6, summary
+    assert results["device_util"] < 0.3
+    assert results["timed_batches"] == 20
+    assert results["steps"] == 20  # a step per batch, from the batch to the next request
+    (facts,) = results["inputs"]
+    assert facts["kind"] == "torch.utils.data.DataLoader"
+    assert facts["num_workers"] == 0 and facts["batch_size"] == 8
+    assert facts["dataset"] == "SlowDataset" and facts["dataset_length"] == 160
+    # The advice is about the input it saw, not about a gpufeed.Loader's settings it never had.
+    (advice,) = results["profile"]["recommendations"]
+    assert advice["settings"] == [] and "num_workers" in advice["action"], advice
+    assert advice["predicted_device_util"] > 0.9
+    practices = {p["name"]: p for p in results["practices"]}
+    assert practices["workers"]["status"] == "n/a"
+    assert "seed" not in practices["determinism"]["finding"]
+    assert "--" not in summary.replace("---", ""), summary  # a Python user is told no flags
+    assert "DataLoader(num_workers=0, batch_size=8)" in summary, summary
+
+
+def test_a_mostly_idle_loop_that_does_not_wait_for_input_is_not_called_healthy():
+    # The marked steps are 1 ms of every 20: the idle time is outside them, not input.
+    results = profile_marked_loop(DataLoader(SlowDataset(40, 0.0), batch_size=4), 0.001, 0.02)
+    assert results["verdict"] == "not input-bound"
+    assert results["device_util"] < 0.2
+    summary = results["summary"]
+    assert "idle elsewhere" in summary and "not waiting for input: other" in summary, summary
+    assert "recommendations     no change" not in summary, summary
+
+
+def test_a_dataloader_that_keeps_up_is_not_input_bound():
+    # Collating 8 small samples (about 1 ms of Python) next to 50 ms steps.
+    results = profile_plain_loop(DataLoader(SlowDataset(64, 0.0), batch_size=8), 0.05, epochs=2)
+    assert results["verdict"] == "not input-bound", results["summary"]
+    assert results["device_util"] > 0.9, results["summary"]
+    assert results["steps"] == 16
+    assert results["profile"]["recommendations"] == [], results["summary"]
+
+
+def test_worker_processes_are_timed_as_the_consumer_sees_them():
+    # Two workers (fork) share 32 ms of loading per batch: still starved against 1 ms steps.
+    loader = DataLoader(SlowDataset(96, 0.004), batch_size=8, num_workers=2)
+    results = profile_plain_loop(loader, 0.001)
+    assert results["idle_by_cause"]["input_wait"] > 0.5, results["summary"]
+    assert results["inputs"][0]["num_workers"] == 2
+
+
+def test_marked_steps_win_over_the_implicit_ones():
+    results = profile_marked_loop(DataLoader(SlowDataset(40, 0.0), batch_size=8), 0.002, 0.002)
+    assert results["steps"] == 5
+
+
+def test_any_iterable_through_prof_input():
+    def batches():
+        for _ in range(12):
+            time.sleep(0.01)  # a slow generator: a remote stream, a decoder
+            yield torch.zeros(4)
+
+    with gpufeed.profile() as prof:
+        for batch in prof.input(batches()):
+            busy(0.001)
+    results = prof.results()
+    assert results["timed_batches"] == 12
+    assert results["idle_by_cause"]["input_wait"] > 0.6, prof.summary()
+    assert results["inputs"] == []  # not a DataLoader: no settings to report
+
+
+def test_a_gpufeed_loader_is_not_timed_twice(synthetic_file):
+    loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=1)
+    with gpufeed.profile() as prof:
+        assert prof.input(loader) is loader
+
+
+def test_dataloaders_are_left_as_they_were_after_the_profile():
+    from torch.utils.data import dataloader
+
+    original = dataloader._BaseDataLoaderIter.__next__
+    with gpufeed.profile():
+        assert dataloader._BaseDataLoaderIter.__next__ is not original
+    assert dataloader._BaseDataLoaderIter.__next__ is original
+    with pytest.raises(RuntimeError):
+        with gpufeed.profile():
+            raise RuntimeError("the loop failed")
+    assert dataloader._BaseDataLoaderIter.__next__ is original
+    # Outside a profile a DataLoader runs untouched.
+    assert sum(len(labels) for _, labels in DataLoader(SlowDataset(10, 0.0), batch_size=4)) == 10
