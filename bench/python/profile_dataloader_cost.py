@@ -49,10 +49,9 @@ def run(loader: DataLoader, profiled: bool) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--batches", type=int, default=400)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--workers", type=int, default=0)
+    for flag, default in (("--rounds", 7), ("--batches", 400), ("--batch-size", 16),
+                          ("--workers", 0)):
+        parser.add_argument(flag, type=int, default=default)
     args = parser.parse_args()
     loader = DataLoader(
         Tiny(args.batches * args.batch_size),

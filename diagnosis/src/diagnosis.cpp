@@ -119,6 +119,7 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
     f.uint8_bytes_per_sample = r.sample.bytes();
   }
   f.loader_settings = r.gpufeed_input;
+  f.input_pool = r.input_pool;
   f.cache_hit_rate = cache_hit_rate(s);
   f.order = r.order;
   f.cache_bytes = r.cache_bytes;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <span>
 
@@ -195,6 +196,84 @@ std::optional<Recommendation> launch_rule(const GapReport& r, const PipelineFact
                         util_without(r, l)};
 }
 
+std::string ms(double ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f ms", ns * 1e-6);
+  return text;
+}
+
+/// A DataLoader's worker pool: the workers that make a batch as fast as the loop takes one,
+/// from what a batch costs one worker and the loop's period without its waits, within the
+/// cores beside the training process.
+std::optional<Recommendation> pool_workers_rule(const GapReport& r, const InputPoolFacts& p,
+                                                unsigned cores) {
+  if (r.verdict == Verdict::not_input_bound || p.batches == 0 || p.fetch_ns <= 0 || r.steps == 0) {
+    return {};
+  }
+  const double steps = static_cast<double>(r.steps);
+  const double b = static_cast<double>(r.busy_ns) / steps;               // a step's work
+  const double q = (window(r) - idle(r, GapCause::input_wait)) / steps;  // period, no waits
+  const double c = static_cast<double>(p.fetch_ns) / static_cast<double>(p.batches);
+  const double samples = static_cast<double>(p.samples) / static_cast<double>(p.batches);
+  // The workers beside the training process: every core but one (the loop's own).
+  const unsigned room = cores > 1 ? cores - 1 : 1;
+  const auto needed = static_cast<unsigned>(std::ceil(1.1 * c / std::max(q, 1.0)));
+  const unsigned n = std::clamp(needed, 1u, std::max(room, 1u));
+  if (n <= p.workers) return {};  // as many as the cores allow already
+  const double period = std::max(q, c / n);
+  const double util = std::min(1.0, b / period);
+  std::string why = "a batch costs one worker " + ms(c) + " (" + ms(c / std::max(samples, 1.0)) +
+                    " a sample; collate " +
+                    ms(static_cast<double>(p.collate_ns) / static_cast<double>(p.batches)) +
+                    ") against a step of " + ms(q) + " without its waits; " +
+                    std::to_string(p.workers) + " workers";
+  if (needed > n) {
+    why += "; " + std::to_string(needed) + " would keep up, " + std::to_string(room) +
+           " fit beside the training on " + std::to_string(cores) + " cores";
+  }
+  Recommendation rec{"num_workers",
+                     {},
+                     "DataLoader(num_workers=" + std::to_string(n) + ")",
+                     why,
+                     "device utilization " + percent(r.device_util) + " -> " + percent(util) +
+                         (needed > n ? "; the rest needs a cheaper dataset: pack it once and "
+                                       "read it with gpufeed's Loader"
+                                     : ""),
+                     util};
+  rec.input_settings.push_back({"num_workers", static_cast<std::int64_t>(n)});
+  return rec;
+}
+
+/// Workers that start again every epoch: their start-up is a wait the loop pays each time.
+std::optional<Recommendation> pool_persistence_rule(const GapReport& r, const InputPoolFacts& p) {
+  if (p.workers == 0 || p.persistent_workers || p.starts < 2 || r.window_ns() <= 0) return {};
+  const double startup = static_cast<double>(p.startup_ns);
+  const double share = startup / static_cast<double>(r.window_ns());
+  if (share < 0.02) return {};
+  Recommendation rec{"persistent_workers",
+                     {},
+                     "DataLoader(persistent_workers=True)",
+                     "the workers started " + std::to_string(p.starts) + " times, " +
+                         ms(startup / static_cast<double>(p.starts)) + " to the first batch each",
+                     "about " + percent(share) + " of the time no longer spent starting workers",
+                     util_without(r, std::min(startup, idle(r, GapCause::input_wait)))};
+  rec.input_settings.push_back({"persistent_workers", 1, true});
+  return rec;
+}
+
+/// Batches for a CUDA device from pageable memory: pinned, the copy overlaps the step.
+std::optional<Recommendation> pool_pinning_rule(const GapReport&, const InputPoolFacts& p) {
+  if (!p.cuda || p.pin_memory) return {};
+  Recommendation rec{"pin_memory",
+                     {},
+                     "DataLoader(pin_memory=True) and .to(device, non_blocking=True)",
+                     "the batches are copied to the device from pageable memory",
+                     "pinned copies run about 2x faster and overlap the step",
+                     -1};
+  rec.input_settings.push_back({"pin_memory", 1, true});
+  return rec;
+}
+
 /// An input that is not a gpufeed Loader (a torch DataLoader, a generator): only its waits are
 /// seen, so the advice is what removes them, not a setting.
 std::optional<Recommendation> foreign_input_rule(const GapReport& r, const PipelineFacts&) {
@@ -239,7 +318,18 @@ std::vector<Recommendation> recommend(const GapReport& report, const PipelineFac
                                                           sync_rule, launch_rule};
   const std::span<const Rule> rules =
       facts.loader_settings ? std::span<const Rule>(kLoaderRules) : kForeignInputRules;
+  if (!facts.loader_settings && facts.input_pool) {
+    const InputPoolFacts& pool = *facts.input_pool;
+    const unsigned cores = pool.cores != 0 ? pool.cores : facts.cpu_cores.value_or(1);
+    for (auto rec : {pool_workers_rule(report, pool, cores), pool_persistence_rule(report, pool),
+                     pool_pinning_rule(report, pool)}) {
+      if (rec) out.push_back(std::move(*rec));
+    }
+  }
+  // Without a pool's own advice, the general one for an input that holds the loop back.
+  const bool pool_advised = !out.empty();
   for (Rule rule : rules) {
+    if (pool_advised && rule == foreign_input_rule) continue;
     if (auto rec = rule(report, facts)) {
       // A change never makes things worse in the model: at worst it keeps today's utilization.
       if (rec->predicted_device_util >= 0) {

@@ -54,6 +54,10 @@ json recommendations_json(const GapReport& r, const SettingSpelling& spelling) {
   for (const Recommendation& rec : r.recommendations) {
     json settings = json::array();
     for (const Setting& s : rec.settings) settings.push_back(setting_json(s));
+    for (const InputSetting& s : rec.input_settings) {
+      settings.push_back(
+          {{"knob", s.keyword}, {"value", s.boolean ? json(s.value != 0) : json(s.value)}});
+    }
     out.push_back(
         {{"kind", rec.kind},
          {"settings", settings},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <map>
 #include <string_view>
 
@@ -78,6 +79,23 @@ void pick_bottleneck(bool have_ranges, const PipelineFacts& facts, GapReport& re
                          [](const auto& a, const auto& b) { return a.second < b.second; });
     if (it->second > 0) report.bottleneck_stage = it->first;
     report.bottleneck_basis = "pipeline facts";
+  }
+  if (report.bottleneck_stage.empty() && facts.input_pool && facts.input_pool->batches > 0 &&
+      facts.input_pool->samples > 0) {
+    // A DataLoader: what its fetches cost, in the user's terms.
+    const InputPoolFacts& p = *facts.input_pool;
+    const double items_ns = static_cast<double>(p.fetch_ns - p.collate_ns);
+    char basis[160];
+    if (static_cast<double>(p.collate_ns) > items_ns) {
+      report.bottleneck_stage = "collate";
+      std::snprintf(basis, sizeof basis, "the DataLoader's collate_fn, %.2f ms a batch",
+                    1e-6 * static_cast<double>(p.collate_ns) / static_cast<double>(p.batches));
+    } else {
+      report.bottleneck_stage = "dataset";
+      std::snprintf(basis, sizeof basis, "the dataset's __getitem__, %.2f ms a sample",
+                    1e-6 * items_ns / static_cast<double>(p.samples));
+    }
+    report.bottleneck_basis = basis;
   }
   if (report.bottleneck_stage.empty()) report.bottleneck_basis.clear();
 }

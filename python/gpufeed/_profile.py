@@ -92,61 +92,227 @@ class _TimedIterator:
         return current._timed_next(self._next, None)
 
 
-_dataloader_next: Optional[Any] = None  # DataLoader's own __next__ while a profile times it
+class _FetchCounters:
+    """What making batches cost a DataLoader's fetcher in one process: batches, samples, the
+    time in the dataset's items plus collate, and collate alone."""
+
+    def __init__(self) -> None:
+        self.batches = 0
+        self.samples = 0
+        self.fetch_ns = 0
+        self.collate_ns = 0
+
+    def add(self, samples: int, fetch_ns: int, collate_ns: int) -> None:
+        self.batches += 1
+        self.samples += samples
+        self.fetch_ns += fetch_ns
+        self.collate_ns += collate_ns
+
+    def as_dict(self) -> dict:
+        return {"batches": self.batches, "samples": self.samples, "fetch_ns": self.fetch_ns,
+                "collate_ns": self.collate_ns}
 
 
-def _time_dataloaders() -> None:
-    """Times every torch DataLoader iterator's ``__next__`` as a wait for input while a profile
-    runs (the loop itself is not changed)."""
-    global _dataloader_next
-    if "torch" not in sys.modules or _dataloader_next is not None:
+class _FileCounters(_FetchCounters):
+    """A worker process's counters, written to `path` at most every 0.1 s and when the worker
+    exits, for the profile to read when it ends."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self._path = path
+        self._written = 0
+        from multiprocessing import util
+
+        # A worker ends through multiprocessing's exit, which runs its finalizers.
+        util.Finalize(self, self.write, exitpriority=10)
+
+    def add(self, samples: int, fetch_ns: int, collate_ns: int) -> None:
+        super().add(samples, fetch_ns, collate_ns)
+        if _native.now_ns() - self._written >= 100_000_000:
+            self.write()
+
+    def write(self) -> None:
+        self._written = _native.now_ns()
+        temporary = f"{self._path}.tmp"
+        try:
+            with open(temporary, "w") as f:
+                _json.dump(self.as_dict(), f)
+            os.replace(temporary, self._path)
+        except OSError:
+            pass  # the profile ended and took its directory: nobody reads this any more
+
+
+_fetch_counters: Optional[_FetchCounters] = None  # where this process's fetch times go
+_original_fetch: dict = {}  # fetcher class -> its own fetch while timed
+
+
+def _timed_fetch(original: Any) -> Any:
+    def fetch(fetcher: Any, index: Any) -> Any:
+        counters = _fetch_counters
+        if counters is None:
+            return original(fetcher, index)
+        collate = fetcher.collate_fn
+        collate_ns = [0]
+
+        def timed_collate(data: Any) -> Any:
+            begin = _native.now_ns()
+            try:
+                return collate(data)
+            finally:
+                collate_ns[0] += _native.now_ns() - begin
+
+        fetcher.collate_fn = timed_collate
+        begin = _native.now_ns()
+        try:
+            batch = original(fetcher, index)
+        finally:
+            fetcher.collate_fn = collate
+        samples = len(index) if getattr(fetcher, "auto_collation", False) else 1
+        counters.add(samples, _native.now_ns() - begin, collate_ns[0])
+        return batch
+
+    return fetch
+
+
+def _time_fetchers(counters: Optional[_FetchCounters]) -> None:
+    """Times DataLoader fetchers (the dataset's items and collate) in this process into
+    `counters`; None stops it."""
+    global _fetch_counters
+    from torch.utils.data._utils import fetch as fetchers
+
+    _fetch_counters = counters
+    for cls in (fetchers._MapDatasetFetcher, fetchers._IterableDatasetFetcher):
+        if counters is not None and cls not in _original_fetch:
+            _original_fetch[cls] = cls.fetch
+            cls.fetch = _timed_fetch(cls.fetch)
+        elif counters is None and cls in _original_fetch:
+            cls.fetch = _original_fetch.pop(cls)
+
+
+class _WorkerTiming:
+    """A DataLoader's worker_init_fn while a profile runs: times the worker's fetches into a
+    file of `directory`, then runs the loader's own worker_init_fn. Picklable, so spawned
+    workers get it too."""
+
+    def __init__(self, directory: str, init: Any) -> None:
+        self.directory = directory
+        self.init = init
+
+    def __call__(self, worker_id: int) -> None:
+        _time_fetchers(_FileCounters(os.path.join(self.directory, f"worker-{os.getpid()}.json")))
+        if self.init is not None:
+            self.init(worker_id)
+
+
+_dataloader_patches: dict = {}  # (class, attribute) -> the original while a profile times them
+
+
+def _time_dataloaders(prof: "profile") -> None:
+    """While a profile runs: every torch DataLoader iterator's ``__next__`` is timed as a wait
+    for input, the main process's fetches and every worker's are timed, and each iterator's
+    start is noted (the loop itself is not changed)."""
+    if "torch" not in sys.modules or _dataloader_patches:
         return
     try:
         from torch.utils.data import dataloader
     except ImportError:
         return
-    cls = dataloader._BaseDataLoaderIter
-    original = cls.__next__
+    iterator_cls = dataloader._BaseDataLoaderIter
+    next_original = iterator_cls.__next__
+    get_iterator = dataloader.DataLoader._get_iterator
 
     def timed_next(iterator: Any) -> Any:
         current = _active
         if current is None:
-            return original(iterator)
-        return current._timed_next(lambda: original(iterator), iterator)
+            return next_original(iterator)
+        return current._timed_next(lambda: next_original(iterator), iterator)
 
-    _dataloader_next = original
-    cls.__next__ = timed_next
+    def started_iterator(loader: Any) -> Any:
+        current = _active
+        if current is None or loader.num_workers == 0:
+            iterator = get_iterator(loader)
+        else:
+            init = loader.worker_init_fn
+            loader.worker_init_fn = _WorkerTiming(current._worker_dir(), init)
+            try:
+                iterator = get_iterator(loader)
+            finally:
+                loader.worker_init_fn = init
+        if current is not None:
+            current._iterator_started(iterator, loader)
+        return iterator
+
+    _dataloader_patches[(iterator_cls, "__next__")] = next_original
+    _dataloader_patches[(dataloader.DataLoader, "_get_iterator")] = get_iterator
+    iterator_cls.__next__ = timed_next
+    dataloader.DataLoader._get_iterator = started_iterator
+    _time_fetchers(prof._main_fetches)
 
 
 def _untime_dataloaders() -> None:
-    global _dataloader_next
-    if _dataloader_next is None:
+    if not _dataloader_patches:
         return
-    from torch.utils.data import dataloader
+    for (cls, name), original in _dataloader_patches.items():
+        setattr(cls, name, original)
+    _dataloader_patches.clear()
+    _time_fetchers(None)
 
-    dataloader._BaseDataLoaderIter.__next__ = _dataloader_next
-    _dataloader_next = None
 
-
-def _dataloader_facts(iterator: Any) -> dict:
-    """What a DataLoader iterator tells of its loader's settings."""
-    dataset = getattr(iterator, "_dataset", None)
+def _dataloader_facts(loader: Any) -> dict:
+    """A DataLoader's settings, read from its public attributes (or, for an iterator made
+    before the profile started, from the iterator's own copies of them)."""
+    if not hasattr(loader, "num_workers"):  # an iterator: its loader is not kept
+        loader = _IteratorView(loader)
+    dataset = loader.dataset
     try:
         length = len(dataset)
     except TypeError:
         length = None
-    context = getattr(iterator, "_multiprocessing_context", None)
+    context = loader.multiprocessing_context
+    if context is None and loader.num_workers > 0:
+        import multiprocessing
+
+        context = multiprocessing.get_start_method()
+    elif context is not None and not isinstance(context, str):
+        context = context.get_start_method()
+    collate = getattr(loader, "collate_fn", None)
     return {
         "kind": "torch.utils.data.DataLoader",
-        "num_workers": getattr(iterator, "_num_workers", None),
-        "batch_size": getattr(getattr(iterator, "_index_sampler", None), "batch_size", None),
-        "pin_memory": getattr(iterator, "_pin_memory", None),
-        "prefetch_factor": getattr(iterator, "_prefetch_factor", None),
-        "persistent_workers": getattr(iterator, "_persistent_workers", None),
-        "multiprocessing_context": None if context is None else context.get_start_method(),
-        "dataset": None if dataset is None else type(dataset).__name__,
+        "num_workers": loader.num_workers,
+        "batch_size": loader.batch_size,
+        "pin_memory": loader.pin_memory,
+        "prefetch_factor": loader.prefetch_factor if loader.num_workers > 0 else None,
+        "persistent_workers": loader.persistent_workers,
+        "multiprocessing_context": context,
+        "dataset": type(dataset).__name__,
         "dataset_length": length,
+        "sampler": type(getattr(loader, "sampler", None)).__name__,
+        "collate_fn": getattr(collate, "__name__", type(collate).__name__),
+        "batches": 0,
     }
+
+
+class _IteratorView:
+    """A DataLoader iterator seen as its loader: the settings it copied at its start."""
+
+    def __init__(self, iterator: Any) -> None:
+        self.dataset = getattr(iterator, "_dataset", None)
+        self.num_workers = getattr(iterator, "_num_workers", 0)
+        self.batch_size = getattr(getattr(iterator, "_index_sampler", None), "batch_size", None)
+        self.pin_memory = getattr(iterator, "_pin_memory", None)
+        self.prefetch_factor = getattr(iterator, "_prefetch_factor", None)
+        self.persistent_workers = getattr(iterator, "_persistent_workers", None)
+        self.multiprocessing_context = getattr(iterator, "_multiprocessing_context", None)
+        self.collate_fn = getattr(iterator, "_collate_fn", None)
+
+
+def _on_cuda(batch: Any) -> bool:
+    """Whether a batch (a tensor, or a tuple/list/dict of them) holds a CUDA tensor."""
+    if isinstance(batch, (tuple, list)):
+        return any(_on_cuda(b) for b in batch)
+    if isinstance(batch, dict):
+        return any(_on_cuda(b) for b in batch.values())
+    return bool(getattr(batch, "is_cuda", False))
 
 
 class profile:
@@ -217,6 +383,12 @@ class profile:
         self._step_begin: Optional[int] = None  # the last timed batch's arrival
         self._steps_at_batch = 0
         self._inputs: dict[int, dict] = {}  # id(DataLoader iterator) -> its facts
+        self._main_fetches = _FetchCounters()  # num_workers=0: this process makes the batches
+        self._workers_dir: Optional[str] = None  # where worker processes write their counters
+        self._starting: dict[int, int] = {}  # id(iterator) -> when it started, until a batch
+        self._startup_ns = 0
+        self._starts = 0
+        self._cuda_batches = False  # a DataLoader batch held CUDA tensors
 
     def __enter__(self) -> "profile":
         global _active
@@ -229,8 +401,65 @@ class profile:
                 raise _native.UsageError("a gpufeed.profile is already running in this process")
             self._native = _native.Profile(cuda)
             _active = self
-        _time_dataloaders()
+        _time_dataloaders(self)
         return self
+
+    def _worker_dir(self) -> str:
+        if self._workers_dir is None:
+            import tempfile
+
+            self._workers_dir = tempfile.mkdtemp(prefix="gpufeed-profile-")
+        return self._workers_dir
+
+    def _iterator_started(self, iterator: Any, loader: Any) -> None:
+        self._starting[id(iterator)] = _native.now_ns()
+        self._starts += 1
+        if id(iterator) not in self._inputs:
+            self._inputs[id(iterator)] = _dataloader_facts(loader)
+
+    def _worker_fetches(self) -> _FetchCounters:
+        """The worker processes' counters, summed (each wrote its own file)."""
+        total = _FetchCounters()
+        directory, self._workers_dir = self._workers_dir, None
+        if directory is None:
+            return total
+        import shutil
+
+        for name in os.listdir(directory):
+            if name.endswith(".json"):
+                try:
+                    with open(os.path.join(directory, name)) as f:
+                        one = _json.load(f)
+                except (OSError, ValueError):
+                    continue  # a worker killed while writing: its last file is gone
+                total.batches += one["batches"]
+                total.samples += one["samples"]
+                total.fetch_ns += one["fetch_ns"]
+                total.collate_ns += one["collate_ns"]
+        shutil.rmtree(directory, ignore_errors=True)
+        return total
+
+    def _input_pool(self) -> Optional[_native.InputPoolFacts]:
+        """The DataLoader pool that delivered the most batches, with what its fetches cost."""
+        if not self._inputs:
+            return None
+        facts = max(self._inputs.values(), key=lambda i: i["batches"])
+        fetches = self._worker_fetches() if facts["num_workers"] else self._main_fetches
+        pool = _native.InputPoolFacts()
+        pool.workers = facts["num_workers"] or 0
+        pool.batches = fetches.batches
+        pool.samples = fetches.samples
+        pool.fetch_ns = fetches.fetch_ns
+        pool.collate_ns = fetches.collate_ns
+        pool.startup_ns = self._startup_ns
+        pool.starts = self._starts
+        pool.persistent_workers = bool(facts["persistent_workers"])
+        pool.pin_memory = bool(facts["pin_memory"])
+        pool.prefetch_factor = facts["prefetch_factor"] or 0
+        pool.cuda = bool(self._cuda_batches)
+        pool.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+        facts["fetch"] = fetches.as_dict()
+        return pool
 
     def input(self, iterable: Any) -> Any:
         """``for batch in prof.input(iterable):`` times each ``next()`` of any iterable as a
@@ -258,8 +487,16 @@ class profile:
         self._batches += 1
         self._step_begin = end
         self._steps_at_batch = self._steps
-        if source is not None and id(source) not in self._inputs:
-            self._inputs[id(source)] = _dataloader_facts(source)
+        if source is not None:
+            facts = self._inputs.get(id(source))
+            if facts is None:
+                facts = self._inputs[id(source)] = _dataloader_facts(source)
+            facts["batches"] += 1
+            started = self._starting.pop(id(source), None)
+            if started is not None:
+                self._startup_ns += end - started
+            if not self._cuda_batches:
+                self._cuda_batches = _on_cuda(item)
         return item
 
     def _close_step(self, end: int) -> None:
@@ -347,6 +584,7 @@ class profile:
             loop.deterministic = bool(torch.are_deterministic_algorithms_enabled())
         self._rank, self._world_size = _job_place(torch)
         loop.rank, loop.world_size = self._rank, self._world_size
+        loop.input_pool = self._input_pool()
         busiest = self._busiest_loader()
         if busiest is None:
             self._report = native.finish(None, loop)
@@ -387,10 +625,20 @@ class profile:
                 f"DataLoader(num_workers={i['num_workers']}, batch_size={i['batch_size']})"
                 for i in self._inputs.values()
             ) or "prof.input()"
+            fetched = [
+                i["fetch"] for i in self._inputs.values() if i.get("fetch", {}).get("samples")
+            ]
+            inside = "its work inside is not seen"
+            if fetched:
+                f = fetched[0]
+                item_ms = (f["fetch_ns"] - f["collate_ns"]) / f["samples"] * 1e-6
+                collate_ms = f["collate_ns"] / f["batches"] * 1e-6
+                inside = (f"its fetches: {item_ms:.2f} ms a sample in the dataset, "
+                          f"{collate_ms:.2f} ms a batch in collate_fn")
             text = text.replace(
                 "note: no gpufeed.Loader ran inside the profile; input stages unknown\n",
                 f"input       {self._batches} batches from {inputs}, each next() timed as a "
-                "wait for input; the stages inside it are not recorded\n",
+                f"wait for input; {inside}\n",
             )
         return text
 

@@ -34,6 +34,8 @@ struct LoopFacts {
   bool deterministic = false;
   std::int32_t rank = -1;  ///< torch.distributed's, when the loop is one rank of a job
   std::int32_t world_size = 0;
+  /// The DataLoader worker pool that fed the loop, when no gpufeed.Loader did.
+  std::optional<profiler::InputPoolFacts> input_pool;
 };
 
 /// The diagnosis in a Python user's words: Loader keywords (workers=8) and torch's calls.
@@ -101,6 +103,7 @@ class NativeProfile {
     if (!recording_) throw UsageError("the profile has already finished");
     diagnosis::RunFacts facts = input.value_or(diagnosis::RunFacts{});
     facts.gpufeed_input = input.has_value();
+    if (!facts.gpufeed_input) facts.input_pool = loop.input_pool;
     facts.steps = loop.steps;
     facts.epochs = loop.epochs;
     facts.training = loop.steps > 0;
@@ -153,7 +156,24 @@ void bind_profile(nb::module_& m) {
       .def_rw("torch_threads", &LoopFacts::torch_threads)
       .def_rw("deterministic", &LoopFacts::deterministic)
       .def_rw("rank", &LoopFacts::rank)
-      .def_rw("world_size", &LoopFacts::world_size);
+      .def_rw("world_size", &LoopFacts::world_size)
+      .def_rw("input_pool", &LoopFacts::input_pool);
+  nb::class_<profiler::InputPoolFacts>(m, "InputPoolFacts",
+                                       "A DataLoader's worker pool as the loop's process measured "
+                                       "it (gpufeed.profile fills it).")
+      .def(nb::init<>())
+      .def_rw("workers", &profiler::InputPoolFacts::workers)
+      .def_rw("batches", &profiler::InputPoolFacts::batches)
+      .def_rw("samples", &profiler::InputPoolFacts::samples)
+      .def_rw("fetch_ns", &profiler::InputPoolFacts::fetch_ns)
+      .def_rw("collate_ns", &profiler::InputPoolFacts::collate_ns)
+      .def_rw("startup_ns", &profiler::InputPoolFacts::startup_ns)
+      .def_rw("starts", &profiler::InputPoolFacts::starts)
+      .def_rw("persistent_workers", &profiler::InputPoolFacts::persistent_workers)
+      .def_rw("pin_memory", &profiler::InputPoolFacts::pin_memory)
+      .def_rw("prefetch_factor", &profiler::InputPoolFacts::prefetch_factor)
+      .def_rw("cuda", &profiler::InputPoolFacts::cuda)
+      .def_rw("cores", &profiler::InputPoolFacts::cores);
   m.def("per_rank_path", &diagnosis::per_rank_path, nb::arg("path"), nb::arg("rank"),
         nb::arg("world_size"));
 

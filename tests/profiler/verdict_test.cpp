@@ -181,6 +181,45 @@ TEST(Recommendation, AnInputThatIsNotTheLoaderGetsNoLoaderSettings) {
   EXPECT_TRUE(recommend(report_with(90, 1, 9), facts).empty());  // keeps up: nothing to say
 }
 
+TEST(Recommendation, ADataLoaderPoolGetsWorkersForWhatABatchCostsIt) {
+  GapReport r = report_with(30, 60, 10);  // 10 steps: 3 busy, 4 without the wait, 10 with it
+  r.steps = 10;
+  PipelineFacts facts;
+  facts.loader_settings = false;
+  InputPoolFacts pool;
+  pool.batches = 10;
+  pool.samples = 80;
+  pool.fetch_ns = 60;  // a batch costs one worker 6: two keep up with a period of 4
+  pool.collate_ns = 10;
+  pool.cores = 8;
+  facts.input_pool = pool;
+  auto recs = recommend(r, facts);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].kind, "num_workers");
+  EXPECT_EQ(recs[0].action(), "DataLoader(num_workers=2)");
+  ASSERT_EQ(recs[0].input_settings.size(), 1u);
+  EXPECT_EQ(recs[0].input_settings[0].keyword, "num_workers");
+  EXPECT_EQ(recs[0].input_settings[0].value, 2);
+  EXPECT_DOUBLE_EQ(recs[0].predicted_device_util, 0.75);  // the step's 3 of the period's 4
+  // Two cores leave one worker beside the loop: a batch every 6, and a cheaper dataset for
+  // the rest.
+  facts.input_pool->cores = 2;
+  recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs[0].action(), "DataLoader(num_workers=1)");
+  EXPECT_DOUBLE_EQ(recs[0].predicted_device_util, 0.5);
+  EXPECT_NE(recs[0].predicted_effect.find("pack it once"), std::string::npos);
+  // Workers started every epoch, batches for a CUDA device from pageable memory.
+  facts.input_pool->cores = 8;
+  facts.input_pool->workers = 2;
+  facts.input_pool->starts = 3;
+  facts.input_pool->startup_ns = 9;
+  facts.input_pool->cuda = true;
+  std::vector<std::string> kinds;
+  for (const Recommendation& rec : recommend(r, facts)) kinds.push_back(rec.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"persistent_workers", "pin_memory"}));
+}
+
 TEST(IdleElsewhere, AMostlyIdleDeviceIsExplainedUnlessInputIsTheCause) {
   GapReport r = report_with(10, 1, 89);
   r.idle_by_cause[static_cast<std::size_t>(GapCause::other)] = 0.89;

@@ -12,6 +12,7 @@
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/stats.hpp"
+#include "gpufeed/profiler/pipeline_facts.hpp"
 
 namespace gpufeed {
 class Loader;
@@ -23,6 +24,8 @@ struct RunFacts {
   /// A gpufeed Loader fed the run. False for any other input (a torch DataLoader, a generator),
   /// known only by the consumer's waits: no loader setting is advised or checked then.
   bool gpufeed_input = true;
+  /// The worker pool that fed the run when it was not a gpufeed Loader (a torch DataLoader).
+  std::optional<profiler::InputPoolFacts> input_pool;
   LoaderStats stats;  ///< the loader's counters over the run
   unsigned workers = 0;
   unsigned prefetch = 0;

@@ -9,6 +9,23 @@
 
 namespace gpufeed::profiler {
 
+/// A pool of worker processes that feeds the loop and is not gpufeed's Loader (a torch
+/// DataLoader), as the consumer's process measured it: what making a batch costs one worker.
+struct InputPoolFacts {
+  unsigned workers = 0;         ///< worker processes; 0: the consumer makes its batches itself
+  std::uint64_t batches = 0;    ///< batches the pool made
+  std::uint64_t samples = 0;    ///< samples in them
+  std::int64_t fetch_ns = 0;    ///< busy making them (dataset items, then collate), all workers
+  std::int64_t collate_ns = 0;  ///< of which in collate
+  std::int64_t startup_ns = 0;  ///< from each iterator's start to its first batch, summed
+  std::uint64_t starts = 0;     ///< iterators started (one per epoch unless persistent)
+  bool persistent_workers = false;
+  bool pin_memory = false;
+  unsigned prefetch_factor = 0;  ///< batches each worker runs ahead (0: unknown)
+  bool cuda = false;             ///< batches go to a CUDA device
+  unsigned cores = 0;            ///< cores the process may use (its affinity; 0: unknown)
+};
+
 /// Inputs to the recommendation model. Every field is optional; leave unknowns empty and the
 /// recommendations that need them say so instead of guessing. pipebench fills it from its
 /// options and LoaderStats.
@@ -30,6 +47,8 @@ struct PipelineFacts {
   std::optional<std::uint64_t> chunks_read_once;  ///< distinct chunks touched (the minimum)
   std::optional<std::uint64_t> transfer_bytes_per_sample;  ///< bytes copied H2D per sample
   std::optional<std::uint64_t> uint8_bytes_per_sample;     ///< the same sample as uint8
+  /// The worker pool feeding the loop when it is not a gpufeed Loader (loader_settings false).
+  std::optional<InputPoolFacts> input_pool;
 };
 
 }  // namespace gpufeed::profiler

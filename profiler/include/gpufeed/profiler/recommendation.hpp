@@ -1,5 +1,6 @@
 #pragma once
 // What to change, why, and what the change should do: each one checkable by a sweep.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,14 @@ struct PipelineFacts;
 /// A recommendation speaks the loader's terms: the settings to change ({knob, value}) and, for
 /// what is not a setting (a change to the training code), words. Front ends spell the settings
 /// their own way (action()).
+/// A setting of an input that is not gpufeed's Loader, by its own keyword (a torch
+/// DataLoader's num_workers, persistent_workers, pin_memory).
+struct InputSetting {
+  std::string keyword;
+  std::int64_t value = 0;
+  bool boolean = false;  ///< the value is True/False
+};
+
 struct Recommendation {
   std::string kind;                   ///< echo, workers, prefetch, pinned_memory, chunk_cache,
                                       ///< transfer_dtype, host_sync, launch
@@ -21,6 +30,7 @@ struct Recommendation {
   std::string reason;                 ///< the measurement that triggered it
   std::string predicted_effect;       ///< in words, with numbers
   double predicted_device_util = -1;  ///< model prediction; negative when not modelled
+  std::vector<InputSetting> input_settings{};  ///< an input's own settings (then words spell them)
 
   /// The settings as `spelling` writes them, then the words: "echo=2", "--echo 2",
   /// "order=chunk with a chunk cache of at least the window".
