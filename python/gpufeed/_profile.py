@@ -6,6 +6,7 @@ import json as _json
 import os
 import sys
 import threading
+import time
 from typing import Any, Optional, Union
 
 from . import _native
@@ -89,7 +90,7 @@ class _TimedIterator:
         current = _active
         if current is None:
             return self._next()
-        return current._timed_next(self._next, None)
+        return current._timed_next(self._next, None)  # not a DataLoader: no facts
 
 
 class _FetchCounters:
@@ -146,29 +147,36 @@ _fetch_counters: Optional[_FetchCounters] = None  # where this process's fetch t
 _original_fetch: dict = {}  # fetcher class -> its own fetch while timed
 
 
+class _TimedCollate:
+    """A fetcher's collate_fn, timed: it keeps the time of its last call."""
+
+    __slots__ = ("collate", "last_ns")
+
+    def __init__(self, collate: Any) -> None:
+        self.collate = collate
+        self.last_ns = 0
+
+    def __call__(self, data: Any) -> Any:
+        begin = time.perf_counter_ns()
+        try:
+            return self.collate(data)
+        finally:
+            self.last_ns = time.perf_counter_ns() - begin
+
+
 def _timed_fetch(original: Any) -> Any:
     def fetch(fetcher: Any, index: Any) -> Any:
         counters = _fetch_counters
         if counters is None:
             return original(fetcher, index)
         collate = fetcher.collate_fn
-        collate_ns = [0]
-
-        def timed_collate(data: Any) -> Any:
-            begin = _native.now_ns()
-            try:
-                return collate(data)
-            finally:
-                collate_ns[0] += _native.now_ns() - begin
-
-        fetcher.collate_fn = timed_collate
-        begin = _native.now_ns()
-        try:
-            batch = original(fetcher, index)
-        finally:
-            fetcher.collate_fn = collate
-        samples = len(index) if getattr(fetcher, "auto_collation", False) else 1
-        counters.add(samples, _native.now_ns() - begin, collate_ns[0])
+        if not isinstance(collate, _TimedCollate):
+            collate = fetcher.collate_fn = _TimedCollate(collate)  # once per fetcher
+        collate.last_ns = 0
+        begin = time.perf_counter_ns()
+        batch = original(fetcher, index)
+        elapsed = time.perf_counter_ns() - begin
+        counters.add(len(index) if fetcher.auto_collation else 1, elapsed, collate.last_ns)
         return batch
 
     return fetch
@@ -225,7 +233,7 @@ def _time_dataloaders(prof: "profile") -> None:
         current = _active
         if current is None:
             return next_original(iterator)
-        return current._timed_next(lambda: next_original(iterator), iterator)
+        return current._timed_next(next_original, iterator)
 
     def started_iterator(loader: Any) -> Any:
         current = _active
@@ -470,15 +478,17 @@ class profile:
         return _ProfiledInput(iterable)
 
     def _timed_next(self, fetch: Any, source: Any) -> Any:
-        """One batch from a timed input: the wait for it is a "wait" range; without prof.step()
-        the time since the previous batch, less this wait, is a step."""
+        """One batch from a timed input, `fetch(source)` for a DataLoader iterator `source`
+        (`fetch()` for any other): the wait for it is a "wait" range; without prof.step() the
+        time since the previous batch, less this wait, is a step."""
         native = self._native
         if native is None:
-            return fetch()
+            return fetch() if source is None else fetch(source)
         begin = _native.now_ns()
-        self._close_step(begin)
+        if self._step_begin is not None:
+            self._close_step(begin)
         try:
-            item = fetch()
+            item = fetch() if source is None else fetch(source)
         except StopIteration:
             native.record(self._wait_name, begin, _native.now_ns(), self._batches)
             raise
@@ -492,11 +502,13 @@ class profile:
             if facts is None:
                 facts = self._inputs[id(source)] = _dataloader_facts(source)
             facts["batches"] += 1
-            started = self._starting.pop(id(source), None)
-            if started is not None:
-                self._startup_ns += end - started
-            if not self._cuda_batches:
-                self._cuda_batches = _on_cuda(item)
+            if self._starting:
+                started = self._starting.pop(id(source), None)
+                if started is not None:
+                    self._startup_ns += end - started
+                    self._cuda_batches = self._cuda_batches or _on_cuda(item)  # a first batch
+            elif facts["batches"] == 1:
+                self._cuda_batches = self._cuda_batches or _on_cuda(item)
         return item
 
     def _close_step(self, end: int) -> None:
