@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace gpufeed::diagnosis {
 
@@ -69,9 +70,26 @@ PracticeCheck host_sync(const PracticeInputs& in, const Language& lang) {
     c.finding = "no training stage: no steps to look for syncs in";
     return c;
   }
-  if (in.step_syncs == 0) {
+  // Reads of tensors on the host, counted where they are written (a GPU would sync on each).
+  const std::string reads =
+      in.host_reads == 0
+          ? std::string()
+          : format("%llu host reads of tensors inside the steps (%.2f per step; most at %s)",
+                   static_cast<unsigned long long>(in.host_reads),
+                   per(static_cast<double>(in.host_reads), in.steps), in.host_read_site.c_str());
+  if (in.step_syncs == 0 && in.host_reads == 0) {
     c.status = "ok";
     c.finding = "no host syncs inside the steps (no .item(), .cpu() or synchronize)";
+    return c;
+  }
+  if (in.step_syncs == 0) {
+    c.status = in.cuda ? "warn" : "info";
+    c.finding = reads;
+    c.advice = in.cuda ? "each one waits for the device; keep the value on the device "
+                         "(.detach()) and read it every few hundred steps" +
+                             aside(lang, Term::read_less_often)
+                       : "on the CPU they cost little; on a GPU each one would wait for the "
+                         "device: read values every few hundred steps";
     return c;
   }
   c.finding = format(
@@ -80,6 +98,7 @@ PracticeCheck host_sync(const PracticeInputs& in, const Language& lang) {
       static_cast<unsigned long long>(in.step_syncs),
       per(static_cast<double>(in.step_syncs), in.steps),
       static_cast<double>(in.step_sync_ns) * 1e-6, 100.0 * in.host_sync_idle_share);
+  if (!reads.empty()) c.finding += "; " + reads;
   c.status = in.cuda && in.host_sync_idle_share >= kSyncShareWarn ? "warn" : "info";
   c.advice = in.cuda ? "keep the loss on the device (.detach()) and read it every few hundred "
                        "steps instead of every step" +
@@ -205,11 +224,42 @@ PracticeCheck determinism(const PracticeInputs& in, const Language& lang) {
   return c;
 }
 
+PracticeCheck training_loop(const PracticeInputs& in, const Language& /*language*/) {
+  PracticeCheck c{"training_loop", "ok", "", ""};
+  std::vector<std::string> findings;
+  std::vector<std::string> advice;
+  if (in.data_parallel) {
+    findings.push_back("torch.nn.DataParallel runs the model");
+    advice.push_back(
+        "use DistributedDataParallel, one process per GPU (torchrun): "
+        "DataParallel scatters every batch and gathers every output from one "
+        "process and one Python thread");
+  }
+  if (in.empty_cache_calls > 0) {
+    findings.push_back(format("torch.cuda.empty_cache() called %llu times in the loop",
+                              static_cast<unsigned long long>(in.empty_cache_calls)));
+    advice.push_back(
+        "remove torch.cuda.empty_cache() from the loop: it hands the caching "
+        "allocator's memory back, and the next steps allocate it again, slowly");
+  }
+  if (findings.empty()) {
+    c.finding = "no DataParallel and no torch.cuda.empty_cache() in the loop";
+    return c;
+  }
+  c.status = "warn";
+  for (std::size_t i = 0; i < findings.size(); ++i) {
+    c.finding += (i > 0 ? "; " : "") + findings[i];
+    c.advice += (i > 0 ? "; " : "") + advice[i];
+  }
+  return c;
+}
+
 }  // namespace
 
 std::vector<PracticeCheck> check_practices(const PracticeInputs& in, const Language& lang) {
   return {pinned_memory(in, lang),  host_sync(in, lang), device_tensors(in, lang),
-          transfer_dtype(in, lang), workers(in, lang),   determinism(in, lang)};
+          transfer_dtype(in, lang), workers(in, lang),   determinism(in, lang),
+          training_loop(in, lang)};
 }
 
 std::string format_practices(const std::vector<PracticeCheck>& checks) {

@@ -13,6 +13,7 @@ also a ValueError) and PipelineError (a failure while an epoch runs).
 
 from ._native import Error, FormatError, PipelineError, UsageError
 from ._loader import Batch, Epoch, Loader
+from ._pack import pack
 from ._profile import profile
 from ._synthetic import write_synthetic
 
@@ -26,6 +27,7 @@ __all__ = [
     "Loader",
     "PipelineError",
     "UsageError",
+    "pack",
     "profile",
     "write_synthetic",
 ]

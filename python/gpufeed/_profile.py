@@ -60,6 +60,105 @@ class _Range:
         self._native.record(self._name, self._begin, _native.now_ns(), self._index)
 
 
+class _StepRange(_Range):
+    """``with prof.step():``: a "step" range, during which the profile counts the loop's
+    habits (host reads of tensors) as the step's."""
+
+    __slots__ = ("_prof",)
+
+    def __init__(self, prof: "profile", native: _native.Profile, name: int, index: int) -> None:
+        super().__init__(native, name, index)
+        self._prof = prof
+
+    def __enter__(self) -> "_StepRange":
+        self._prof._marked_depth += 1
+        super().__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        self._prof._marked_depth -= 1
+
+
+_MISSING = object()
+_habit_patches: list = []  # (owner, attribute, original or _MISSING) while a profile watches
+_HOST_READS = ("item", "cpu", "numpy", "tolist")
+
+
+def _user_frame(depth: int = 2) -> Any:
+    """The first caller outside torch and gpufeed: where the user's code made the call."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
+        frame = frame.f_back
+    return frame
+
+
+_LIBRARY_DIRS: tuple = ()
+
+
+def _watch_habits() -> None:
+    """While a profile runs: counts the loop's host reads of tensors (.item(), .cpu(),
+    .numpy(), .tolist()) inside its steps with where they are, notes a DataParallel forward
+    and counts torch.cuda.empty_cache() calls. Restored by _unwatch_habits()."""
+    global _LIBRARY_DIRS
+    torch = sys.modules.get("torch")
+    if torch is None or _habit_patches:
+        return
+    _LIBRARY_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(__file__))
+
+    def patch(owner: Any, name: str, make: Any) -> None:
+        original = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(
+            owner, name)
+        setattr(owner, name, make(getattr(owner, name)))
+        _habit_patches.append((owner, name, original))
+
+    def host_read(name: str) -> Any:
+        def make(original: Any) -> Any:
+            def counted(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+                current = _active
+                if current is not None and current._in_step():
+                    frame = _user_frame()
+                    if frame is not None:
+                        key = (frame.f_code.co_filename, frame.f_lineno, name)
+                        current._host_reads[key] = current._host_reads.get(key, 0) + 1
+                return original(tensor, *args, **kwargs)
+
+            return counted
+
+        return make
+
+    for name in _HOST_READS:
+        patch(torch.Tensor, name, host_read(name))
+
+    def data_parallel(original: Any) -> Any:
+        def forward(module: Any, *args: Any, **kwargs: Any) -> Any:
+            if _active is not None:
+                _active._data_parallel = True
+            return original(module, *args, **kwargs)
+
+        return forward
+
+    def empty_cache(original: Any) -> Any:
+        def counted() -> None:
+            if _active is not None:
+                _active._empty_cache_calls += 1
+            return original()
+
+        return counted
+
+    patch(torch.nn.DataParallel, "forward", data_parallel)
+    patch(torch.cuda, "empty_cache", empty_cache)
+
+
+def _unwatch_habits() -> None:
+    while _habit_patches:
+        owner, name, original = _habit_patches.pop()
+        if original is _MISSING:
+            delattr(owner, name)  # the class inherits it again
+        else:
+            setattr(owner, name, original)
+
+
 class _ProfiledInput:
     """``prof.input(iterable)``: iterates `iterable`, each ``next()`` timed as a wait for input
     on the profile running at the time."""
@@ -397,6 +496,10 @@ class profile:
         self._startup_ns = 0
         self._starts = 0
         self._cuda_batches = False  # a DataLoader batch held CUDA tensors
+        self._marked_depth = 0  # inside `with prof.step()`
+        self._host_reads: dict = {}  # (file, line, method) -> calls inside steps
+        self._data_parallel = False
+        self._empty_cache_calls = 0
 
     def __enter__(self) -> "profile":
         global _active
@@ -410,7 +513,14 @@ class profile:
             self._native = _native.Profile(cuda)
             _active = self
         _time_dataloaders(self)
+        _watch_habits()
         return self
+
+    def _in_step(self) -> bool:
+        """Inside a marked step, or inside an implicit one (a batch arrived, no step marked)."""
+        return self._marked_depth > 0 or (
+            self._step_begin is not None and self._steps == self._steps_at_batch
+        )
 
     def _worker_dir(self) -> str:
         if self._workers_dir is None:
@@ -526,7 +636,7 @@ class profile:
             raise _native.UsageError("prof.step() outside its `with gpufeed.profile()` block")
         index = self._steps
         self._steps += 1
-        return _Range(self._native, self._step_name, index)
+        return _StepRange(self, self._native, self._step_name, index)
 
     def sync(self) -> _Range:
         """``with prof.sync():`` around a host synchronization of your own (CUPTI finds the
@@ -587,6 +697,7 @@ class profile:
         with _active_lock:
             _active = None
         _untime_dataloaders()
+        _unwatch_habits()
         native, self._native = self._native, None
         loop = _native.LoopFacts()
         loop.steps = self._steps + self._implicit_steps
@@ -597,6 +708,12 @@ class profile:
         self._rank, self._world_size = _job_place(torch)
         loop.rank, loop.world_size = self._rank, self._world_size
         loop.input_pool = self._input_pool()
+        reads = self._host_read_sites()
+        loop.host_reads = sum(site["count"] for site in reads)
+        if reads:
+            loop.host_read_site = f"{reads[0]['where']} {reads[0]['call']}"
+        loop.data_parallel = self._data_parallel
+        loop.empty_cache_calls = self._empty_cache_calls
         busiest = self._busiest_loader()
         if busiest is None:
             self._report = native.finish(None, loop)
@@ -605,6 +722,15 @@ class profile:
             loop.epochs = epochs
             self._report = native.finish(source.__gpufeed_facts__(baseline), loop)
         self._write_outputs()
+
+    def _host_read_sites(self) -> list:
+        """Host reads of tensors inside the steps by where they are, the commonest first."""
+        sites = [
+            {"where": f"{os.path.basename(path)}:{line}", "call": f".{name}()", "count": count,
+             "file": path}
+            for (path, line, name), count in self._host_reads.items()
+        ]
+        return sorted(sites, key=lambda s: -s["count"])
 
     def _write_outputs(self) -> None:
         report = self._report
@@ -661,4 +787,11 @@ class profile:
         out = _json.loads(self._finished().json())
         out["inputs"] = list(self._inputs.values())
         out["timed_batches"] = self._batches
+        steps = out.get("steps") or 0
+        sites = self._host_read_sites()
+        out["host_reads"] = {
+            "count": sum(s["count"] for s in sites),
+            "per_step": sum(s["count"] for s in sites) / steps if steps else None,
+            "sites": sites,
+        }
         return out

@@ -4,6 +4,7 @@
 #include "batch_arrays.hpp"
 #include "errors.hpp"
 #include "loader_binding.hpp"
+#include "pack_binding.hpp"
 #include "profile_binding.hpp"
 
 NB_MODULE(_native, m) {
@@ -12,4 +13,5 @@ NB_MODULE(_native, m) {
   gpufeed::python::bind_batch_arrays(m);
   gpufeed::python::bind_loader(m);
   gpufeed::python::bind_profile(m);
+  gpufeed::python::bind_pack(m);
 }

@@ -3,6 +3,7 @@ feeding a plain for-loop, with no prof.step() and no change to the loop."""
 
 from __future__ import annotations
 
+import inspect
 import os
 import time
 
@@ -186,3 +187,52 @@ def test_dataloaders_are_left_as_they_were_after_the_profile():
     assert dataloader._BaseDataLoaderIter.__next__ is original
     # Outside a profile a DataLoader runs untouched.
     assert sum(len(labels) for _, labels in DataLoader(SlowDataset(10, 0.0), batch_size=4)) == 10
+
+
+def test_host_reads_in_the_step_are_counted_where_they_are_written():
+    loader = DataLoader(SlowDataset(48, 0.0), batch_size=8)
+    with gpufeed.profile() as prof:
+        for images, labels in loader:
+            loss = images.float().mean()
+            for _ in range(3):
+                value = loss.item()  # three reads a step, on this line
+            busy(0.001)
+    source, first = inspect.getsourcelines(
+        test_host_reads_in_the_step_are_counted_where_they_are_written
+    )
+    value_line = next(
+        number for number, text in enumerate(source, first) if "value = loss.item()" in text
+    )
+    results = prof.results()
+    reads = results["host_reads"]
+    assert reads["count"] == 18 and reads["per_step"] == 3.0, reads
+    (site,) = reads["sites"]
+    assert site["where"] == f"test_profile_dataloader.py:{value_line}" and site["call"] == ".item()"
+    host_sync = {p["name"]: p for p in results["practices"]}["host_sync"]
+    assert "3.00 per step" in host_sync["finding"], host_sync
+    assert f"test_profile_dataloader.py:{value_line} .item()" in host_sync["finding"], host_sync
+
+
+def test_data_parallel_and_empty_cache_are_named_with_what_to_do_instead():
+    model = torch.nn.DataParallel(torch.nn.Linear(3 * 8 * 8, 10))  # no GPU: runs the module
+    loader = DataLoader(SlowDataset(32, 0.0), batch_size=8)
+    with gpufeed.profile() as prof:
+        for images, labels in loader:
+            model(images.float().flatten(1))
+            torch.cuda.empty_cache()  # a no-op without CUDA, a slowdown with it
+    loop = {p["name"]: p for p in prof.results()["practices"]}["training_loop"]
+    assert loop["status"] == "warn", loop
+    assert "DataParallel" in loop["finding"] and "called 4 times" in loop["finding"], loop
+    assert "DistributedDataParallel" in loop["advice"] and "empty_cache" in loop["advice"], loop
+
+
+def test_a_clean_loop_and_the_patches_undone():
+    original = {name: torch.Tensor.__dict__.get(name) for name in ("item", "cpu", "numpy")}
+    forward, empty_cache = torch.nn.DataParallel.forward, torch.cuda.empty_cache
+    results = profile_plain_loop(DataLoader(SlowDataset(16, 0.0), batch_size=8), 0.001)
+    assert results["host_reads"]["count"] == 0
+    loop = {p["name"]: p for p in results["practices"]}["training_loop"]
+    assert loop["status"] == "ok", loop
+    assert {name: torch.Tensor.__dict__.get(name) for name in original} == original
+    assert torch.nn.DataParallel.forward is forward and torch.cuda.empty_cache is empty_cache
+    assert torch.zeros(1).item() == 0.0

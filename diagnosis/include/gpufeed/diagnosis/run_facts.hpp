@@ -48,6 +48,11 @@ struct RunFacts {
   bool training = false;
   unsigned torch_threads = 0;  ///< its intra-op CPU threads (0: unknown)
   bool deterministic = false;  ///< deterministic algorithms only
+  // What the loop did inside its steps, as a front end saw it (the Python profile):
+  std::uint64_t host_reads = 0;  ///< calls that read a tensor on the host (.item(), .cpu(), ...)
+  std::string host_read_site;    ///< the commonest of them: "train.py:42 .item()"
+  bool data_parallel = false;    ///< torch.nn.DataParallel ran a forward
+  std::uint64_t empty_cache_calls = 0;  ///< torch.cuda.empty_cache() during the run
 };
 
 /// The loader's part of a run's facts: its settings as it runs them (workers, prefetch, echo,
