@@ -151,8 +151,11 @@ void KinetoEventReader::add(const json& e) {
     return;
   }
   const auto cat = e.find("cat");
-  add_complete(e, cat != e.end() && cat->is_string() ? lower(cat->get<std::string>()) : "", ts,
-               dur);
+  std::string category = cat != e.end() && cat->is_string() ? lower(cat->get<std::string>()) : "";
+  // torch.profiler without Kineto (a CPU-only build) writes operators without a category, on
+  // the process "CPU functions".
+  if (category.empty() && e.contains("pid") && e["pid"] == "CPU functions") category = "cpu_op";
+  add_complete(e, category, ts, dur);
 }
 
 void KinetoEventReader::add_complete(const json& e, const std::string& cat, std::int64_t ts,
@@ -253,7 +256,31 @@ void KinetoEventReader::finish() {
     if (it != flow_ends_.end()) d.correlation = it->second;
   }
   refine_copy_calls(out_.timeline);
+  add_implicit_steps();
   out_.timeline.normalize();
+}
+
+void KinetoEventReader::add_implicit_steps() {
+  Timeline& t = out_.timeline;
+  if (!t.device.empty()) return;
+  std::map<std::uint64_t, std::vector<const HostRange*>> waits;  // by thread
+  for (const HostRange& r : t.host) {
+    if (r.name == range_names::step) return;  // the trace marks its steps
+    if (r.name == range_names::wait) waits[r.thread].push_back(&r);
+  }
+  std::vector<HostRange> steps;
+  for (auto& [thread, list] : waits) {
+    std::sort(list.begin(), list.end(),
+              [](const HostRange* a, const HostRange* b) { return a->begin_ns < b->begin_ns; });
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      if (list[i]->begin_ns <= list[i - 1]->end_ns) continue;
+      steps.push_back({std::string(range_names::step), list[i - 1]->end_ns, list[i]->begin_ns,
+                       thread, static_cast<std::int64_t>(steps.size()), 0,
+                       "from one batch to the next request"});
+    }
+  }
+  out_.counts.implicit_steps = steps.size();
+  for (HostRange& s : steps) t.host.push_back(std::move(s));
 }
 
 }  // namespace gpufeed::profiler::detail

@@ -24,6 +24,8 @@ class KinetoEventReader {
   void add_device(const nlohmann::json& e, ActivityKind kind, std::int64_t ts, std::int64_t dur);
   void add_host(const nlohmann::json& e, std::string name, std::int64_t ts, std::int64_t dur);
   void add_flow(const nlohmann::json& e, std::int64_t ts);
+  /// Without device activity and step ranges: steps between consecutive waits on a thread.
+  void add_implicit_steps();
 
   const KinetoOptions& options_;
   KinetoTrace& out_;

@@ -69,6 +69,11 @@ void add_warnings(KinetoTrace& out, const std::string& source) {
                 " has no device events (kernel, gpu_memcpy, gpu_memset): was the profiler run "
                 "with ProfilerActivity.CUDA? The device timeline falls back to step ranges");
   }
+  if (c.implicit_steps > 0) {
+    w.push_back("no step ranges: " + std::to_string(c.implicit_steps) +
+                " steps are the time from each DataLoader batch to the next request, as "
+                "gpufeed.profile takes them");
+  }
 }
 
 }  // namespace

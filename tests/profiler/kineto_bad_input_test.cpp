@@ -191,5 +191,38 @@ TEST(KinetoTrace, RankAndCollectivesOfADistributedTrace) {
   EXPECT_TRUE(k.timeline.device[0].is_collective());
 }
 
+TEST(KinetoTrace, ACpuOnlyTraceOfADataLoaderLoopHasStepsBetweenItsWaits) {
+  // torch.profiler without Kineto: no categories, operators on "CPU functions", no
+  // ProfilerStep. Batches take 3 (the DataLoader's next), the work between them 1.
+  const std::string trace = R"({"traceEvents": [
+    {"name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "ph": "X",
+     "ts": 0, "dur": 3, "tid": 1, "pid": "CPU functions", "args": {}},
+    {"name": "aten::mm", "ph": "X", "ts": 3, "dur": 1, "tid": 1, "pid": "CPU functions"},
+    {"name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "ph": "X",
+     "ts": 4, "dur": 3, "tid": 1, "pid": "CPU functions", "args": {}},
+    {"name": "aten::mm", "ph": "X", "ts": 7, "dur": 1, "tid": 1, "pid": "CPU functions"},
+    {"name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "ph": "X",
+     "ts": 8, "dur": 3, "tid": 1, "pid": "CPU functions", "args": {}}]})";
+  const KinetoTrace k = KinetoTrace::parse(trace, "cpu.json");
+  EXPECT_EQ(k.counts.cpu_ops, 5u);
+  EXPECT_TRUE(k.counts.unknown_kinds.empty());
+  EXPECT_EQ(k.counts.implicit_steps, 2u);
+  std::size_t waits = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> steps;
+  for (const HostRange& r : k.timeline.host) {
+    if (r.name == "wait") ++waits;
+    if (r.name == "step") steps.emplace_back(r.begin_ns, r.end_ns);
+  }
+  EXPECT_EQ(waits, 3u);
+  EXPECT_EQ(steps,
+            (std::vector<std::pair<std::int64_t, std::int64_t>>{{3000, 4000}, {7000, 8000}}));
+  // A trace that marks its steps keeps them as they are.
+  const std::string marked = R"({"traceEvents": [
+    {"name": "ProfilerStep#1", "ph": "X", "ts": 0, "dur": 10, "tid": 1, "cat": "user_annotation"},
+    {"name": "DataLoader.__next__", "ph": "X", "ts": 0, "dur": 3, "tid": 1, "cat": "cpu_op"},
+    {"name": "DataLoader.__next__", "ph": "X", "ts": 5, "dur": 3, "tid": 1, "cat": "cpu_op"}]})";
+  EXPECT_EQ(KinetoTrace::parse(marked, "marked.json").counts.implicit_steps, 0u);
+}
+
 }  // namespace
 }  // namespace gpufeed::profiler

@@ -254,3 +254,31 @@ def test_a_clean_loop_and_the_patches_undone():
     assert {name: torch.Tensor.__dict__.get(name) for name in original} == original
     assert torch.nn.DataParallel.forward is forward and torch.cuda.empty_cache is empty_cache
     assert torch.zeros(1).item() == 0.0
+
+
+def test_a_torch_profiler_trace_of_the_loop_gives_the_same_answer(tmp_path):
+    # The live profile and `pipebench analyze` of torch.profiler's trace of the same run agree:
+    # the verdict, and utilization within 5 points.
+    tool = os.environ.get("GPUFEED_PIPEBENCH")
+    if not tool:
+        pytest.skip("GPUFEED_PIPEBENCH is not set")
+    import json
+    import subprocess
+
+    loader = DataLoader(SlowDataset(160, 0.002), batch_size=8)
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with gpufeed.profile() as prof, torch.profiler.profile(activities=activities) as traced:
+        for images, labels in loader:
+            busy(0.01)
+            traced.step()
+    traced.export_chrome_trace(str(tmp_path / "trace.json"))
+    subprocess.run([tool, "analyze", str(tmp_path / "trace.json"), "--json",
+                    str(tmp_path / "analysis.json")], check=True, capture_output=True)
+    analysis = json.loads((tmp_path / "analysis.json").read_text())
+    live = prof.results()
+    assert analysis["verdict"] == live["verdict"], (analysis["verdict"], live["verdict"])
+    assert abs(analysis["device_util"] - live["device_util"]) <= 0.05, (analysis, live)
+    # A DataLoader's trace gets no gpufeed Loader setting as advice.
+    assert analysis["recommendations"], analysis
+    for rec in analysis["recommendations"]:
+        assert rec["settings"] == [], rec

@@ -160,7 +160,10 @@ int run_analyze(const AnalyzeOptions& o) {
       in.format == "gpufeed" && !has_range(in.timeline, "step") && has_range(in.timeline, "wait");
   const profiler::Timeline analyzed =
       consumer_only ? diagnosis::with_consumer_steps(in.timeline) : in.timeline;
-  profiler::GapReport report = profiler::analyze(analyzed);
+  // A trace of another input (torch.profiler's DataLoader ranges) gets no Loader settings.
+  profiler::PipelineFacts facts;
+  facts.loader_settings = in.format == "gpufeed";
+  profiler::GapReport report = profiler::analyze(analyzed, {}, facts);
   if (consumer_only) diagnosis::mark_consumer_only(report, flag_language());
   const std::vector<profiler::StreamIdle> streams = profiler::idle_time_breakdown(in.timeline);
   const profiler::TemporalBreakdown temporal = profiler::temporal_breakdown(in.timeline);

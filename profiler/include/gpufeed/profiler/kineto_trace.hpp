@@ -37,6 +37,9 @@ struct KinetoCounts {
   std::size_t flows = 0;
   std::size_t metadata = 0;
   std::size_t malformed = 0;  ///< events missing a timestamp, duration or name
+  /// Steps taken as the time from one input wait to the next on a thread: a trace without
+  /// device activity or step ranges whose loop reads a DataLoader (as gpufeed.profile does).
+  std::size_t implicit_steps = 0;
   std::map<std::string, std::size_t> unknown_kinds;
 };
 
