@@ -116,6 +116,7 @@ def hta_results(path: str) -> tuple[dict, dict]:
         total = float(idle[idle.stream == row.stream].idle_time.sum())
         share = 100.0 * float(row.idle_time) / total if total > 0 else 0.0
         streams.setdefault(int(row.stream), {})[row.idle_category] = share
+        streams[int(row.stream)]["total_us"] = total  # the trace's unit
     return temporal_pct, streams
 
 
@@ -134,6 +135,7 @@ def pipebench_results(pipebench: str, path: str) -> tuple[dict, dict]:
             category: (100.0 * s[key] / total if total > 0 else 0.0)
             for category, key in (("host_wait", "host_wait_ns"), ("kernel_wait", "kernel_wait_ns"),
                                   ("other", "other_ns"))}
+        streams[s["stream"]]["total_us"] = total / 1000.0
     return temporal, streams
 
 
@@ -151,6 +153,14 @@ def compare(name: str, ours: tuple, theirs: tuple) -> bool:
             ok = False
             continue
         for category, value in categories.items():
+            if category == "total_us":
+                # The idle time itself, not only its split: within 1% of HTA's (fractional
+                # timestamps included, which HTA rounds inwards).
+                agree = abs(mine[category] - value) <= 0.01 * max(value, 1.0)
+                ok &= agree
+                print(f"{name}: stream {stream:>10} idle total   HTA {value:11.3f} us  pipebench "
+                      f"{mine[category]:11.3f} us  {'ok' if agree else 'DIFFERS'}")
+                continue
             diff = abs(mine[category] - value)
             ok &= diff <= TOLERANCE
             print(f"{name}: stream {stream:>10} {category:12} HTA {value:7.2f}%  pipebench "
