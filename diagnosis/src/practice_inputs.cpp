@@ -63,10 +63,7 @@ PracticeInputs practice_inputs(const RunFacts& r, const Diagnosis& d) {
     }
   }
   in.steps = r.steps;
-  in.host_reads = r.host_reads;
-  in.host_read_site = r.host_read_site;
-  in.data_parallel = r.data_parallel;
-  in.empty_cache_calls = r.empty_cache_calls;
+  in.habits = r.habits;
   in.fresh_batches = s.fresh_batches;
   in.fresh_samples = s.fresh_batches == s.batches
                          ? s.samples

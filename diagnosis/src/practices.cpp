@@ -72,12 +72,13 @@ PracticeCheck host_sync(const PracticeInputs& in, const Language& lang) {
   }
   // Reads of tensors on the host, counted where they are written (a GPU would sync on each).
   const std::string reads =
-      in.host_reads == 0
+      in.habits.host_reads == 0
           ? std::string()
           : format("%llu host reads of tensors inside the steps (%.2f per step; most at %s)",
-                   static_cast<unsigned long long>(in.host_reads),
-                   per(static_cast<double>(in.host_reads), in.steps), in.host_read_site.c_str());
-  if (in.step_syncs == 0 && in.host_reads == 0) {
+                   static_cast<unsigned long long>(in.habits.host_reads),
+                   per(static_cast<double>(in.habits.host_reads), in.steps),
+                   in.habits.host_read_site.c_str());
+  if (in.step_syncs == 0 && in.habits.host_reads == 0) {
     c.status = "ok";
     c.finding = "no host syncs inside the steps (no .item(), .cpu() or synchronize)";
     return c;
@@ -228,16 +229,16 @@ PracticeCheck training_loop(const PracticeInputs& in, const Language& /*language
   PracticeCheck c{"training_loop", "ok", "", ""};
   std::vector<std::string> findings;
   std::vector<std::string> advice;
-  if (in.data_parallel) {
+  if (in.habits.data_parallel) {
     findings.push_back("torch.nn.DataParallel runs the model");
     advice.push_back(
         "use DistributedDataParallel, one process per GPU (torchrun): "
         "DataParallel scatters every batch and gathers every output from one "
         "process and one Python thread");
   }
-  if (in.empty_cache_calls > 0) {
+  if (in.habits.empty_cache_calls > 0) {
     findings.push_back(format("torch.cuda.empty_cache() called %llu times in the loop",
-                              static_cast<unsigned long long>(in.empty_cache_calls)));
+                              static_cast<unsigned long long>(in.habits.empty_cache_calls)));
     advice.push_back(
         "remove torch.cuda.empty_cache() from the loop: it hands the caching "
         "allocator's memory back, and the next steps allocate it again, slowly");

@@ -709,11 +709,13 @@ class profile:
         loop.rank, loop.world_size = self._rank, self._world_size
         loop.input_pool = self._input_pool()
         reads = self._host_read_sites()
-        loop.host_reads = sum(site["count"] for site in reads)
+        habits = _native.LoopHabits()
+        habits.host_reads = sum(site["count"] for site in reads)
         if reads:
-            loop.host_read_site = f"{reads[0]['where']} {reads[0]['call']}"
-        loop.data_parallel = self._data_parallel
-        loop.empty_cache_calls = self._empty_cache_calls
+            habits.host_read_site = f"{reads[0]['where']} {reads[0]['call']}"
+        habits.data_parallel = self._data_parallel
+        habits.empty_cache_calls = self._empty_cache_calls
+        loop.habits = habits
         busiest = self._busiest_loader()
         if busiest is None:
             self._report = native.finish(None, loop)

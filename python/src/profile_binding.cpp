@@ -36,10 +36,7 @@ struct LoopFacts {
   std::int32_t world_size = 0;
   /// The DataLoader worker pool that fed the loop, when no gpufeed.Loader did.
   std::optional<profiler::InputPoolFacts> input_pool;
-  std::uint64_t host_reads = 0;  ///< .item(), .cpu(), .numpy(), .tolist() inside the steps
-  std::string host_read_site;    ///< the commonest: "train.py:42 .item()"
-  bool data_parallel = false;
-  std::uint64_t empty_cache_calls = 0;
+  diagnosis::LoopHabits habits;  ///< what the loop did inside its steps
 };
 
 /// The diagnosis in a Python user's words: Loader keywords (workers=8) and torch's calls.
@@ -108,10 +105,7 @@ class NativeProfile {
     diagnosis::RunFacts facts = input.value_or(diagnosis::RunFacts{});
     facts.gpufeed_input = input.has_value();
     if (!facts.gpufeed_input) facts.input_pool = loop.input_pool;
-    facts.host_reads = loop.host_reads;
-    facts.host_read_site = loop.host_read_site;
-    facts.data_parallel = loop.data_parallel;
-    facts.empty_cache_calls = loop.empty_cache_calls;
+    facts.habits = loop.habits;
     facts.steps = loop.steps;
     facts.epochs = loop.epochs;
     facts.training = loop.steps > 0;
@@ -166,10 +160,15 @@ void bind_profile(nb::module_& m) {
       .def_rw("rank", &LoopFacts::rank)
       .def_rw("world_size", &LoopFacts::world_size)
       .def_rw("input_pool", &LoopFacts::input_pool)
-      .def_rw("host_reads", &LoopFacts::host_reads)
-      .def_rw("host_read_site", &LoopFacts::host_read_site)
-      .def_rw("data_parallel", &LoopFacts::data_parallel)
-      .def_rw("empty_cache_calls", &LoopFacts::empty_cache_calls);
+      .def_rw("habits", &LoopFacts::habits);
+  nb::class_<diagnosis::LoopHabits>(m, "LoopHabits",
+                                    "What the loop did inside its steps (gpufeed.profile fills "
+                                    "it).")
+      .def(nb::init<>())
+      .def_rw("host_reads", &diagnosis::LoopHabits::host_reads)
+      .def_rw("host_read_site", &diagnosis::LoopHabits::host_read_site)
+      .def_rw("data_parallel", &diagnosis::LoopHabits::data_parallel)
+      .def_rw("empty_cache_calls", &diagnosis::LoopHabits::empty_cache_calls);
   nb::class_<profiler::InputPoolFacts>(m, "InputPoolFacts",
                                        "A DataLoader's worker pool as the loop's process measured "
                                        "it (gpufeed.profile fills it).")

@@ -75,6 +75,9 @@ def test_a_starved_dataloader_loop_is_input_bound_without_marking_anything():
     assert results["idle_by_cause"]["input_wait"] > 0.6, summary
     assert results["device_util"] < 0.3
     assert results["timed_batches"] == 20
+    # The bottleneck in the user's terms: the dataset's __getitem__, at its cost a sample.
+    assert results["bottleneck_stage"] == "dataset", summary
+    assert "the dataset's __getitem__" in summary, summary
     assert results["steps"] == 20  # a step per batch, from the batch to the next request
     (facts,) = results["inputs"]
     assert facts["kind"] == "torch.utils.data.DataLoader"

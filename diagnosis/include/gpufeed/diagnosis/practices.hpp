@@ -10,6 +10,7 @@
 
 #include "gpufeed/base/knobs.hpp"
 #include "gpufeed/diagnosis/language.hpp"
+#include "gpufeed/diagnosis/run_facts.hpp"
 #include "gpufeed/pipeline/augment.hpp"
 
 namespace gpufeed::diagnosis {
@@ -46,10 +47,7 @@ struct PracticeInputs {
   std::uint64_t step_syncs = 0;
   std::int64_t step_sync_ns = 0;
   double host_sync_idle_share = 0;  ///< idle time the gap report blamed on host syncs
-  std::uint64_t host_reads = 0;     ///< host reads of tensors in the steps (RunFacts)
-  std::string host_read_site;       ///< the commonest one, "train.py:42 .item()"
-  bool data_parallel = false;       ///< torch.nn.DataParallel ran
-  std::uint64_t empty_cache_calls = 0;
+  LoopHabits habits;                ///< host reads, DataParallel, empty_cache (RunFacts)
   // The diagnosis:
   bool input_bound = false;
   std::string bottleneck_stage;

@@ -20,6 +20,15 @@ class Loader;
 
 namespace gpufeed::diagnosis {
 
+/// What a loop did inside its steps, as a front end saw it (the Python profile watches the
+/// calls; pipebench's own loop has none of these).
+struct LoopHabits {
+  std::uint64_t host_reads = 0;  ///< calls that read a tensor on the host (.item(), .cpu(), ...)
+  std::string host_read_site;    ///< the commonest of them: "train.py:42 .item()"
+  bool data_parallel = false;    ///< torch.nn.DataParallel ran a forward
+  std::uint64_t empty_cache_calls = 0;  ///< torch.cuda.empty_cache() during the run
+};
+
 struct RunFacts {
   /// A gpufeed Loader fed the run. False for any other input (a torch DataLoader, a generator),
   /// known only by the consumer's waits: no loader setting is advised or checked then.
@@ -48,11 +57,7 @@ struct RunFacts {
   bool training = false;
   unsigned torch_threads = 0;  ///< its intra-op CPU threads (0: unknown)
   bool deterministic = false;  ///< deterministic algorithms only
-  // What the loop did inside its steps, as a front end saw it (the Python profile):
-  std::uint64_t host_reads = 0;  ///< calls that read a tensor on the host (.item(), .cpu(), ...)
-  std::string host_read_site;    ///< the commonest of them: "train.py:42 .item()"
-  bool data_parallel = false;    ///< torch.nn.DataParallel ran a forward
-  std::uint64_t empty_cache_calls = 0;  ///< torch.cuda.empty_cache() during the run
+  LoopHabits habits;
 };
 
 /// The loader's part of a run's facts: its settings as it runs them (workers, prefetch, echo,
