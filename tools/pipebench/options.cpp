@@ -33,8 +33,8 @@ void add_data_options(CLI::App& cmd, BenchOptions& o) {
 
 /// The range of `field` (kLoaderFields) in the unit of its flag.
 CLI::Range flag_range(std::string_view field) {
-  const FieldName& f = *find_field(field);
-  return CLI::Range(f.range.low >> f.flag_shift, f.range.high >> f.flag_shift);
+  const FieldRange r = flag_unit_range(field);
+  return CLI::Range(r.low, r.high);
 }
 
 /// --workers / --prefetch: a count in the field's range, or auto.

@@ -42,7 +42,7 @@ std::uint64_t mib(std::uint64_t bytes) {
 /// Counts or auto, in the field's range (kLoaderFields).
 std::vector<AutoCount> auto_counts(std::string_view field, const std::string& text) {
   std::vector<AutoCount> out;
-  for (const std::string& item : split(std::string(field), text)) {
+  for (const std::string& item : split(field_flag(field).substr(2), text)) {
     const std::optional<AutoCount> count = AutoCount::parse(item);
     if (!count || !field_takes(field, *count))
       throw UsageError(field_flag(field) + " " + text + ": " + item + " is not " +
@@ -55,16 +55,16 @@ std::vector<AutoCount> auto_counts(std::string_view field, const std::string& te
 /// MiB in a flag for a field in bytes, in the field's range.
 std::vector<std::uint64_t> bytes_in_mib(std::string_view field, const std::string& text) {
   std::vector<std::uint64_t> out;
-  const FieldName& f = *find_field(field);
-  for (const std::string& item : split("cache-mb", text)) {
-    const std::optional<std::uint64_t> mib = whole_number<std::uint64_t>(
-        item, f.range.low >> f.flag_shift, f.range.high >> f.flag_shift);
+  const FieldRange r = flag_unit_range(field);
+  const unsigned shift = find_field(field)->flag_shift;
+  for (const std::string& item : split(field_flag(field).substr(2), text)) {
+    const std::optional<std::uint64_t> mib = whole_number<std::uint64_t>(item, r.low, r.high);
     if (!mib) {
       throw UsageError(field_flag(field) + " " + text + ": " + item +
-                       " is not a whole number in [" + std::to_string(f.range.low >> f.flag_shift) +
-                       ", " + std::to_string(f.range.high >> f.flag_shift) + "]");
+                       " is not a whole number in [" + std::to_string(r.low) + ", " +
+                       std::to_string(r.high) + "]");
     }
-    out.push_back(*mib << f.flag_shift);
+    out.push_back(*mib << shift);
   }
   return out;
 }

@@ -84,6 +84,12 @@ inline constexpr std::array<FieldName, 31> kLoaderFields{{
   const FieldName* f = find_field(field);
   return f != nullptr ? f->range : FieldRange{};
 }
+/// The range of `field` in the unit of its pipebench flag (MiB for --cache-mb).
+[[nodiscard]] constexpr FieldRange flag_unit_range(std::string_view field) noexcept {
+  const FieldName* f = find_field(field);
+  if (f == nullptr) return FieldRange{};
+  return {f->range.low >> f->flag_shift, f->range.high >> f->flag_shift, f->range.takes_auto};
+}
 /// Whether `count` is a value of `field`: in its range, or auto where the field takes auto.
 [[nodiscard]] bool field_takes(std::string_view field, const AutoCount& count);
 /// "0 to 1024, or auto": the values `field` takes, for messages.
