@@ -1,5 +1,7 @@
 """gpufeed.pack: any map-style Dataset of (image, label) into a gpufeed file, once, so that
-gpufeed.Loader reads it at the disk's rate instead of paying the Dataset's cost every epoch."""
+gpufeed.Loader reads it at the disk's rate instead of paying the Dataset's cost every epoch:
+pixels as they are (raw layout), or encoded images (jpeg layout) that gpufeed.Loader decodes,
+crops and flips itself."""
 
 from __future__ import annotations
 
@@ -55,21 +57,106 @@ def _label(dataset: Any, index: int, label: Any) -> int:
         raise _bad_item(dataset, index, f"has the label {label!r}, not an int") from None
 
 
+def _image_files(dataset: Any) -> Optional[list]:
+    """A torchvision ImageFolder / DatasetFolder's (path, class index) list, else None."""
+    samples = getattr(dataset, "samples", None)
+    if not isinstance(samples, list) or not hasattr(dataset, "loader"):
+        return None
+    if samples and not (isinstance(samples[0], tuple) and isinstance(samples[0][0], str)):
+        return None
+    return samples
+
+
+class _Files:
+    """An image folder's files as (path, label) items, without its loader or transform."""
+
+    def __init__(self, dataset: Any, files: list) -> None:
+        self.files = files
+        self.name = type(dataset).__name__
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, index: int) -> tuple:
+        return self.files[index]
+
+
+def _jpeg_source(dataset: Any, index: int, image: Any) -> Any:
+    """An item's image as JpegPackWriter takes it: a path, encoded bytes, or HWC uint8 pixels."""
+    if isinstance(image, (str, os.PathLike)):
+        return os.fspath(image)
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        return bytes(image)
+    pixels = _as_hwc(dataset, index, image, _channels_first(image))
+    if pixels.shape[2] not in (1, 3):
+        raise _bad_item(dataset, index, f"has {pixels.shape[2]} channels; the jpeg layout "
+                        "stores 1 or 3 (pack it with store=\"raw\")")
+    return pixels
+
+
+def _pack_jpeg(dataset: Any, path: str, workers: int, chunk: int, quality: int, max_side: int,
+               show: bool) -> None:
+    from torch.utils.data import DataLoader
+
+    files = _image_files(dataset)
+    source = dataset if files is None else _Files(dataset, files)
+    samples = len(source)
+    classes = getattr(dataset, "classes", None)
+    class_names = [str(c) for c in classes] if isinstance(classes, (list, tuple)) else []
+    # The items come from `workers` processes; each chunk's images are checked, decoded and
+    # encoded on every core at once.
+    writer = _native.JpegPackWriter(path, quality, max_side)
+    loader = DataLoader(source, batch_size=chunk, shuffle=False, num_workers=workers,
+                        collate_fn=list)
+    try:
+        start = 0
+        for items in loader:
+            images, labels = [], []
+            for offset, item in enumerate(items):
+                i = start + offset
+                if not isinstance(item, (tuple, list)) or len(item) != 2:
+                    raise _bad_item(dataset, i, "is not an (image, label) pair")
+                images.append(_jpeg_source(dataset, i, item[0]))
+                labels.append(_label(dataset, i, item[1]))
+            bad = writer.add(images, labels, start)
+            if bad is not None:
+                raise _bad_item(dataset, bad[0], f"cannot be packed: {bad[1]}")
+            start += len(items)
+            if show:
+                print(f"\rgpufeed.pack {start}/{samples} images", end="", file=sys.stderr)
+        writer.commit(class_names)
+    except BaseException:
+        writer.abort()
+        raise
+
+
 def pack(
     dataset: Any,
     path: PathLike,
     *,
+    store: str = "raw",
     workers: int = 0,
     chunk: int = 64,
+    quality: int = 0,
+    max_side: int = 0,
     progress: Optional[bool] = None,
 ) -> str:
     """Writes every item of a map-style ``dataset`` (``len()`` and ``[i]`` giving ``(image,
-    label)``) to a gpufeed file at ``path`` (raw layout, ``chunk`` samples per chunk), for
-    ``gpufeed.Loader(path)`` to read. An image is a uint8 array or tensor, HWC or CHW, or a PIL
-    image; every one has the first one's shape. ``workers`` processes read the items (a torch
-    DataLoader's workers; 0: this process). The file appears at ``path`` only once complete;
-    a bad item raises ``gpufeed.FormatError`` naming its index, and nothing is left behind.
-    ``progress`` (default: when stderr is a terminal) prints how far it got. Returns the path."""
+    label)``) to a gpufeed file at ``path`` for ``gpufeed.Loader(path)`` to read. The file
+    appears at ``path`` only once complete; a bad item raises ``gpufeed.FormatError`` naming
+    its index, and nothing is left behind. ``workers`` processes read the items (a torch
+    DataLoader's workers; 0: this process). ``progress`` (default: when stderr is a terminal)
+    prints how far it got. Returns the path.
+
+    ``store="raw"``: the pixels as they are, ``chunk`` samples per chunk. An image is a uint8
+    array or tensor, HWC or CHW, or a PIL image; every one has the first one's shape.
+
+    ``store="jpeg"``: encoded images, decoded by the loader (which crops and flips them
+    itself). An image is a file path, the encoded bytes of a JPEG, PNG or WebP image (kept as
+    they are), or pixels as above (encoded as JPEG). Every image is decoded once, on every
+    core, to check it and to compute the channel statistics. ``quality`` (1-100) re-encodes
+    every image; ``max_side`` shrinks those larger than it. A torchvision ImageFolder is packed
+    from its files (``dataset.samples``, with its class names), without its transform."""
     import numpy as np
     from torch.utils.data import DataLoader
 
@@ -79,13 +166,28 @@ def pack(
         raise _native.UsageError(f"gpufeed.pack: {type(dataset).__name__} has no items")
     if chunk < 1:
         raise _native.UsageError(f"gpufeed.pack: chunk={chunk!r}: use 1 or more samples")
+    if store not in ("raw", "jpeg"):
+        raise _native.UsageError(f"gpufeed.pack: store={store!r}: use \"raw\" or \"jpeg\"")
+    if not 0 <= quality <= 100:
+        raise _native.UsageError(f"gpufeed.pack: quality={quality!r}: use 1 to 100 (0: keep "
+                                 "the images' own bytes)")
+    if max_side < 0:
+        raise _native.UsageError(f"gpufeed.pack: max_side={max_side!r}: use 0 (no limit) or "
+                                 "a side in pixels")
+    show = sys.stderr.isatty() if progress is None else progress
+    if store == "jpeg":
+        try:
+            _pack_jpeg(dataset, path, workers, chunk, quality, max_side, show)
+        finally:
+            if show:
+                print(file=sys.stderr)
+        return path
     first = dataset[0]
     if not isinstance(first, (tuple, list)) or len(first) != 2:
         raise _bad_item(dataset, 0, "is not an (image, label) pair")
     channels_first = _channels_first(first[0])
     height, width, channels = _as_hwc(dataset, 0, first[0], channels_first).shape
     writer = _native.PackWriter(path, samples, height, width, channels, chunk)
-    show = sys.stderr.isatty() if progress is None else progress
     loader = DataLoader(dataset, batch_size=writer.samples_per_chunk, shuffle=False,
                         num_workers=workers, collate_fn=list)
     labels = np.empty(samples, dtype=np.int64)

@@ -1,15 +1,30 @@
-// gpufeed._native.PackWriter: a schema v1 raw-layout file written chunk by chunk from Python
-// (gpufeed.pack), atomically: nothing is at the destination until commit().
+// gpufeed._native.PackWriter and JpegPackWriter: schema v1 files written from Python
+// (gpufeed.pack), atomically: nothing is at the destination until commit(). The raw writer takes
+// chunks of pixels; the jpeg writer takes images (files, encoded bytes or pixels) and does the
+// per-image work (check, decode, sum, keep or encode) on its threads, as h5pack convert does.
 #include "pack_binding.hpp"
 
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/vector.h>
+
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <oneapi/tbb/enumerable_thread_specific.h>
 
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
+#include "gpufeed/formats/image_work.hpp"
+#include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/ordered_map.hpp"
 
 namespace nb = nanobind;
 
@@ -19,6 +34,7 @@ namespace {
 
 using Pixels = nb::ndarray<const std::uint8_t, nb::ndim<4>, nb::c_contig, nb::device::cpu>;
 using Labels = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Image = nb::ndarray<const std::uint8_t, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
 
 class PackWriter {
  public:
@@ -75,6 +91,116 @@ class PackWriter {
   std::unique_ptr<formats::DatasetWriter> writer_;
 };
 
+/// An image as Python handed it over: a file's path, its encoded bytes, or HWC pixels.
+struct PixelsCopy {
+  std::vector<std::uint8_t> pixels;
+  std::uint32_t height = 0, width = 0, channels = 0;
+};
+using ImageSource = std::variant<std::string, std::vector<std::uint8_t>, PixelsCopy>;
+
+/// The first image of a batch that cannot be packed: its index and why.
+using BadItem = std::optional<std::pair<std::uint64_t, std::string>>;
+
+class JpegPackWriter {
+ public:
+  JpegPackWriter(const std::string& path, int quality, std::uint32_t max_side, unsigned threads)
+      : writer_(std::make_unique<formats::JpegDatasetWriter>(path)), threads_(threads) {
+    settings_.quality = quality;
+    settings_.max_side = max_side;
+  }
+
+  /// Packs `images` (str: a file, bytes: an encoded image, a uint8 HWC array of 1 or 3
+  /// channels: pixels to encode) with their labels, as samples `first`, `first` + 1, ...
+  /// Returns the first bad one (its index and why), after which nothing more is appended.
+  BadItem add(const nb::list& images, const std::vector<std::int64_t>& labels,
+              std::uint64_t first) {
+    if (labels.size() != images.size()) {
+      throw UsageError(std::to_string(images.size()) + " images and " +
+                       std::to_string(labels.size()) + " labels");
+    }
+    std::vector<ImageSource> sources;
+    sources.reserve(images.size());
+    for (std::size_t i = 0; i < images.size(); ++i) sources.push_back(source(images[i], first + i));
+    formats::JpegDatasetWriter& w = writer();
+    BadItem bad;
+    nb::gil_scoped_release release;
+    struct Stop {};
+    try {
+      formats::ordered_parallel_map(
+          sources.size(), threads_,
+          [&](std::uint64_t i) { return work(workers_.local(), std::move(sources[i])); },
+          [&](std::uint64_t i, formats::ImageResult r) {
+            if (r.bad) {
+              bad.emplace(first + i, r.bad->message);
+              throw Stop{};
+            }
+            w.append(r.bytes, r.shape, labels[i]);
+            sums_.add(r.sums);
+          });
+    } catch (const Stop&) {
+    }
+    return bad;
+  }
+
+  [[nodiscard]] std::uint64_t samples() const { return writer().num_samples(); }
+
+  /// Writes the index, the class names (if any) and the channel statistics, and renames the
+  /// file into place.
+  void commit(const std::vector<std::string>& class_names) {
+    formats::JpegDatasetWriter& w = writer();
+    if (!class_names.empty()) w.set_class_names(class_names);
+    w.set_channel_stats(sums_.stats(3));
+    {
+      nb::gil_scoped_release release;
+      w.commit();
+    }
+    writer_.reset();
+  }
+
+  void abort() noexcept { writer_.reset(); }
+
+ private:
+  static ImageSource source(nb::handle image, std::uint64_t index) {
+    if (nb::isinstance<nb::str>(image)) return nb::cast<std::string>(image);
+    if (nb::isinstance<nb::bytes>(image)) {
+      const nb::bytes bytes = nb::borrow<nb::bytes>(image);
+      const auto* data = static_cast<const std::uint8_t*>(bytes.data());
+      return std::vector<std::uint8_t>(data, data + bytes.size());
+    }
+    Image pixels;
+    if (nb::try_cast(image, pixels) && (pixels.shape(2) == 1 || pixels.shape(2) == 3)) {
+      PixelsCopy copy{std::vector<std::uint8_t>(pixels.data(), pixels.data() + pixels.size()),
+                      static_cast<std::uint32_t>(pixels.shape(0)),
+                      static_cast<std::uint32_t>(pixels.shape(1)),
+                      static_cast<std::uint32_t>(pixels.shape(2))};
+      return copy;
+    }
+    throw UsageError("image " + std::to_string(index) +
+                     ": expected a path, encoded bytes or uint8 HWC pixels of 1 or 3 channels");
+  }
+
+  formats::ImageResult work(formats::ImageWorker& worker, ImageSource source) const {
+    if (auto* path = std::get_if<std::string>(&source)) return worker.to_jpeg(*path, settings_);
+    if (auto* bytes = std::get_if<std::vector<std::uint8_t>>(&source)) {
+      return worker.to_jpeg(std::move(*bytes), "it", settings_);
+    }
+    const auto& p = std::get<PixelsCopy>(source);
+    return worker.encode(formats::ConstImageView(p.pixels.data(), p.width, p.height, p.channels),
+                         settings_);
+  }
+
+  [[nodiscard]] formats::JpegDatasetWriter& writer() const {
+    if (!writer_) throw UsageError("the pack writer has finished");
+    return *writer_;
+  }
+
+  std::unique_ptr<formats::JpegDatasetWriter> writer_;
+  formats::JpegSettings settings_;
+  unsigned threads_;
+  oneapi::tbb::enumerable_thread_specific<formats::ImageWorker> workers_;
+  formats::ChannelSums sums_;
+};
+
 }  // namespace
 
 void bind_pack(nb::module_& m) {
@@ -90,6 +216,15 @@ void bind_pack(nb::module_& m) {
       .def("write_labels", &PackWriter::write_labels, nb::arg("labels"))
       .def("commit", &PackWriter::commit)
       .def("abort", &PackWriter::abort);
+  nb::class_<JpegPackWriter>(
+      m, "JpegPackWriter",
+      "A jpeg-layout file written image by image (gpufeed.pack(store=\"jpeg\")).")
+      .def(nb::init<const std::string&, int, std::uint32_t, unsigned>(), nb::arg("path"),
+           nb::arg("quality") = 0, nb::arg("max_side") = 0, nb::arg("threads") = 0)
+      .def("add", &JpegPackWriter::add, nb::arg("images"), nb::arg("labels"), nb::arg("first"))
+      .def_prop_ro("samples", &JpegPackWriter::samples)
+      .def("commit", &JpegPackWriter::commit, nb::arg("class_names") = std::vector<std::string>{})
+      .def("abort", &JpegPackWriter::abort);
 }
 
 }  // namespace gpufeed::python

@@ -90,3 +90,131 @@ def test_a_bad_item_is_named_and_nothing_is_left_behind(tmp_path, bad, message):
 def test_an_empty_dataset_is_a_usage_error(tmp_path):
     with pytest.raises(gpufeed.UsageError, match="no items"):
         gpufeed.pack(Pictures(0), tmp_path / "out.h5")
+
+
+def encoded(pixels: np.ndarray, form: str) -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.fromarray(pixels.squeeze()).save(out, form, **({"quality": 95} if form == "JPEG" else {}))
+    return out.getvalue()
+
+
+def smooth(index: int, height: int = 24, width: int = 32) -> np.ndarray:
+    """A smooth RGB picture (JPEG keeps it close)."""
+    y, x = np.mgrid[0:height, 0:width]
+    return np.stack([(4 * x + index) % 256, (6 * y + 2 * index) % 256, (x + y + 50) % 256],
+                    axis=-1).astype(np.uint8)
+
+
+class Encoded(Dataset):
+    """Items of (image, label) with the image as `form` gives it: JPEG or PNG bytes, a path, or
+    pixels; `bad` items are replaced."""
+
+    def __init__(self, samples: int, form: str, folder=None, bad: dict | None = None) -> None:
+        self.samples, self.form, self.folder, self.bad = samples, form, folder, bad or {}
+
+    def __len__(self) -> int:
+        return self.samples
+
+    def __getitem__(self, index: int):
+        if index in self.bad:
+            return self.bad[index], 0
+        pixels = smooth(index)
+        if self.form == "pixels":
+            return pixels, index % 3
+        data = encoded(pixels, "PNG" if index % 2 else "JPEG")
+        if self.form == "bytes":
+            return data, index % 3
+        path = os.path.join(self.folder, f"{index}.img")
+        with open(path, "wb") as f:
+            f.write(data)
+        return path, index % 3
+
+
+def stored_images(path: str) -> list:
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(path, "r") as f:
+        data, offsets = f["jpeg/bytes"][...], f["jpeg/offsets"][...]
+        labels = f["labels"][...]
+    return [data[offsets[i]:offsets[i + 1]].tobytes() for i in range(len(labels))], labels
+
+
+def read_jpeg_back(path: str):
+    loader = gpufeed.Loader(path, batch_size=8, order="sequential", workers=1, size=(24, 32),
+                            mean=[0, 0, 0], stddev=[1, 1, 1], output="numpy")
+    return np.concatenate([x.copy() for x, _ in loader])
+
+
+@pytest.mark.parametrize("form", ["bytes", "path"])
+def test_jpeg_store_keeps_encoded_images_as_they_are(tmp_path, form):
+    pytest.importorskip("PIL")
+    folder = tmp_path / "files"
+    folder.mkdir()
+    dataset = Encoded(21, form, folder)
+    path = gpufeed.pack(dataset, tmp_path / "out.h5", store="jpeg", chunk=4)
+    stored, labels = stored_images(path)
+    assert stored == [encoded(smooth(i), "PNG" if i % 2 else "JPEG") for i in range(21)]
+    np.testing.assert_array_equal(labels, np.arange(21) % 3)
+    images = read_jpeg_back(path)  # the loader decodes JPEG and PNG alike
+    assert images.shape == (21, 3, 24, 32)
+    want = np.stack([smooth(i).transpose(2, 0, 1) for i in range(21)]).astype(np.float32)
+    assert np.abs(images - want)[1::2].max() == 0  # PNG: lossless
+    assert np.abs(images - want).mean() < 3  # JPEG at quality 95
+
+
+def test_jpeg_store_encodes_pixels_and_worker_processes_change_nothing(tmp_path):
+    dataset = Encoded(30, "pixels")
+    serial = gpufeed.pack(dataset, tmp_path / "serial.h5", store="jpeg", chunk=8)
+    parallel = gpufeed.pack(dataset, tmp_path / "parallel.h5", store="jpeg", chunk=8, workers=2)
+    assert stored_images(serial)[0] == stored_images(parallel)[0]
+    assert all(image[:2] == b"\xff\xd8" for image in stored_images(serial)[0])  # JPEG
+    images = read_jpeg_back(serial)
+    want = np.stack([smooth(i).transpose(2, 0, 1) for i in range(30)]).astype(np.float32)
+    assert np.abs(images - want).mean() < 4  # JPEG at quality 90
+
+
+def test_jpeg_store_packs_an_image_folder_from_its_files(tmp_path):
+    datasets = pytest.importorskip("torchvision.datasets")
+    root = tmp_path / "folder"
+    for index in range(12):
+        label = ["cat", "dog", "emu"][index % 3]
+        (root / label).mkdir(parents=True, exist_ok=True)
+        (root / label / f"{index:02}.jpg").write_bytes(encoded(smooth(index), "JPEG"))
+    folder = datasets.ImageFolder(str(root), transform=lambda image: 1 / 0)  # never called
+    path = gpufeed.pack(folder, tmp_path / "folder.h5", store="jpeg")
+    stored, labels = stored_images(path)
+    assert stored == [open(p, "rb").read() for p, _ in folder.samples]
+    np.testing.assert_array_equal(labels, [c for _, c in folder.samples])
+    h5py = pytest.importorskip("h5py")
+    with h5py.File(path, "r") as f:
+        assert [n.decode() for n in f["meta/class_names"][...]] == ["cat", "dog", "emu"]
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({5: b"\xff\xd8\xff\xe0 not a whole jpeg"}, "item 5 of Encoded cannot be packed"),
+        ({7: b"GIF89a......"}, "item 7 of Encoded cannot be packed: it is a GIF image; gpufeed decodes JPEG, PNG and WebP"),
+        ({2: b""}, "item 2 of Encoded cannot be packed: .*empty"),
+        ({9: "/nonexistent/9.jpg"}, "item 9 of Encoded cannot be packed: cannot read "
+                                    "/nonexistent/9.jpg"),
+        ({4: np.zeros((8, 8, 4), np.uint8)}, "item 4 of Encoded has 4 channels"),
+    ],
+)
+def test_jpeg_store_names_a_bad_item_and_leaves_nothing(tmp_path, bad, message):
+    pytest.importorskip("PIL")
+    target = tmp_path / "out" / "x.h5"
+    target.parent.mkdir()
+    with pytest.raises(gpufeed.FormatError, match=message):
+        gpufeed.pack(Encoded(12, "bytes", bad=bad), target, store="jpeg", chunk=4)
+    assert os.listdir(target.parent) == []
+
+
+def test_jpeg_store_settings_are_checked(tmp_path):
+    with pytest.raises(gpufeed.UsageError, match="store='png'"):
+        gpufeed.pack(Encoded(3, "pixels"), tmp_path / "x.h5", store="png")
+    with pytest.raises(gpufeed.UsageError, match="quality=101"):
+        gpufeed.pack(Encoded(3, "pixels"), tmp_path / "x.h5", store="jpeg", quality=101)

@@ -15,34 +15,13 @@ std::string with_advice(const std::string& message) {
 
 }  // namespace
 
-std::string to_string(BadKind kind) {
-  constexpr const char* kNames[kBadKinds] = {"unreadable", "not a JPEG, PNG or WebP image",
-                                             "truncated or damaged", "too large", "empty"};
-  return kNames[static_cast<std::size_t>(kind)];
-}
-
-std::string key(BadKind kind) {
-  constexpr const char* kKeys[kBadKinds] = {"unreadable", "unsupported", "damaged", "too_large",
-                                            "empty"};
-  return kKeys[static_cast<std::size_t>(kind)];
-}
-
 BadFileError::BadFileError(const BadFile& bad) : formats::FormatError(with_advice(bad.message)) {}
-
-BadKind classify_decoder_error(const std::string& message) {
-  if (message.find("is empty") != std::string::npos) return BadKind::empty;
-  if (message.find("gpufeed decodes JPEG, PNG and WebP") != std::string::npos) {
-    return BadKind::unsupported;
-  }
-  if (message.find("megapixels") != std::string::npos) return BadKind::too_large;
-  return BadKind::damaged;
-}
 
 void SkipLog::add(const std::string& path, const BadFile& bad) {
   ++counts_[static_cast<std::size_t>(bad.kind)];
   ++total_;
   if (listed_.size() < kListed)
-    listed_.push_back("  skipped " + path + " (" + to_string(bad.kind) + ")");
+    listed_.push_back("  skipped " + path + " (" + formats::to_string(bad.kind) + ")");
 }
 
 void SkipLog::print() const {
@@ -51,7 +30,8 @@ void SkipLog::print() const {
   const char* separator = ": ";
   for (std::size_t k = 0; k < kBadKinds; ++k) {
     if (counts_[k] == 0) continue;
-    line += separator + std::to_string(counts_[k]) + " " + to_string(static_cast<BadKind>(k));
+    line +=
+        separator + std::to_string(counts_[k]) + " " + formats::to_string(static_cast<BadKind>(k));
     separator = ", ";
   }
   std::printf("%s\n", line.c_str());

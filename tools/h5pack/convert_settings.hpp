@@ -4,13 +4,20 @@
 #include <string>
 
 #include "gpufeed/formats/dataset_writer.hpp"
+#include "gpufeed/formats/image_work.hpp"
 #include "gpufeed/formats/pack_file.hpp"
+#include "h5pack/bad_files.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/compression.hpp"
 #include "h5pack/image_folder.hpp"
-#include "h5pack/image_work.hpp"
 
 namespace gpufeed::tools::h5pack {
+
+using formats::ChannelSums;
+using formats::ImageResult;
+using formats::ImageWorker;
+using formats::JpegSettings;
+using formats::RawSettings;
 
 struct ConvertSettings {
   std::string output;

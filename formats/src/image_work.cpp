@@ -1,4 +1,4 @@
-#include "h5pack/image_work.hpp"
+#include "gpufeed/formats/image_work.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,9 +10,11 @@
 #include <limits>
 #include <utility>
 
+#include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/schema.hpp"
+#include "image_errors.hpp"
 
-namespace gpufeed::tools::h5pack {
+namespace gpufeed::formats {
 
 namespace {
 
@@ -49,13 +51,12 @@ std::pair<std::uint32_t, std::uint32_t> fit(std::uint32_t width, std::uint32_t h
   return {scaled(width), scaled(height)};
 }
 
-formats::JpegShape jpeg_shape(std::uint32_t width, std::uint32_t height, std::uint32_t channels) {
+JpegShape jpeg_shape(std::uint32_t width, std::uint32_t height, std::uint32_t channels) {
   return {static_cast<std::uint16_t>(height), static_cast<std::uint16_t>(width),
           static_cast<std::uint16_t>(channels)};
 }
 
-void reshape(formats::Image& image, std::uint32_t width, std::uint32_t height,
-             std::uint32_t channels) {
+void reshape(Image& image, std::uint32_t width, std::uint32_t height, std::uint32_t channels) {
   image.width = width;
   image.height = height;
   image.channels = channels;
@@ -63,10 +64,10 @@ void reshape(formats::Image& image, std::uint32_t width, std::uint32_t height,
 }
 
 /// Adds the pixels of a 1- or 3-channel image to RGB sums; one channel counts as gray RGB.
-void add_image(const formats::ConstImageView& image, ChannelSums& sums) {
-  if (image.channels == 3) return formats::add_pixels(image, sums);
+void add_image(const ConstImageView& image, ChannelSums& sums) {
+  if (image.channels == 3) return add_pixels(image, sums);
   ChannelSums gray;
-  formats::add_pixels(image, gray);
+  add_pixels(image, gray);
   for (std::size_t c = 1; c < 3; ++c) {
     gray.sum[c] = gray.sum[0];
     gray.sum_sq[c] = gray.sum_sq[0];
@@ -74,7 +75,35 @@ void add_image(const formats::ConstImageView& image, ChannelSums& sums) {
   sums.add(gray);
 }
 
+/// A decoder's message without the advice for a loader's bad sample: a packer says its own.
+std::string without_sample_advice(std::string message) {
+  const std::size_t at = message.find(detail::kBadSampleAdvice);
+  if (at != std::string::npos) message.erase(at, detail::kBadSampleAdvice.size());
+  return message;
+}
+
 }  // namespace
+
+std::string to_string(BadKind kind) {
+  constexpr const char* kNames[kBadKinds] = {"unreadable", "not a JPEG, PNG or WebP image",
+                                             "truncated or damaged", "too large", "empty"};
+  return kNames[static_cast<std::size_t>(kind)];
+}
+
+std::string key(BadKind kind) {
+  constexpr const char* kKeys[kBadKinds] = {"unreadable", "unsupported", "damaged", "too_large",
+                                            "empty"};
+  return kKeys[static_cast<std::size_t>(kind)];
+}
+
+BadKind classify_decoder_error(const std::string& message) {
+  if (message.find("is empty") != std::string::npos) return BadKind::empty;
+  if (message.find("gpufeed decodes JPEG, PNG and WebP") != std::string::npos) {
+    return BadKind::unsupported;
+  }
+  if (message.find("megapixels") != std::string::npos) return BadKind::too_large;
+  return BadKind::damaged;
+}
 
 std::optional<BadFile> read_image_file(const std::string& path, std::vector<std::uint8_t>& out) {
   // O_NONBLOCK: a FIFO named like an image must not hang the run.
@@ -85,7 +114,7 @@ std::optional<BadFile> read_image_file(const std::string& path, std::vector<std:
   if (!S_ISREG(info.st_mode)) return BadFile{BadKind::unreadable, path + " is not a regular file"};
   const auto size = static_cast<std::uint64_t>(info.st_size);
   if (size == 0) return BadFile{BadKind::empty, path + " is empty (0 bytes)"};
-  if (size > formats::schema::kMaxSampleBytes) {
+  if (size > schema::kMaxSampleBytes) {
     return BadFile{BadKind::too_large, path + " has " + std::to_string(size) +
                                            " bytes, more than the 256 MiB a sample may have"};
   }
@@ -106,20 +135,19 @@ std::optional<BadFile> read_image_file(const std::string& path, std::vector<std:
   return std::nullopt;
 }
 
-std::optional<BadFile> ImageWorker::read_header(const std::string& path, formats::ImageInfo& info) {
+std::optional<BadFile> ImageWorker::read_header(const std::string& path, ImageInfo& info) {
   decoder_.set_source(path);
   try {
     info = decoder_.header(file_, kNoSample);
-  } catch (const formats::FormatError& e) {
-    return BadFile{classify_decoder_error(e.what()), e.what()};
+  } catch (const FormatError& e) {
+    return BadFile{classify_decoder_error(e.what()), without_sample_advice(e.what())};
   }
   return std::nullopt;
 }
 
-std::optional<BadFile> ImageWorker::decode_at(const std::string& path,
-                                              const formats::ImageInfo& info,
-                                              formats::ScalingFactor scale) {
-  const bool jpeg = info.format == formats::ImageFormat::jpeg;
+std::optional<BadFile> ImageWorker::decode_at(const std::string& path, const ImageInfo& info,
+                                              ScalingFactor scale) {
+  const bool jpeg = info.format == ImageFormat::jpeg;
   if (!jpeg) scale = {};
   reshape(decoded_, scale.scale(info.width), scale.scale(info.height), 3);
   try {
@@ -128,15 +156,15 @@ std::optional<BadFile> ImageWorker::decode_at(const std::string& path,
     } else {
       decoder_.decode(file_, info, decoded_.view(), kNoSample);
     }
-  } catch (const formats::FormatError& e) {
+  } catch (const FormatError& e) {
     return BadFile{BadKind::damaged,
-                   std::string(e.what()) + "; " + path + " is truncated or damaged"};
+                   without_sample_advice(e.what()) + "; " + path + " is truncated or damaged"};
   }
   return std::nullopt;
 }
 
-formats::ConstImageView ImageWorker::shrink(const formats::ConstImageView& image,
-                                            std::uint32_t max_side, formats::ResizeFilter filter) {
+ConstImageView ImageWorker::shrink(const ConstImageView& image, std::uint32_t max_side,
+                                   ResizeFilter filter) {
   const auto [width, height] = fit(image.width, image.height, max_side);
   if (width == image.width && height == image.height) return image;
   reshape(resized_, width, height, image.channels);
@@ -144,8 +172,8 @@ formats::ConstImageView ImageWorker::shrink(const formats::ConstImageView& image
   return resized_.view();
 }
 
-std::vector<std::uint8_t> ImageWorker::encode_bytes(const formats::ConstImageView& image,
-                                                    int quality, bool gray) {
+std::vector<std::uint8_t> ImageWorker::encode_bytes(const ConstImageView& image, int quality,
+                                                    bool gray) {
   if (!encoder_ || encoder_quality_ != quality) {
     encoder_.emplace(quality);
     encoder_quality_ = quality;
@@ -163,60 +191,80 @@ std::vector<std::uint8_t> ImageWorker::encode_bytes(const formats::ConstImageVie
 
 ImageResult ImageWorker::to_jpeg(const std::string& path, const JpegSettings& settings) {
   ImageResult r;
-  formats::ImageInfo info;
-  if ((r.bad = read_image_file(path, file_)) || (r.bad = read_header(path, info))) return r;
+  if ((r.bad = read_image_file(path, file_))) return r;
+  return jpeg_of_file(path, settings);
+}
+
+ImageResult ImageWorker::to_jpeg(std::vector<std::uint8_t> bytes, const std::string& name,
+                                 const JpegSettings& settings) {
+  ImageResult r;
+  if (bytes.empty()) {
+    r.bad = BadFile{BadKind::empty, name + " is empty (0 bytes)"};
+    return r;
+  }
+  if (bytes.size() > schema::kMaxSampleBytes) {
+    r.bad = BadFile{BadKind::too_large, name + " has " + std::to_string(bytes.size()) +
+                                            " bytes, more than the 256 MiB a sample may have"};
+    return r;
+  }
+  file_ = std::move(bytes);
+  return jpeg_of_file(name, settings);
+}
+
+ImageResult ImageWorker::jpeg_of_file(const std::string& path, const JpegSettings& settings) {
+  ImageResult r;
+  ImageInfo info;
+  if ((r.bad = read_header(path, info))) return r;
   const auto [width, height] = fit(info.width, info.height, settings.max_side);
-  const formats::ScalingFactor scale = formats::best_scale(info.width, info.height, width, height);
+  const ScalingFactor scale = best_scale(info.width, info.height, width, height);
   if ((r.bad = decode_at(path, info, scale))) return r;
   if (settings.quality == 0 && width == info.width && height == info.height) {
     // Kept as it came, whatever its format: nothing is lost or re-compressed.
-    formats::add_pixels(decoded_.view(), r.sums);
+    add_pixels(decoded_.view(), r.sums);
     r.shape = jpeg_shape(info.width, info.height, info.channels);
     r.bytes = std::move(file_);
     r.format = info.format;
     return r;
   }
-  const formats::ConstImageView stored =
-      shrink(decoded_.view(), settings.max_side, settings.filter);
-  formats::add_pixels(stored, r.sums);
+  const ConstImageView stored = shrink(decoded_.view(), settings.max_side, settings.filter);
+  add_pixels(stored, r.sums);
   const bool gray = info.channels <= 2 && !info.palette;
   const int quality = settings.quality != 0 ? settings.quality : 90;
   r.bytes = encode_bytes(stored, quality, gray);
   r.shape = jpeg_shape(stored.width, stored.height, gray ? 1 : 3);
   r.reencoded = true;
-  r.format = formats::ImageFormat::jpeg;
+  r.format = ImageFormat::jpeg;
   return r;
 }
 
 ImageResult ImageWorker::to_raw(const std::string& path, const RawSettings& settings) {
   ImageResult r;
-  formats::ImageInfo info;
+  ImageInfo info;
   if ((r.bad = read_image_file(path, file_)) || (r.bad = read_header(path, info))) return r;
   // Decode at a reduced DCT scale only while the image stays twice the target size, so that
   // the resize still averages enough pixels.
-  const formats::ScalingFactor scale =
-      formats::best_scale(info.width, info.height, 2 * settings.width, 2 * settings.height);
+  const ScalingFactor scale =
+      best_scale(info.width, info.height, 2 * settings.width, 2 * settings.height);
   if ((r.bad = decode_at(path, info, scale))) return r;
   r.bytes.resize(std::size_t{settings.width} * settings.height * 3);
-  const formats::ImageView out{r.bytes.data(), settings.width, settings.height, 3,
-                               std::size_t{settings.width} * 3};
+  const ImageView out{r.bytes.data(), settings.width, settings.height, 3,
+                      std::size_t{settings.width} * 3};
   resizer_.resize(decoded_.view(), out, settings.filter);
   r.shape = jpeg_shape(info.width, info.height, info.channels);
   r.format = info.format;
   return r;
 }
 
-ImageResult ImageWorker::encode(const formats::ConstImageView& image,
-                                const JpegSettings& settings) {
+ImageResult ImageWorker::encode(const ConstImageView& image, const JpegSettings& settings) {
   ImageResult r;
-  const formats::ConstImageView stored = shrink(image, settings.max_side, settings.filter);
+  const ConstImageView stored = shrink(image, settings.max_side, settings.filter);
   add_image(stored, r.sums);
   const int quality = settings.quality != 0 ? settings.quality : 90;
   r.bytes = encode_bytes(stored, quality, stored.channels == 1);
   r.shape = jpeg_shape(stored.width, stored.height, stored.channels);
   r.reencoded = true;
-  r.format = formats::ImageFormat::jpeg;
+  r.format = ImageFormat::jpeg;
   return r;
 }
 
-}  // namespace gpufeed::tools::h5pack
+}  // namespace gpufeed::formats
