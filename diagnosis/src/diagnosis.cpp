@@ -56,23 +56,30 @@ Recording::~Recording() {
   if (cupti_) profiler::CuptiCollector::instance().stop();
 }
 
-Diagnosis Recording::finish(const RunFacts& facts, const Language& language) {
-  Diagnosis d;
+void Recording::stop() {
+  if (collected_) return;
+  Diagnosis& d = collected_.emplace();
   d.profiled = enabled_;
   profiler::CuptiCollector& cupti = profiler::CuptiCollector::instance();
   if (cupti_) cupti.stop();
-  if (!enabled_) return d;
+  if (!enabled_) return;
   const profiler::RecorderSnapshot snapshot = profiler::Recorder::global().snapshot();
   d.recorder_events = snapshot.events.size();
   d.recorder_dropped = snapshot.dropped;
   d.timeline = profiler::timeline_from(snapshot);
-  d.timeline.rank = facts.rank;
-  d.timeline.world_size = facts.world_size;
   if (cupti_) {
     cupti.append_to(d.timeline);
     d.cupti = cupti.stats();
     cupti_ = false;
   }
+}
+
+Diagnosis Recording::finish(const RunFacts& facts, const Language& language) {
+  stop();
+  Diagnosis d = std::move(*collected_);
+  if (!enabled_) return d;
+  d.timeline.rank = facts.rank;
+  d.timeline.world_size = facts.world_size;
   d.has_steps = has_step_ranges(d.timeline);
   d.facts = pipeline_facts(facts);
   d.analyzed_timeline = d.has_steps ? d.timeline : with_consumer_steps(d.timeline);

@@ -202,33 +202,55 @@ std::string ms(double ns) {
   return text;
 }
 
+/// A DataLoader's worker pool against the loop it feeds, per step: the step's work `b`, its
+/// period without waits `q`, what a batch costs one worker `c` (its items and collate), and
+/// the workers that would keep up (`needed`) against those the cores beside the training
+/// process can run (`room`: every core but the loop's own).
+struct PoolModel {
+  double b = 0, q = 0, c = 0, collate = 0, samples = 0;
+  unsigned room = 1, needed = 1;
+
+  /// The period of a step when `n` workers make the batches.
+  [[nodiscard]] double period(unsigned n) const { return std::max(q, c / std::max(n, 1u)); }
+  [[nodiscard]] double util(double step_period) const {
+    return std::min(1.0, b / std::max(step_period, 1.0));
+  }
+  /// The samples a second `n` workers make.
+  [[nodiscard]] double rate(unsigned n) const { return std::max(n, 1u) * samples * 1e9 / c; }
+};
+
+std::optional<PoolModel> pool_model(const GapReport& r, const InputPoolFacts& p, unsigned cores) {
+  if (r.verdict == Verdict::not_input_bound || p.batches == 0 || p.fetch_ns <= 0 || r.steps == 0) {
+    return {};
+  }
+  PoolModel m;
+  const double steps = static_cast<double>(r.steps);
+  const double batches = static_cast<double>(p.batches);
+  m.b = static_cast<double>(r.busy_ns) / steps;
+  m.q = (window(r) - idle(r, GapCause::input_wait)) / steps;
+  m.c = static_cast<double>(p.fetch_ns) / batches;
+  m.collate = static_cast<double>(p.collate_ns) / batches;
+  m.samples = std::max(1.0, static_cast<double>(p.samples) / batches);
+  m.room = cores > 1 ? cores - 1 : 1;
+  m.needed = static_cast<unsigned>(std::ceil(1.1 * m.c / std::max(m.q, 1.0)));
+  return m;
+}
+
 /// A DataLoader's worker pool: the workers that make a batch as fast as the loop takes one,
 /// from what a batch costs one worker and the loop's period without its waits, within the
 /// cores beside the training process.
 std::optional<Recommendation> pool_workers_rule(const GapReport& r, const InputPoolFacts& p,
                                                 unsigned cores) {
-  if (r.verdict == Verdict::not_input_bound || p.batches == 0 || p.fetch_ns <= 0 || r.steps == 0) {
-    return {};
-  }
-  const double steps = static_cast<double>(r.steps);
-  const double b = static_cast<double>(r.busy_ns) / steps;               // a step's work
-  const double q = (window(r) - idle(r, GapCause::input_wait)) / steps;  // period, no waits
-  const double c = static_cast<double>(p.fetch_ns) / static_cast<double>(p.batches);
-  const double samples = static_cast<double>(p.samples) / static_cast<double>(p.batches);
-  // The workers beside the training process: every core but one (the loop's own).
-  const unsigned room = cores > 1 ? cores - 1 : 1;
-  const auto needed = static_cast<unsigned>(std::ceil(1.1 * c / std::max(q, 1.0)));
-  const unsigned n = std::clamp(needed, 1u, std::max(room, 1u));
+  const auto m = pool_model(r, p, cores);
+  if (!m) return {};
+  const unsigned n = std::clamp(m->needed, 1u, m->room);
   if (n <= p.workers) return {};  // as many as the cores allow already
-  const double period = std::max(q, c / n);
-  const double util = std::min(1.0, b / period);
-  std::string why = "a batch costs one worker " + ms(c) + " (" + ms(c / std::max(samples, 1.0)) +
-                    " a sample; collate " +
-                    ms(static_cast<double>(p.collate_ns) / static_cast<double>(p.batches)) +
-                    ") against a step of " + ms(q) + " without its waits; " +
-                    std::to_string(p.workers) + " workers";
-  if (needed > n) {
-    why += "; " + std::to_string(needed) + " would keep up, " + std::to_string(room) +
+  const double util = m->util(m->period(n));
+  std::string why = "a batch costs one worker " + ms(m->c) + " (" + ms(m->c / m->samples) +
+                    " a sample; collate " + ms(m->collate) + ") against a step of " + ms(m->q) +
+                    " without its waits; " + std::to_string(p.workers) + " workers";
+  if (m->needed > n) {
+    why += "; " + std::to_string(m->needed) + " would keep up, " + std::to_string(m->room) +
            " fit beside the training on " + std::to_string(cores) + " cores";
   }
   Recommendation rec{"num_workers",
@@ -236,11 +258,50 @@ std::optional<Recommendation> pool_workers_rule(const GapReport& r, const InputP
                      "DataLoader(num_workers=" + std::to_string(n) + ")",
                      why,
                      "device utilization " + percent(r.device_util) + " -> " + percent(util) +
-                         (needed > n ? "; the rest needs a cheaper dataset: pack it once and "
-                                       "read it with gpufeed's Loader"
-                                     : ""),
+                         (m->needed > n ? "; the rest needs a cheaper dataset: pack it once and "
+                                          "read it with gpufeed's Loader"
+                                        : ""),
                      util};
   rec.input_settings.push_back({"num_workers", static_cast<std::int64_t>(n)});
+  return rec;
+}
+
+/// The Dataset itself is the cost: its items, not collate, take the workers' time, and the
+/// workers the cores can run do not keep up (or gpufeed, measured on a packed sample of the
+/// same items, keeps up better). Packing it once takes that cost out of every epoch.
+std::optional<Recommendation> pool_pack_rule(const GapReport& r, const InputPoolFacts& p,
+                                             unsigned cores) {
+  const auto m = pool_model(r, p, cores);
+  if (!m || m->c - m->collate < m->collate) return {};  // collate is the cost, not the items
+  const unsigned n = std::max(std::clamp(m->needed, 1u, m->room), p.workers);
+  const double with_workers = m->util(m->period(n));
+  const std::string store = p.packed_store == "jpeg" ? ", store=\"jpeg\"" : "";
+  Recommendation rec{"pack",
+                     {},
+                     "gpufeed.pack(dataset, \"train.h5\"" + store +
+                         ") once, then gpufeed.Loader(\"train.h5\", batch_size=" +
+                         std::to_string(std::lround(m->samples)) + ")",
+                     "the dataset's __getitem__ costs " + ms((m->c - m->collate) / m->samples) +
+                         " a sample: " + std::to_string(n) +
+                         (n > 1 ? " workers make" : " worker makes") + " at most " +
+                         std::to_string(std::lround(m->rate(n))) + " samples/s",
+                     "",
+                     -1};
+  if (p.packed_samples_per_s > 0) {
+    const double util = m->util(std::max(m->q, m->samples * 1e9 / p.packed_samples_per_s));
+    if (util < with_workers + 0.02) return {};  // the workers do as well
+    rec.reason += "; gpufeed read a packed sample of it (" + std::to_string(p.packed_items) +
+                  " items) at " + std::to_string(std::lround(p.packed_samples_per_s)) +
+                  " samples/s on this machine";
+    rec.predicted_effect = "device utilization " + percent(r.device_util) + " -> " + percent(util) +
+                           " at gpufeed's measured rate";
+    rec.predicted_device_util = util;
+    return rec;
+  }
+  if (m->needed <= m->room) return {};  // more workers are enough
+  rec.reason += "; " + std::to_string(m->needed) + " workers would keep up";
+  rec.predicted_effect = p.pack_note.empty() ? "the dataset's cost is paid once, not every epoch"
+                                             : "gpufeed's rate not measured: " + p.pack_note;
   return rec;
 }
 
@@ -321,8 +382,8 @@ std::vector<Recommendation> recommend(const GapReport& report, const PipelineFac
   if (!facts.loader_settings && facts.input_pool) {
     const InputPoolFacts& pool = *facts.input_pool;
     const unsigned cores = pool.cores != 0 ? pool.cores : facts.cpu_cores.value_or(1);
-    for (auto rec : {pool_workers_rule(report, pool, cores), pool_persistence_rule(report, pool),
-                     pool_pinning_rule(report, pool)}) {
+    for (auto rec : {pool_workers_rule(report, pool, cores), pool_pack_rule(report, pool, cores),
+                     pool_persistence_rule(report, pool), pool_pinning_rule(report, pool)}) {
       if (rec) out.push_back(std::move(*rec));
     }
   }

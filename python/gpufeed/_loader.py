@@ -93,6 +93,12 @@ class Epoch:
         return self
 
     def __next__(self) -> Batch:
+        current = _profile._active
+        if current is not None:
+            return current._loader_next(self._next)  # the time between batches is a step
+        return self._next()
+
+    def _next(self) -> Batch:
         loader = self._loader
         if loader._generation != self._generation:
             raise StopIteration  # superseded by a later epoch() of the same loader

@@ -413,6 +413,14 @@ class _IteratorView:
         self.collate_fn = getattr(iterator, "_collate_fn", None)
 
 
+def _batch_shape(batch: Any) -> Optional[list]:
+    """The shape of a batch's images: the tensor itself, or the first of a tuple/list."""
+    if isinstance(batch, (tuple, list)) and batch:
+        batch = batch[0]
+    shape = getattr(batch, "shape", None)
+    return None if shape is None else [int(d) for d in shape]
+
+
 def _on_cuda(batch: Any) -> bool:
     """Whether a batch (a tensor, or a tuple/list/dict of them) holds a CUDA tensor."""
     if isinstance(batch, (tuple, list)):
@@ -442,7 +450,11 @@ class profile:
             for images, labels in dataloader:
                 train_step(images, labels)
 
-    is enough. ``prof.input(iterable)`` times any other input the same way (a generator, a
+    is enough. When such a loop waited for a DataLoader whose dataset's items are the cost, the
+    profile measures the remedy after the loop: up to 64 of the items (about a second of
+    them) packed as ``gpufeed.pack`` would, read back by a gpufeed.Loader on every core, and
+    the advice says what that rate predicts (``measure_pack=False`` skips it).
+    ``prof.input(iterable)`` times any other input the same way (a generator, a
     WebDataset or Hugging Face pipeline, a DALI iterator); a gpufeed.Loader times itself.
 
     Mark each training step with ``prof.step()`` where it is not the whole loop body: the steps
@@ -469,6 +481,7 @@ class profile:
         trace: Optional[PathLike] = None,
         json: Optional[PathLike] = None,
         cuda: Optional[bool] = None,
+        measure_pack: bool = True,
     ) -> None:
         self._outputs = {
             "report": None if report is None else os.fspath(report),
@@ -476,6 +489,7 @@ class profile:
             "json": None if json is None else os.fspath(json),
         }
         self._cuda = cuda
+        self._measure_pack = measure_pack
         self._native: Optional[_native.Profile] = None
         self._report: Optional[_native.ProfileReport] = None
         self._loaders: dict[int, list] = {}  # id -> [loader, baseline, epochs]
@@ -490,6 +504,9 @@ class profile:
         self._step_begin: Optional[int] = None  # the last timed batch's arrival
         self._steps_at_batch = 0
         self._inputs: dict[int, dict] = {}  # id(DataLoader iterator) -> its facts
+        self._datasets: dict[int, Any] = {}  # id(DataLoader iterator) -> its dataset, until exit
+        self._wait_ns = 0  # the timed inputs' waits, summed
+        self._entered_ns = 0
         self._main_fetches = _FetchCounters()  # num_workers=0: this process makes the batches
         self._workers_dir: Optional[str] = None  # where worker processes write their counters
         self._starting: dict[int, int] = {}  # id(iterator) -> when it started, until a batch
@@ -511,6 +528,7 @@ class profile:
             if _active is not None:
                 raise _native.UsageError("a gpufeed.profile is already running in this process")
             self._native = _native.Profile(cuda)
+            self._entered_ns = _native.now_ns()
             _active = self
         _time_dataloaders(self)
         _watch_habits()
@@ -534,6 +552,7 @@ class profile:
         self._starts += 1
         if id(iterator) not in self._inputs:
             self._inputs[id(iterator)] = _dataloader_facts(loader)
+            self._datasets[id(iterator)] = getattr(loader, "dataset", None)
 
     def _worker_fetches(self) -> _FetchCounters:
         """The worker processes' counters, summed (each wrote its own file)."""
@@ -577,7 +596,29 @@ class profile:
         pool.cuda = bool(self._cuda_batches)
         pool.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
         facts["fetch"] = fetches.as_dict()
+        dataset = self._datasets.get(next(k for k, v in self._inputs.items() if v is facts))
+        if self._measure_pack and self._dataset_is_the_cost(fetches, dataset):
+            from ._pack import measure_rate
+
+            shape = facts.get("batch_shape") or []
+            size = tuple(shape[-2:]) if len(shape) == 4 else None
+            rate, items, store, note = measure_rate(dataset, facts["batch_size"] or 1, size)
+            pool.packed_samples_per_s, pool.packed_items = rate, items
+            pool.packed_store, pool.pack_note = store, note
+            facts["packed_sample"] = {"samples_per_s": rate, "items": items, "store": store,
+                                      "note": note or None}
         return pool
+
+    def _dataset_is_the_cost(self, fetches: _FetchCounters, dataset: Any) -> bool:
+        """The loop waited for input (TF's "moderately input-bound" or worse) and the dataset's
+        items, not collate, took the workers' time: worth measuring what packing it would give.
+        Only map-style datasets (len() and [i]) can be packed."""
+        elapsed = _native.now_ns() - self._entered_ns
+        return (
+            dataset is not None and hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
+            and elapsed > 0 and self._wait_ns / elapsed >= 0.05 and fetches.samples > 0
+            and fetches.fetch_ns - fetches.collate_ns >= fetches.collate_ns
+        )
 
     def input(self, iterable: Any) -> Any:
         """``for batch in prof.input(iterable):`` times each ``next()`` of any iterable as a
@@ -604,6 +645,7 @@ class profile:
             raise
         end = _native.now_ns()
         native.record(self._wait_name, begin, end, self._batches)
+        self._wait_ns += end - begin
         self._batches += 1
         self._step_begin = end
         self._steps_at_batch = self._steps
@@ -611,7 +653,10 @@ class profile:
             facts = self._inputs.get(id(source))
             if facts is None:
                 facts = self._inputs[id(source)] = _dataloader_facts(source)
+                self._datasets[id(source)] = getattr(source, "_dataset", None)
             facts["batches"] += 1
+            if facts["batches"] == 1:
+                facts["batch_shape"] = _batch_shape(item)
             if self._starting:
                 started = self._starting.pop(id(source), None)
                 if started is not None:
@@ -619,6 +664,17 @@ class profile:
                     self._cuda_batches = self._cuda_batches or _on_cuda(item)  # a first batch
             elif facts["batches"] == 1:
                 self._cuda_batches = self._cuda_batches or _on_cuda(item)
+        return item
+
+    def _loader_next(self, fetch: Any) -> Any:
+        """A gpufeed Loader's next batch, `fetch()`: the loader records its wait itself; without
+        prof.step() the time since its previous batch, less this wait, is a step."""
+        begin = _native.now_ns()
+        if self._step_begin is not None:
+            self._close_step(begin)
+        item = fetch()
+        self._step_begin = _native.now_ns()
+        self._steps_at_batch = self._steps
         return item
 
     def _close_step(self, end: int) -> None:
@@ -699,6 +755,7 @@ class profile:
         _untime_dataloaders()
         _unwatch_habits()
         native, self._native = self._native, None
+        native.stop()  # the run ends here: measuring a remedy below is not part of it
         loop = _native.LoopFacts()
         loop.steps = self._steps + self._implicit_steps
         torch = sys.modules.get("torch")
@@ -716,6 +773,7 @@ class profile:
         habits.data_parallel = self._data_parallel
         habits.empty_cache_calls = self._empty_cache_calls
         loop.habits = habits
+        self._datasets.clear()
         busiest = self._busiest_loader()
         if busiest is None:
             self._report = native.finish(None, loop)

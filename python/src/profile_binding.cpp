@@ -99,6 +99,13 @@ class NativeProfile {
     profiler::record_range(name, begin_ns, end_ns, index);
   }
 
+  /// Ends the recording: what follows (gpufeed measuring a remedy) is not part of the run.
+  void stop() {
+    if (!recording_) throw UsageError("the profile has already finished");
+    nb::gil_scoped_release release;
+    recording_->stop();
+  }
+
   /// `input`: the facts of the loader that fed the loop (Loader.__gpufeed_facts__), if any.
   ProfileReport finish(const std::optional<diagnosis::RunFacts>& input, const LoopFacts& loop) {
     if (!recording_) throw UsageError("the profile has already finished");
@@ -184,7 +191,11 @@ void bind_profile(nb::module_& m) {
       .def_rw("pin_memory", &profiler::InputPoolFacts::pin_memory)
       .def_rw("prefetch_factor", &profiler::InputPoolFacts::prefetch_factor)
       .def_rw("cuda", &profiler::InputPoolFacts::cuda)
-      .def_rw("cores", &profiler::InputPoolFacts::cores);
+      .def_rw("cores", &profiler::InputPoolFacts::cores)
+      .def_rw("packed_samples_per_s", &profiler::InputPoolFacts::packed_samples_per_s)
+      .def_rw("packed_items", &profiler::InputPoolFacts::packed_items)
+      .def_rw("packed_store", &profiler::InputPoolFacts::packed_store)
+      .def_rw("pack_note", &profiler::InputPoolFacts::pack_note);
   m.def("per_rank_path", &diagnosis::per_rank_path, nb::arg("path"), nb::arg("rank"),
         nb::arg("world_size"));
 
@@ -198,6 +209,7 @@ void bind_profile(nb::module_& m) {
       .def(nb::init<bool>(), nb::arg("cuda"))
       .def("record", &NativeProfile::record, nb::arg("name"), nb::arg("begin_ns"),
            nb::arg("end_ns"), nb::arg("index"))
+      .def("stop", &NativeProfile::stop)
       .def("finish", &NativeProfile::finish, nb::arg("input").none(), nb::arg("loop"));
 }
 

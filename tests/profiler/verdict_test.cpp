@@ -209,6 +209,39 @@ TEST(Recommendation, ADataLoaderPoolGetsWorkersForWhatABatchCostsIt) {
   EXPECT_EQ(recs[0].action(), "DataLoader(num_workers=1)");
   EXPECT_DOUBLE_EQ(recs[0].predicted_device_util, 0.5);
   EXPECT_NE(recs[0].predicted_effect.find("pack it once"), std::string::npos);
+  // The dataset's items are the cost and the cores cannot keep up: pack it once. Without
+  // gpufeed's rate on a sample, the effect is not modelled.
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[1].kind, "pack");
+  EXPECT_EQ(recs[1].action(),
+            "gpufeed.pack(dataset, \"train.h5\") once, then gpufeed.Loader(\"train.h5\", "
+            "batch_size=8)");
+  EXPECT_LT(recs[1].predicted_device_util, 0);
+  EXPECT_NE(recs[1].reason.find("2 workers would keep up"), std::string::npos) << recs[1].reason;
+  facts.input_pool->pack_note = "its items are float32";
+  EXPECT_NE(recommend(r, facts)[1].predicted_effect.find("not measured: its items are float32"),
+            std::string::npos);
+  // With gpufeed's measured rate (a batch of 8 in 2, within the period of 4): the step's 3 of
+  // 4, ahead of one worker's 3 of 6.
+  facts.input_pool->packed_samples_per_s = 4e9;
+  facts.input_pool->packed_items = 64;
+  facts.input_pool->packed_store = "jpeg";
+  recs = recommend(r, facts);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].kind, "pack");
+  EXPECT_DOUBLE_EQ(recs[0].predicted_device_util, 0.75);
+  EXPECT_NE(recs[0].action().find("store=\"jpeg\""), std::string::npos) << recs[0].action();
+  EXPECT_NE(recs[0].reason.find("a packed sample of it (64 items) at 4000000000 samples/s"),
+            std::string::npos)
+      << recs[0].reason;
+  // A rate no better than the workers', or collate as the cost: no pack advice.
+  facts.input_pool->packed_samples_per_s = 1e9;  // a batch in 8: worse than the worker's 6
+  EXPECT_EQ(recommend(r, facts).size(), 1u);
+  facts.input_pool->packed_samples_per_s = 4e9;
+  facts.input_pool->collate_ns = 40;
+  EXPECT_EQ(recommend(r, facts).size(), 1u);
+  facts.input_pool->collate_ns = 10;
+  facts.input_pool->packed_samples_per_s = 0;
   // Workers started every epoch, batches for a CUDA device from pageable memory.
   facts.input_pool->cores = 8;
   facts.input_pool->workers = 2;

@@ -73,19 +73,22 @@ def test_syncs_marked_inside_steps_are_counted_by_the_practice_check(synthetic_f
 
 
 def test_advice_speaks_python_never_a_flag(synthetic_file):
-    # A loop without prof.step(): the summary says how to get steps, the practice checks name
-    # keywords and torch calls; nothing a Python user reads names a command-line flag.
+    # A loop without prof.step(): the time from one batch to the next request is a step, as
+    # for a DataLoader; the practice checks name keywords and torch calls; nothing a Python
+    # user reads names a command-line flag.
     import torch
 
     loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=2, seed=3)
     with gpufeed.profile() as prof:
-        for _ in loader.epoch(0):
-            pass
+        batches = sum(1 for _ in loader.epoch(0))
     summary = prof.summary()
     assert "--" not in summary, summary
-    assert "prof.step()" in summary, summary
+    assert prof.results()["steps"] == batches, summary  # a step after each batch
     determinism = {c["name"]: c for c in prof.results()["practices"]}["determinism"]
     assert "seed=3" in determinism["finding"], determinism
+    with gpufeed.profile() as prof:
+        pass  # no batch, no step: the summary says how to get steps
+    assert "prof.step()" in prof.summary(), prof.summary()
     with gpufeed.profile() as prof:
         run_loop(loader, prof, epochs=1, step_s=0.001)
     determinism = {c["name"]: c for c in prof.results()["practices"]}["determinism"]

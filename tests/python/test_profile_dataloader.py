@@ -86,13 +86,25 @@ def test_a_starved_dataloader_loop_is_input_bound_without_marking_anything():
     # The advice is the DataLoader's own setting, never a gpufeed.Loader's it never had: as
     # many workers as the cores beside the loop allow (16 ms a batch would need 18 against a
     # 1 ms step), and for the rest, a cheaper dataset.
-    (advice,) = results["profile"]["recommendations"]
-    (setting,) = advice["settings"]
+    advice = {r["kind"]: r for r in results["profile"]["recommendations"]}
+    assert set(advice) <= {"num_workers", "pack"}, advice
+    (setting,) = advice["num_workers"]["settings"]
     room = max(1, len(os.sched_getaffinity(0)) - 1)
     assert setting == {"knob": "num_workers", "value": min(18, room)}, advice
-    assert advice["action"] == f"DataLoader(num_workers={min(18, room)})"
+    assert advice["num_workers"]["action"] == f"DataLoader(num_workers={min(18, room)})"
     if room < 18:
-        assert "pack it once" in advice["predicted_effect"], advice
+        assert "pack it once" in advice["num_workers"]["predicted_effect"], advice
+        # The dataset is the cost, and gpufeed's rate on a packed sample of it says what
+        # packing it would give: the first advice, ahead of workers the cores cannot run.
+        pack = results["profile"]["recommendations"][0]
+        assert pack["kind"] == "pack", advice
+        assert pack["action"] == ('gpufeed.pack(dataset, "train.h5") once, then '
+                                  'gpufeed.Loader("train.h5", batch_size=8)'), pack
+        assert pack["predicted_device_util"] > advice["num_workers"]["predicted_device_util"]
+        sample = facts["packed_sample"]
+        assert sample["items"] == 64 and sample["store"] == "raw" and sample["note"] is None
+        assert f"({sample['items']} items) at {round(sample['samples_per_s'])} samples/s" in \
+            pack["reason"], pack
     practices = {p["name"]: p for p in results["practices"]}
     assert practices["workers"]["status"] == "n/a"
     assert "seed" not in practices["determinism"]["finding"]
@@ -176,6 +188,60 @@ def test_the_num_workers_advice_measures_what_it_predicts():
         after = max(after, measure(setting["value"]), key=lambda r: r["device_util"])
     assert abs(after["device_util"] - predicted) <= 0.10, (predicted, after["summary"])
     assert after["device_util"] > before["device_util"] + 0.2
+
+
+class FloatDataset(SlowDataset):
+    """Items after a ToTensor-like transform: float32, which cannot be packed as pixels."""
+
+    def __getitem__(self, index: int):
+        image, cost = super().__getitem__(index)
+        return image.float() / 255, cost
+
+
+@pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="a prediction of time against time: not under a sanitizer")
+def test_the_pack_advice_measures_what_it_predicts(tmp_path):
+    # 16 ms of loading per batch against 4 ms steps: 5 workers would keep up. The advice to
+    # pack predicts from gpufeed's rate on a packed sample; the loop over the packed file,
+    # profiled the same way, is held against it.
+    dataset = SlowDataset(160, 0.002)
+    before = profile_plain_loop(DataLoader(dataset, batch_size=8), 0.004)
+    pack = [r for r in before["profile"]["recommendations"] if r["kind"] == "pack"]
+    if not pack:
+        pytest.skip("enough cores for the workers that keep up: no pack advice to check")
+    predicted = pack[0]["predicted_device_util"]
+    assert predicted > before["device_util"] + 0.3, before["summary"]
+    path = gpufeed.pack(dataset, tmp_path / "train.h5")
+
+    def after() -> dict:
+        loader = gpufeed.Loader(path, batch_size=8, order="random", output="torch")
+        with gpufeed.profile() as prof:
+            for steps, (images, labels) in enumerate(loader):
+                busy(0.004)
+        loader.close()
+        return prof.results() | {"summary": prof.summary()}
+
+    measured = after()
+    if abs(measured["device_util"] - predicted) > 0.10:
+        measured = max(measured, after(), key=lambda r: r["device_util"])
+    assert abs(measured["device_util"] - predicted) <= 0.10, (predicted, measured["summary"])
+
+
+def test_items_that_cannot_be_packed_say_why_and_measuring_can_be_skipped():
+    results = profile_plain_loop(DataLoader(FloatDataset(96, 0.002), batch_size=8), 0.001)
+    (facts,) = results["inputs"]
+    sample = facts["packed_sample"]
+    assert sample["samples_per_s"] == 0 and sample["items"] == 0, sample
+    assert sample["note"].startswith("item 0 of FloatDataset is float32, not uint8 pixels"), sample
+    pack = [r for r in results["profile"]["recommendations"] if r["kind"] == "pack"]
+    if pack:  # the cores cannot keep up: pack advice without a measured rate
+        assert pack[0]["predicted_device_util"] is None  # not modelled
+        assert "gpufeed's rate not measured: item 0 of FloatDataset is float32" in \
+            pack[0]["predicted_effect"], pack
+    with gpufeed.profile(measure_pack=False) as prof:
+        for images, labels in DataLoader(SlowDataset(48, 0.002), batch_size=8):
+            busy(0.001)
+    assert "packed_sample" not in prof.results()["inputs"][0]
 
 
 def test_marked_steps_win_over_the_implicit_ones():

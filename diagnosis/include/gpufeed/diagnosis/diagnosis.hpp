@@ -41,8 +41,8 @@ struct Diagnosis {
 };
 
 /// Recording one run: the constructor clears the global recorder and enables it (or disables
-/// it when `enabled` is false) and starts CUPTI when `cuda`; finish() stops collecting and
-/// analyzes. Nothing here throws into the run; CUPTI that cannot start logs one line.
+/// it when `enabled` is false) and starts CUPTI when `cuda`; stop() stops collecting and
+/// finish() analyzes. Nothing here throws into the run; CUPTI that cannot start logs one line.
 class Recording {
  public:
   Recording(bool enabled, bool cuda);
@@ -51,12 +51,17 @@ class Recording {
   Recording& operator=(const Recording&) = delete;
 
   [[nodiscard]] bool enabled() const { return enabled_; }
+  /// Stops collecting: the run is what was recorded until now; work after it (measuring a
+  /// remedy, say) is not part of it. finish() stops too if this was not called.
+  void stop();
   /// Stops collecting and analyzes; warnings name what to do in `language`.
   Diagnosis finish(const RunFacts& facts, const Language& language = field_language());
 
  private:
   bool enabled_;
   bool cupti_ = false;
+  /// What stop() collected (the timeline and the counts of finish()'s Diagnosis).
+  std::optional<Diagnosis> collected_;
 };
 
 /// `timeline` with a "step" range between consecutive "wait" ranges of each consumer thread:

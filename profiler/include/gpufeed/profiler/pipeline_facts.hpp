@@ -24,6 +24,12 @@ struct InputPoolFacts {
   unsigned prefetch_factor = 0;  ///< batches each worker runs ahead (0: unknown)
   bool cuda = false;             ///< batches go to a CUDA device
   unsigned cores = 0;            ///< cores the process may use (its affinity; 0: unknown)
+  /// gpufeed's rate on a sample of the dataset packed once (gpufeed.pack, then gpufeed.Loader
+  /// with every core), measured on this machine after the run; 0: not measured.
+  double packed_samples_per_s = 0;
+  std::uint64_t packed_items = 0;  ///< items in that sample
+  std::string packed_store;        ///< its layout: "raw" or "jpeg"
+  std::string pack_note;           ///< why no rate was measured (items not packable), or empty
 };
 
 /// Inputs to the recommendation model. Every field is optional; leave unknowns empty and the

@@ -24,7 +24,9 @@ struct InputSetting {
 
 struct Recommendation {
   std::string kind;                   ///< echo, workers, prefetch, pinned_memory, chunk_cache,
-                                      ///< transfer_dtype, host_sync, launch
+                                      ///< transfer_dtype, host_sync, launch; for a torch
+                                      ///< DataLoader: num_workers, pack, persistent_workers,
+                                      ///< pin_memory, input
   std::vector<Setting> settings;      ///< loader settings to change; empty: a change in words only
   std::string words;                  ///< the rest of the change ("remove .item() from the loop")
   std::string reason;                 ///< the measurement that triggered it
