@@ -110,6 +110,20 @@ PracticeCheck host_sync(const PracticeInputs& in, const Language& lang) {
 
 PracticeCheck device_tensors(const PracticeInputs& in, const Language& /*language*/) {
   PracticeCheck c{"device_tensors", "n/a", "", ""};
+  if (in.habits.host_tensor_moves > 0) {
+    // Seen where the loop moves them (any device, CUPTI or not).
+    c.status = "warn";
+    c.finding = format(
+        "%llu tensors made on the host were moved to the device inside the steps (%.2f per "
+        "step; most at %s)",
+        static_cast<unsigned long long>(in.habits.host_tensor_moves),
+        per(static_cast<double>(in.habits.host_tensor_moves), in.steps),
+        in.habits.host_tensor_site.c_str());
+    c.advice =
+        "make them on the device (torch.zeros(..., device=device), torch.arange(..., "
+        "device=device)) or once before the loop: each move is a copy the step waits for";
+    return c;
+  }
   if (!in.cuda) {
     c.finding = "cpu device: no host-to-device copies to look for";
     return c;
@@ -243,11 +257,47 @@ PracticeCheck training_loop(const PracticeInputs& in, const Language& /*language
         "remove torch.cuda.empty_cache() from the loop: it hands the caching "
         "allocator's memory back, and the next steps allocate it again, slowly");
   }
+  const LoopHabits& h = in.habits;
+  if (h.eval_grad_forwards > 0) {
+    findings.push_back(format("%llu forwards of modules in eval() with autograd on (first at %s)",
+                              static_cast<unsigned long long>(h.eval_grad_forwards),
+                              h.eval_grad_site.c_str()));
+    advice.push_back(
+        "evaluate inside `with torch.no_grad():` (or torch.inference_mode()): without it "
+        "every forward records a graph for a backward that never comes");
+  }
+  const bool warn = !findings.empty();
+  // Device habits, on a CUDA device only: advice worth trying, not a fault.
+  if (h.cuda_forwards && h.training_forwards) {
+    if (h.autocast_dtype.empty()) {
+      findings.push_back("training forwards run in float32 (no torch.autocast)");
+      advice.push_back(
+          std::string("run the forward under `with torch.autocast(\"cuda\", dtype=") +
+          (h.bf16_supported ? "torch.bfloat16" : "torch.float16") + "):` to use the tensor cores" +
+          (h.bf16_supported ? " (bfloat16 needs no GradScaler)" : " with a GradScaler"));
+    } else if (h.autocast_dtype == "float16" && h.bf16_supported) {
+      findings.push_back("autocast to float16 on a device that computes in bfloat16");
+      advice.push_back(
+          "use torch.autocast(\"cuda\", dtype=torch.bfloat16): as fast, float32's range, and "
+          "no GradScaler");
+    }
+  }
+  if (h.cuda_forwards && h.convolutions && !h.cudnn_benchmark && !in.deterministic) {
+    findings.push_back("convolutions with torch.backends.cudnn.benchmark off");
+    advice.push_back(
+        "set torch.backends.cudnn.benchmark = True when the input shapes stay the same: cuDNN "
+        "times its algorithms once and keeps the fastest");
+  }
   if (findings.empty()) {
-    c.finding = "no DataParallel and no torch.cuda.empty_cache() in the loop";
+    c.finding = h.forwards ? "no DataParallel, no torch.cuda.empty_cache(), evaluation without "
+                             "autograd"
+                           : "no DataParallel and no torch.cuda.empty_cache() in the loop";
+    if (h.forwards && h.cuda_forwards && !h.autocast_dtype.empty()) {
+      c.finding += "; autocast to " + h.autocast_dtype;
+    }
     return c;
   }
-  c.status = "warn";
+  c.status = warn ? "warn" : "info";
   for (std::size_t i = 0; i < findings.size(); ++i) {
     c.finding += (i > 0 ? "; " : "") + findings[i];
     c.advice += (i > 0 ? "; " : "") + advice[i];

@@ -149,8 +149,65 @@ def _watch_habits() -> None:
     patch(torch.nn.DataParallel, "forward", data_parallel)
     patch(torch.cuda, "empty_cache", empty_cache)
 
+    def moved(name: str) -> Any:
+        def make(original: Any) -> Any:
+            def counted(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+                result = original(tensor, *args, **kwargs)
+                current = _active
+                if (current is not None and current._in_step() and result is not tensor
+                        and tensor.device.type == "cpu" and result.device.type != "cpu"
+                        and not current._in_last_batch(tensor)):
+                    frame = _user_frame()
+                    if frame is not None:
+                        key = (frame.f_code.co_filename, frame.f_lineno, name)
+                        current._host_moves[key] = current._host_moves.get(key, 0) + 1
+                return result
+
+            return counted
+
+        return make
+
+    for name in ("to", "cuda"):
+        patch(torch.Tensor, name, moved(name))
+
+    def forward_seen(module: Any, inputs: Any) -> None:
+        current = _active
+        if current is not None and current._in_step():
+            current._forward_seen(torch, module, inputs)
+
+    global _forward_hook
+    _forward_hook = torch.nn.modules.module.register_module_forward_pre_hook(forward_seen)
+
+
+_forward_hook: Any = None  # the global forward pre-hook while a profile watches
+
+
+def _storage(tensor: Any) -> int:
+    """Where a tensor's memory starts (a view of a batch has its batch's storage)."""
+    try:
+        storage = tensor.untyped_storage() if hasattr(tensor, "untyped_storage") else \
+            tensor.storage()
+        return storage.data_ptr()
+    except (RuntimeError, NotImplementedError):
+        return tensor.data_ptr()
+
+
+def _batch_storages(batch: Any) -> set:
+    """The storages of a batch's tensors (a tensor, a tuple/list/dict of them, a gpufeed Batch)."""
+    if hasattr(batch, "images") and hasattr(batch, "labels"):
+        batch = (batch.images, batch.labels)
+    if isinstance(batch, dict):
+        batch = list(batch.values())
+    if not isinstance(batch, (tuple, list)):
+        batch = (batch,)
+    return {_storage(t) for t in batch if hasattr(t, "data_ptr") and hasattr(t, "device")}
+
 
 def _unwatch_habits() -> None:
+    global _forward_hook
+    if _forward_hook is not None:
+        _forward_hook.remove()
+        _forward_hook = None
     while _habit_patches:
         owner, name, original = _habit_patches.pop()
         if original is _MISSING:
@@ -421,6 +478,11 @@ def _batch_shape(batch: Any) -> Optional[list]:
     return None if shape is None else [int(d) for d in shape]
 
 
+def _inference_mode(torch: Any) -> bool:
+    is_inference = getattr(torch, "is_inference_mode_enabled", None)
+    return bool(is_inference()) if is_inference is not None else False
+
+
 def _on_cuda(batch: Any) -> bool:
     """Whether a batch (a tensor, or a tuple/list/dict of them) holds a CUDA tensor."""
     if isinstance(batch, (tuple, list)):
@@ -517,6 +579,12 @@ class profile:
         self._host_reads: dict = {}  # (file, line, method) -> calls inside steps
         self._data_parallel = False
         self._empty_cache_calls = 0
+        self._host_moves: dict = {}  # (file, line, method) -> host tensors moved inside steps
+        # The last batch (moving its tensors is expected) and their storages, found only when
+        # a host tensor is moved.
+        self._last_batch: Any = None
+        self._last_storages: Optional[set] = None
+        self._forwards = _native.LoopHabits()  # what the module forwards inside steps showed
 
     def __enter__(self) -> "profile":
         global _active
@@ -647,6 +715,7 @@ class profile:
         native.record(self._wait_name, begin, end, self._batches)
         self._wait_ns += end - begin
         self._batches += 1
+        self._last_batch, self._last_storages = item, None
         self._step_begin = end
         self._steps_at_batch = self._steps
         if source is not None:
@@ -666,6 +735,31 @@ class profile:
                 self._cuda_batches = self._cuda_batches or _on_cuda(item)
         return item
 
+    def _in_last_batch(self, tensor: Any) -> bool:
+        if self._last_storages is None:
+            self._last_storages = _batch_storages(self._last_batch)
+        return _storage(tensor) in self._last_storages
+
+    def _forward_seen(self, torch: Any, module: Any, inputs: Any) -> None:
+        """A module's forward inside a step: its mode, autograd, device, autocast, kind."""
+        seen = self._forwards
+        seen.forwards = True
+        if module.training:
+            seen.training_forwards = True
+        elif torch.is_grad_enabled() and not _inference_mode(torch):
+            seen.eval_grad_forwards += 1
+            if not seen.eval_grad_site:
+                frame = _user_frame(3)
+                if frame is not None:
+                    seen.eval_grad_site = f"{os.path.basename(frame.f_code.co_filename)}:" \
+                                          f"{frame.f_lineno}"
+        if not seen.cuda_forwards and any(getattr(x, "is_cuda", False) for x in inputs):
+            seen.cuda_forwards = True
+        if seen.cuda_forwards and not seen.autocast_dtype and torch.is_autocast_enabled():
+            seen.autocast_dtype = str(torch.get_autocast_gpu_dtype()).replace("torch.", "")
+        if not seen.convolutions and isinstance(module, torch.nn.modules.conv._ConvNd):
+            seen.convolutions = True
+
     def _loader_next(self, fetch: Any) -> Any:
         """A gpufeed Loader's next batch, `fetch()`: the loader records its wait itself; without
         prof.step() the time since its previous batch, less this wait, is a step."""
@@ -675,6 +769,7 @@ class profile:
         item = fetch()
         self._step_begin = _native.now_ns()
         self._steps_at_batch = self._steps
+        self._last_batch, self._last_storages = item, None
         return item
 
     def _close_step(self, end: int) -> None:
@@ -772,8 +867,20 @@ class profile:
             habits.host_read_site = f"{reads[0]['where']} {reads[0]['call']}"
         habits.data_parallel = self._data_parallel
         habits.empty_cache_calls = self._empty_cache_calls
+        moves = self._sites(self._host_moves)
+        habits.host_tensor_moves = sum(site["count"] for site in moves)
+        if moves:
+            habits.host_tensor_site = f"{moves[0]['where']} {moves[0]['call']}"
+        seen = self._forwards
+        for name in ("eval_grad_forwards", "eval_grad_site", "forwards", "training_forwards",
+                     "cuda_forwards", "autocast_dtype", "convolutions"):
+            setattr(habits, name, getattr(seen, name))
+        if torch is not None and seen.cuda_forwards:
+            habits.bf16_supported = bool(torch.cuda.is_bf16_supported())
+            habits.cudnn_benchmark = bool(torch.backends.cudnn.benchmark)
         loop.habits = habits
         self._datasets.clear()
+        self._last_batch = self._last_storages = None
         busiest = self._busiest_loader()
         if busiest is None:
             self._report = native.finish(None, loop)
@@ -785,10 +892,15 @@ class profile:
 
     def _host_read_sites(self) -> list:
         """Host reads of tensors inside the steps by where they are, the commonest first."""
+        return self._sites(self._host_reads)
+
+    @staticmethod
+    def _sites(counts: dict) -> list:
+        """{(file, line, method): count} as sites, the commonest first."""
         sites = [
             {"where": f"{os.path.basename(path)}:{line}", "call": f".{name}()", "count": count,
              "file": path}
-            for (path, line, name), count in self._host_reads.items()
+            for (path, line, name), count in counts.items()
         ]
         return sorted(sites, key=lambda s: -s["count"])
 
@@ -853,5 +965,11 @@ class profile:
             "count": sum(s["count"] for s in sites),
             "per_step": sum(s["count"] for s in sites) / steps if steps else None,
             "sites": sites,
+        }
+        moves = self._sites(self._host_moves)
+        out["host_tensor_moves"] = {
+            "count": sum(s["count"] for s in moves),
+            "per_step": sum(s["count"] for s in moves) / steps if steps else None,
+            "sites": moves,
         }
         return out

@@ -175,7 +175,18 @@ void bind_profile(nb::module_& m) {
       .def_rw("host_reads", &diagnosis::LoopHabits::host_reads)
       .def_rw("host_read_site", &diagnosis::LoopHabits::host_read_site)
       .def_rw("data_parallel", &diagnosis::LoopHabits::data_parallel)
-      .def_rw("empty_cache_calls", &diagnosis::LoopHabits::empty_cache_calls);
+      .def_rw("empty_cache_calls", &diagnosis::LoopHabits::empty_cache_calls)
+      .def_rw("host_tensor_moves", &diagnosis::LoopHabits::host_tensor_moves)
+      .def_rw("host_tensor_site", &diagnosis::LoopHabits::host_tensor_site)
+      .def_rw("eval_grad_forwards", &diagnosis::LoopHabits::eval_grad_forwards)
+      .def_rw("eval_grad_site", &diagnosis::LoopHabits::eval_grad_site)
+      .def_rw("forwards", &diagnosis::LoopHabits::forwards)
+      .def_rw("training_forwards", &diagnosis::LoopHabits::training_forwards)
+      .def_rw("cuda_forwards", &diagnosis::LoopHabits::cuda_forwards)
+      .def_rw("autocast_dtype", &diagnosis::LoopHabits::autocast_dtype)
+      .def_rw("bf16_supported", &diagnosis::LoopHabits::bf16_supported)
+      .def_rw("convolutions", &diagnosis::LoopHabits::convolutions)
+      .def_rw("cudnn_benchmark", &diagnosis::LoopHabits::cudnn_benchmark);
   nb::class_<profiler::InputPoolFacts>(m, "InputPoolFacts",
                                        "A DataLoader's worker pool as the loop's process measured "
                                        "it (gpufeed.profile fills it).")

@@ -322,8 +322,51 @@ def test_data_parallel_and_empty_cache_are_named_with_what_to_do_instead():
     assert "DistributedDataParallel" in loop["advice"] and "empty_cache" in loop["advice"], loop
 
 
+def test_host_tensors_moved_every_step_are_counted_but_the_batch_is_not():
+    # "meta" stands in for a CUDA device: a move off the host all the same, on any machine.
+    loader = DataLoader(SlowDataset(32, 0.0), batch_size=8)
+    with gpufeed.profile() as prof:
+        for images, labels in loader:
+            images = images.to("meta")  # the batch itself: expected
+            labels[:4].to("meta")  # a view of the batch: still the batch
+            weights = torch.ones(10).to("meta")  # made on the host, every step
+    line = inspect.currentframe().f_lineno - 1
+    results = prof.results()
+    moves = results["host_tensor_moves"]
+    assert moves["count"] == 4 and moves["per_step"] == 1.0, moves
+    (site,) = moves["sites"]
+    assert site["where"] == f"test_profile_dataloader.py:{line}" and site["call"] == ".to()"
+    check = {p["name"]: p for p in results["practices"]}["device_tensors"]
+    assert check["status"] == "warn", check
+    assert f"4 tensors made on the host were moved to the device inside the steps (1.00 per " \
+           f"step; most at test_profile_dataloader.py:{line} .to())" == check["finding"], check
+    assert "device=device" in check["advice"], check
+    del weights
+
+
+def test_evaluation_with_autograd_on_is_named_with_no_grad_as_the_fix():
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.Flatten())
+    model.eval()
+    loader = DataLoader(SlowDataset(24, 0.0), batch_size=8)
+    with gpufeed.profile() as prof:
+        for images, labels in loader:
+            model(images.float())  # eval() but autograd on: a graph for nothing
+    line = inspect.currentframe().f_lineno - 1
+    loop = {p["name"]: p for p in prof.results()["practices"]}["training_loop"]
+    assert loop["status"] == "warn", loop
+    assert f"9 forwards of modules in eval() with autograd on (first at " \
+           f"test_profile_dataloader.py:{line})" in loop["finding"], loop  # 3 modules x 3 steps
+    assert "torch.no_grad()" in loop["advice"], loop
+    with gpufeed.profile() as prof:
+        for images, labels in loader:
+            with torch.no_grad():
+                model(images.float())
+    loop = {p["name"]: p for p in prof.results()["practices"]}["training_loop"]
+    assert loop["status"] == "ok" and "evaluation without autograd" in loop["finding"], loop
+
+
 def test_a_clean_loop_and_the_patches_undone():
-    original = {name: torch.Tensor.__dict__.get(name) for name in ("item", "cpu", "numpy")}
+    original = {name: torch.Tensor.__dict__.get(name) for name in ("item", "cpu", "numpy", "to")}
     forward, empty_cache = torch.nn.DataParallel.forward, torch.cuda.empty_cache
     results = profile_plain_loop(DataLoader(SlowDataset(16, 0.0), batch_size=8), 0.001)
     assert results["host_reads"]["count"] == 0
@@ -332,6 +375,7 @@ def test_a_clean_loop_and_the_patches_undone():
     assert {name: torch.Tensor.__dict__.get(name) for name in original} == original
     assert torch.nn.DataParallel.forward is forward and torch.cuda.empty_cache is empty_cache
     assert torch.zeros(1).item() == 0.0
+    assert not torch.nn.modules.module._global_forward_pre_hooks  # the forward hook is gone
 
 
 def test_a_torch_profiler_trace_of_the_loop_gives_the_same_answer(tmp_path):

@@ -233,6 +233,53 @@ TEST(Practices, CpuRunsHaveNoBusChecksAndDeterministicRunsSayOk) {
   EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "host_sync").status, "n/a");
 }
 
+TEST(Practices, APythonLoopsDeviceHabitsComeWithWhatToWriteInstead) {
+  diagnosis::PracticeInputs in = cuda_run();
+  diagnosis::LoopHabits& h = in.habits;
+  h.forwards = h.training_forwards = h.cuda_forwards = h.convolutions = true;
+  h.bf16_supported = true;
+  // float32 training with cuDNN's benchmark off: advice worth trying, not a fault.
+  diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "training_loop");
+  EXPECT_EQ(c.status, "info") << c.finding;
+  EXPECT_TRUE(contains(c.finding, "training forwards run in float32 (no torch.autocast)"))
+      << c.finding;
+  EXPECT_TRUE(contains(c.advice,
+                       "dtype=torch.bfloat16):` to use the tensor cores (bfloat16 "
+                       "needs no GradScaler)"))
+      << c.advice;
+  EXPECT_TRUE(contains(c.advice, "torch.backends.cudnn.benchmark = True")) << c.advice;
+  h.autocast_dtype = "float16";
+  h.cudnn_benchmark = true;
+  c = check(diagnosis::check_practices(in), "training_loop");
+  EXPECT_TRUE(contains(c.finding, "autocast to float16 on a device that computes in bfloat16"))
+      << c.finding;
+  EXPECT_FALSE(contains(c.advice, "cudnn")) << c.advice;
+  h.autocast_dtype = "bfloat16";
+  c = check(diagnosis::check_practices(in), "training_loop");
+  EXPECT_EQ(c.status, "ok") << c.finding;
+  EXPECT_TRUE(contains(c.finding, "autocast to bfloat16")) << c.finding;
+  // Evaluation with autograd on is a fault on any device.
+  h.eval_grad_forwards = 12;
+  h.eval_grad_site = "eval.py:9";
+  c = check(diagnosis::check_practices(in), "training_loop");
+  EXPECT_EQ(c.status, "warn");
+  EXPECT_TRUE(contains(c.finding,
+                       "12 forwards of modules in eval() with autograd on (first at "
+                       "eval.py:9)"))
+      << c.finding;
+  // Host tensors moved every step, seen where they are written, CUPTI or not.
+  in.device_records = false;
+  h.host_tensor_moves = 400;
+  h.host_tensor_site = "train.py:40 .to()";
+  c = check(diagnosis::check_practices(in), "device_tensors");
+  EXPECT_EQ(c.status, "warn");
+  EXPECT_TRUE(contains(c.finding, "(4.00 per step; most at train.py:40 .to())")) << c.finding;
+  // None of it on the CPU, where there are no tensor cores or cuDNN.
+  in = cuda_run();
+  in.habits.forwards = in.habits.training_forwards = in.habits.convolutions = true;
+  EXPECT_EQ(check(diagnosis::check_practices(in), "training_loop").status, "ok");
+}
+
 TEST(Practices, JsonHasOneObjectPerCheck) {
   const auto json =
       diagnosis::practices_json(diagnosis::check_practices(cuda_run(), flag_language()));

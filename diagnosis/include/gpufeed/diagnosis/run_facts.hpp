@@ -27,6 +27,20 @@ struct LoopHabits {
   std::string host_read_site;    ///< the commonest of them: "train.py:42 .item()"
   bool data_parallel = false;    ///< torch.nn.DataParallel ran a forward
   std::uint64_t empty_cache_calls = 0;  ///< torch.cuda.empty_cache() during the run
+  /// Tensors made on the host and moved to a device inside the steps (not the batch's own).
+  std::uint64_t host_tensor_moves = 0;
+  std::string host_tensor_site;  ///< the commonest place: "train.py:40 .to()"
+  /// Forwards of a module in eval() with autograd on, inside the steps (evaluation that
+  /// records a graph it never uses).
+  std::uint64_t eval_grad_forwards = 0;
+  std::string eval_grad_site;      ///< where the first one was called
+  bool forwards = false;           ///< the loop ran module forwards (the habits below are known)
+  bool training_forwards = false;  ///< some in train() mode
+  bool cuda_forwards = false;      ///< on a CUDA device
+  std::string autocast_dtype;      ///< of torch.autocast in the forwards: "" (none), "bfloat16"
+  bool bf16_supported = false;     ///< the CUDA device computes in bfloat16
+  bool convolutions = false;       ///< the model has convolution layers
+  bool cudnn_benchmark = false;    ///< torch.backends.cudnn.benchmark was on
 };
 
 struct RunFacts {
