@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 
+#include "cupti_api.hpp"
 #include "cupti_sink.hpp"
 #include "gpufeed/profiler/clock_alignment.hpp"
 #include "runtime_api.hpp"
@@ -37,9 +38,14 @@ CollectorState& state() noexcept {
   return *s;
 }
 
+/// The loaded CUPTI: set by the first start that loaded it, before any call through it.
+const detail::CuptiApi* api = nullptr;
+
 std::string cupti_failure(const char* call, CUptiResult r) {
   const char* text = nullptr;
-  if (cuptiGetResultString(r, &text) != CUPTI_SUCCESS || text == nullptr) text = "unknown error";
+  if (api->get_result_string(r, &text) != CUPTI_SUCCESS || text == nullptr) {
+    text = "unknown error";
+  }
   return std::string(call) + " failed: " + text;
 }
 
@@ -56,7 +62,7 @@ bool cupti_clock(ClockPair& out) {
   return measure_clock_pair(
       [](std::int64_t& t) {
         std::uint64_t ts = 0;
-        if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS) return false;
+        if (api->get_timestamp(&ts) != CUPTI_SUCCESS) return false;
         t = static_cast<std::int64_t>(ts);
         return true;
       },
@@ -64,20 +70,20 @@ bool cupti_clock(ClockPair& out) {
 }
 
 void disable_kinds(bool runtime_api) noexcept {
-  for (CUpti_ActivityKind k : kDeviceKinds) cuptiActivityDisable(k);
-  if (runtime_api) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  for (CUpti_ActivityKind k : kDeviceKinds) api->activity_disable(k);
+  if (runtime_api) api->activity_disable(CUPTI_ACTIVITY_KIND_RUNTIME);
 }
 
 /// Enables every kind; on failure undoes what it did and says why.
 std::string enable_kinds(bool runtime_api) {
   for (CUpti_ActivityKind k : kDeviceKinds) {
-    if (const CUptiResult r = cuptiActivityEnable(k); r != CUPTI_SUCCESS) {
+    if (const CUptiResult r = api->activity_enable(k); r != CUPTI_SUCCESS) {
       disable_kinds(runtime_api);
       return cupti_failure("cuptiActivityEnable", r);
     }
   }
   if (runtime_api) {
-    if (const CUptiResult r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (const CUptiResult r = api->activity_enable(CUPTI_ACTIVITY_KIND_RUNTIME);
         r != CUPTI_SUCCESS) {
       disable_kinds(runtime_api);
       return cupti_failure("cuptiActivityEnable(RUNTIME)", r);
@@ -92,16 +98,19 @@ std::string start_locked(CollectorState& s, const CuptiCollector::Options& optio
     return std::string("no usable CUDA driver or device: ") + cudaGetErrorString(e);
   }
   if (devices == 0) return "no CUDA device";
+  std::string why;
+  api = detail::cupti_api(&why);
+  if (api == nullptr) return why;
   const std::size_t bytes = (std::max<std::size_t>(options.buffer_bytes, 1 << 16) + 7) / 8 * 8;
   detail::CuptiSink::instance().buffer_bytes.store(bytes);
   if (const CUptiResult r =
-          cuptiActivityRegisterCallbacks(detail::buffer_requested, detail::buffer_completed);
+          api->activity_register_callbacks(detail::buffer_requested, detail::buffer_completed);
       r != CUPTI_SUCCESS) {
     return cupti_failure("cuptiActivityRegisterCallbacks", r);
   }
   // Runtime-call records carry the caller's thread as the recorder does (gettid), not
   // CUPTI's default pthread_self(): a sync must land on the thread of the step it is in.
-  if (const CUptiResult r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (const CUptiResult r = api->set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
       r != CUPTI_SUCCESS) {
     return cupti_failure("cuptiSetThreadIdType", r);
   }
@@ -125,7 +134,8 @@ std::string demangle(const std::string& name) {
 
 std::string runtime_api_name(std::uint32_t cbid) {
   const char* name = nullptr;
-  if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS ||
+  if (api == nullptr ||
+      api->get_callback_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS ||
       name == nullptr) {
     return "cudaRuntime#" + std::to_string(cbid);
   }
@@ -137,6 +147,15 @@ std::string runtime_api_name(std::uint32_t cbid) {
 CuptiCollector& CuptiCollector::instance() noexcept {
   static CuptiCollector collector;
   return collector;
+}
+
+void CuptiCollector::add_library_directory(const std::string& directory) {
+  detail::add_cupti_directory(directory);
+}
+
+std::string CuptiCollector::library_path() const {
+  const std::lock_guard lock(state().mutex);
+  return api != nullptr ? api->path : std::string();
 }
 
 bool CuptiCollector::start(const Options& options) noexcept {
@@ -162,7 +181,7 @@ void CuptiCollector::stop() noexcept {
   const std::lock_guard lock(s.mutex);
   if (!s.active) return;
   disable_kinds(s.runtime_api);
-  if (const CUptiResult r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (const CUptiResult r = api->activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       r != CUPTI_SUCCESS) {
     disable_locked(s, cupti_failure("cuptiActivityFlushAll", r));
   }

@@ -3,6 +3,7 @@
 #include <exception>
 #include <string>
 
+#include "cupti_api.hpp"
 #include "cupti_sink.hpp"
 
 namespace gpufeed::profiler::detail {
@@ -128,10 +129,15 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
 void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
                                std::size_t /*size*/, std::size_t valid_size) noexcept {
   CuptiSink& sink = CuptiSink::instance();
+  const CuptiApi* cupti = cupti_api(nullptr);  // loaded: CUPTI calls back only once started
+  if (cupti == nullptr) {
+    std::free(buffer);
+    return;
+  }
   try {
     const std::lock_guard lock(sink.mutex);
     CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+    while (cupti->activity_get_next_record(buffer, valid_size, &record) == CUPTI_SUCCESS) {
       sink.records.fetch_add(1, std::memory_order_relaxed);
       add_record(sink, record);
     }
@@ -139,7 +145,7 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uin
     sink.dropped_buffers.fetch_add(1, std::memory_order_relaxed);  // out of memory: lose it
   }
   std::size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS) {
+  if (cupti->activity_get_num_dropped_records(context, stream, &dropped) == CUPTI_SUCCESS) {
     sink.dropped_records.fetch_add(dropped, std::memory_order_relaxed);
   }
   std::free(buffer);

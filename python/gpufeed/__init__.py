@@ -17,7 +17,7 @@ from ._pack import pack
 from ._profile import profile
 from ._synthetic import write_synthetic
 
-__version__ = "0.1.0"
+from ._version import __version__  # written by the build from the project's VERSION
 
 __all__ = [
     "Batch",

@@ -41,6 +41,25 @@ def _job_place(torch: Any) -> tuple:
     return (rank, world) if world > 1 else (-1, 0)
 
 
+_cupti_searched = False
+
+
+def _add_cupti_directories() -> None:
+    """Once a process: the directories of PyTorch's nvidia wheels that hold CUPTI
+    (nvidia/<package>/lib/libcupti.so.*), for the native profiler to load it from when no CUDA
+    toolkit is installed."""
+    global _cupti_searched
+    if _cupti_searched:
+        return
+    _cupti_searched = True
+    import glob
+
+    for entry in sys.path:
+        for library in sorted(glob.glob(os.path.join(entry or ".", "nvidia", "*", "lib",
+                                                     "libcupti.so*"))):
+            _native.add_cupti_directory(os.path.dirname(library))
+
+
 class _Range:
     """`with`: records one range of a registered name on the calling thread."""
 
@@ -592,6 +611,8 @@ class profile:
             if path is not None:
                 _native.check_writable(what, path)
         cuda = self._cuda if self._cuda is not None else _native.cuda_device_count() > 0
+        if cuda:
+            _add_cupti_directories()
         with _active_lock:
             if _active is not None:
                 raise _native.UsageError("a gpufeed.profile is already running in this process")

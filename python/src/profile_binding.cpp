@@ -17,6 +17,7 @@
 #include "gpufeed/diagnosis/practices.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/profiler/clock.hpp"
+#include "gpufeed/profiler/cupti_collector.hpp"
 #include "gpufeed/profiler/recorder.hpp"
 #include "native_loader.hpp"
 
@@ -155,6 +156,15 @@ void bind_profile(nb::module_& m) {
       [](const std::string& name) { return profiler::Recorder::global().register_name(name); },
       nb::arg("name"), "The recorder's id of a range name (\"step\", \"sync\", ...).");
   m.def("cuda_device_count", &cuda_device_count);
+  m.def(
+      "add_cupti_directory",
+      [](const std::string& directory) {
+        profiler::CuptiCollector::add_library_directory(directory);
+      },
+      nb::arg("directory"), "A directory to look for CUPTI in (loaded when a profile starts).");
+  m.def(
+      "cupti_library", [] { return profiler::CuptiCollector::instance().library_path(); },
+      "Where CUPTI was loaded from; empty before a CUDA profile loaded it.");
   m.def("check_writable", &diagnosis::check_writable, nb::arg("what"), nb::arg("path"),
         "Raises when `path` cannot be written (a directory, or in one that is missing).");
 

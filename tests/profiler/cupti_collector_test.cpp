@@ -3,11 +3,15 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "cupti_api.hpp"
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/clock_alignment.hpp"
 #include "gpufeed/profiler/cupti_collector.hpp"
@@ -19,6 +23,46 @@ std::size_t count_lines(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (std::size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
   return n;
+}
+
+TEST(CuptiLibrary, IsLookedForWhereTheUserAndTheToolkitsPutIt) {
+  ::setenv("GPUFEED_CUPTI", "/opt/cupti/libcupti.so.13", 1);
+  CuptiCollector::add_library_directory("/venv/site-packages/nvidia/cu13/lib");
+  const std::vector<std::string> places = detail::cupti_candidates();
+  ::unsetenv("GPUFEED_CUPTI");
+  const std::string name = "libcupti.so." + std::to_string(CUDART_VERSION / 1000);
+  ASSERT_GE(places.size(), 6u);
+  EXPECT_EQ(places[0], "/opt/cupti/libcupti.so.13");
+  EXPECT_EQ(places[1], "/venv/site-packages/nvidia/cu13/lib/" + name);
+  EXPECT_EQ(places[2], name);  // the system's own search
+  EXPECT_NE(std::find(places.begin(), places.end(), "/usr/local/cuda/extras/CUPTI/lib64/" + name),
+            places.end());
+}
+
+TEST(CuptiLibrary, AnythingButCuptiIsRefusedWithOneLineThatSaysWhatToInstall) {
+  std::string why;
+  EXPECT_FALSE(detail::load_cupti({"/nonexistent/libcupti.so"}, why));
+  EXPECT_NE(why.find("not found in 1 places; set GPUFEED_CUPTI"), std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos);
+  why.clear();
+  EXPECT_FALSE(detail::load_cupti({"libm.so.6"}, why));  // loads, but is no CUPTI
+  EXPECT_NE(why.find("libm.so.6 is not a CUPTI of CUDA"), std::string::npos) << why;
+}
+
+TEST(CuptiLibrary, TheToolkitsCuptiLoadsAtRunTimeAndNothingLinksIt) {
+  // Nothing in this process linked libcupti: before a load, it is not there.
+  const std::string name = "libcupti.so." + std::to_string(CUDART_VERSION / 1000);
+  if (CuptiCollector::instance().library_path().empty()) {
+    EXPECT_EQ(::dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD), nullptr);
+  }
+  std::string why;
+  const auto api = detail::load_cupti(detail::cupti_candidates(), why);
+  if (!api) GTEST_SKIP() << "no CUPTI on this machine: " << why;
+  EXPECT_NE(api->activity_enable, nullptr);
+  EXPECT_NE(api->get_callback_name, nullptr);
+  const char* text = nullptr;
+  ASSERT_EQ(api->get_result_string(CUPTI_ERROR_NOT_INITIALIZED, &text), CUPTI_SUCCESS);
+  EXPECT_NE(std::string(text).find("INITIALIZED"), std::string::npos) << text;
 }
 
 TEST(CuptiCollector, WithoutDeviceStartFailsOnceQuietlyAfterwards) {

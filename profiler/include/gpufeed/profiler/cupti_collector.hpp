@@ -32,6 +32,14 @@ class CuptiCollector {
 
   static CuptiCollector& instance() noexcept;
 
+  /// CUPTI is loaded at run time, the first time a collector starts: nothing needs libcupti
+  /// to load. It is looked for in $GPUFEED_CUPTI (a file), the directories added here (the
+  /// Python package adds PyTorch's nvidia wheels'), the system's search, then $CUDA_HOME,
+  /// $CUDA_PATH and /usr/local/cuda. A collector that finds none says so once and stays off.
+  static void add_library_directory(const std::string& directory);
+  /// Where CUPTI was loaded from; empty before a start loaded it.
+  [[nodiscard]] std::string library_path() const;
+
   /// Enables activity collection; false when unavailable (see unavailable_reason()).
   bool start() noexcept { return start(Options{}); }
   bool start(const Options& options) noexcept;
