@@ -207,7 +207,8 @@ std::string ms(double ns) {
 /// the workers that would keep up (`needed`) against those the cores beside the training
 /// process can run (`room`: every core but the loop's own).
 struct PoolModel {
-  double b = 0, q = 0, c = 0, collate = 0, samples = 0;
+  double b = 0, q = 0, c = 0, collate = 0;
+  double samples = 0;  ///< a batch's; 0: unknown (a trace)
   unsigned room = 1, needed = 1;
 
   /// The period of a step when `n` workers make the batches.
@@ -230,9 +231,10 @@ std::optional<PoolModel> pool_model(const GapReport& r, const InputPoolFacts& p,
   m.q = (window(r) - idle(r, GapCause::input_wait)) / steps;
   m.c = static_cast<double>(p.fetch_ns) / batches;
   m.collate = static_cast<double>(p.collate_ns) / batches;
-  m.samples = std::max(1.0, static_cast<double>(p.samples) / batches);
-  m.room = cores > 1 ? cores - 1 : 1;
+  m.samples = static_cast<double>(p.samples) / batches;
   m.needed = static_cast<unsigned>(std::ceil(1.1 * m.c / std::max(m.q, 1.0)));
+  // Cores unknown (a trace): the machine that ran it decides how many fit.
+  m.room = cores == 0 ? std::max(m.needed, 1u) : cores > 1 ? cores - 1 : 1;
   return m;
 }
 
@@ -246,9 +248,11 @@ std::optional<Recommendation> pool_workers_rule(const GapReport& r, const InputP
   const unsigned n = std::clamp(m->needed, 1u, m->room);
   if (n <= p.workers) return {};  // as many as the cores allow already
   const double util = m->util(m->period(n));
-  std::string why = "a batch costs one worker " + ms(m->c) + " (" + ms(m->c / m->samples) +
-                    " a sample; collate " + ms(m->collate) + ") against a step of " + ms(m->q) +
+  std::string why = "a batch costs one worker " + ms(m->c) + " (" +
+                    (m->samples > 0 ? ms(m->c / m->samples) + " a sample; " : std::string()) +
+                    "collate " + ms(m->collate) + ") against a step of " + ms(m->q) +
                     " without its waits; " + std::to_string(p.workers) + " workers";
+  if (cores == 0) why += "; the trace does not say how many cores fit beside the training";
   if (m->needed > n) {
     why += "; " + std::to_string(m->needed) + " would keep up, " + std::to_string(m->room) +
            " fit beside the training on " + std::to_string(cores) + " cores";
@@ -272,7 +276,9 @@ std::optional<Recommendation> pool_workers_rule(const GapReport& r, const InputP
 std::optional<Recommendation> pool_pack_rule(const GapReport& r, const InputPoolFacts& p,
                                              unsigned cores) {
   const auto m = pool_model(r, p, cores);
-  if (!m || m->c - m->collate < m->collate) return {};  // collate is the cost, not the items
+  if (!m || m->samples <= 0 || m->c - m->collate < m->collate) {
+    return {};  // collate is the cost, not the items (or a trace: no batch size to advise)
+  }
   const unsigned n = std::max(std::clamp(m->needed, 1u, m->room), p.workers);
   const double with_workers = m->util(m->period(n));
   const std::string store = p.packed_store == "jpeg" ? ", store=\"jpeg\"" : "";
@@ -381,7 +387,7 @@ std::vector<Recommendation> recommend(const GapReport& report, const PipelineFac
       facts.loader_settings ? std::span<const Rule>(kLoaderRules) : kForeignInputRules;
   if (!facts.loader_settings && facts.input_pool) {
     const InputPoolFacts& pool = *facts.input_pool;
-    const unsigned cores = pool.cores != 0 ? pool.cores : facts.cpu_cores.value_or(1);
+    const unsigned cores = pool.cores != 0 ? pool.cores : facts.cpu_cores.value_or(0);
     for (auto rec : {pool_workers_rule(report, pool, cores), pool_pack_rule(report, pool, cores),
                      pool_persistence_rule(report, pool), pool_pinning_rule(report, pool)}) {
       if (rec) out.push_back(std::move(*rec));

@@ -81,7 +81,7 @@ void pick_bottleneck(bool have_ranges, const PipelineFacts& facts, GapReport& re
     report.bottleneck_basis = "pipeline facts";
   }
   if (report.bottleneck_stage.empty() && facts.input_pool && facts.input_pool->batches > 0 &&
-      facts.input_pool->samples > 0) {
+      facts.input_pool->fetch_ns > 0) {
     // A DataLoader: what its fetches cost, in the user's terms.
     const InputPoolFacts& p = *facts.input_pool;
     const double items_ns = static_cast<double>(p.fetch_ns - p.collate_ns);
@@ -92,8 +92,13 @@ void pick_bottleneck(bool have_ranges, const PipelineFacts& facts, GapReport& re
                     1e-6 * static_cast<double>(p.collate_ns) / static_cast<double>(p.batches));
     } else {
       report.bottleneck_stage = "dataset";
-      std::snprintf(basis, sizeof basis, "the dataset's __getitem__, %.2f ms a sample",
-                    1e-6 * items_ns / static_cast<double>(p.samples));
+      if (p.samples > 0) {
+        std::snprintf(basis, sizeof basis, "the dataset's __getitem__, %.2f ms a sample",
+                      1e-6 * items_ns / static_cast<double>(p.samples));
+      } else {  // a trace: the samples in a batch are not in it
+        std::snprintf(basis, sizeof basis, "the dataset's __getitem__, %.2f ms a batch",
+                      1e-6 * items_ns / static_cast<double>(p.batches));
+      }
     }
     report.bottleneck_basis = basis;
   }

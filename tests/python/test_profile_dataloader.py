@@ -400,7 +400,16 @@ def test_a_torch_profiler_trace_of_the_loop_gives_the_same_answer(tmp_path):
     live = prof.results()
     assert analysis["verdict"] == live["verdict"], (analysis["verdict"], live["verdict"])
     assert abs(analysis["device_util"] - live["device_util"]) <= 0.05, (analysis, live)
-    # A DataLoader's trace gets no gpufeed Loader setting as advice.
+    # num_workers=0: the main process's fetches are in the trace, so the bottleneck is named
+    # as the live profile names it, and the advice is the DataLoader's own setting.
+    assert analysis["bottleneck_stage"] == live["bottleneck_stage"] == "dataset", \
+        (analysis["bottleneck_basis"], live["bottleneck_basis"])
+    assert "ms a batch" in analysis["bottleneck_basis"], analysis["bottleneck_basis"]
+    kinds = [rec["kind"] for rec in analysis["recommendations"]]
+    assert kinds[0] == "num_workers", analysis["recommendations"]
+    assert analysis["recommendations"][0]["action"].startswith("DataLoader(num_workers=")
+    # A DataLoader's trace gets no gpufeed Loader setting as advice: only its own keywords.
     assert analysis["recommendations"], analysis
     for rec in analysis["recommendations"]:
-        assert rec["settings"] == [], rec
+        assert {s["knob"] for s in rec["settings"]} <= {
+            "num_workers", "persistent_workers", "pin_memory", "prefetch_factor"}, rec

@@ -12,6 +12,7 @@
 #include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/idle_breakdown.hpp"
 #include "gpufeed/profiler/job_report.hpp"
+#include "gpufeed/profiler/kineto_trace.hpp"
 #include "gpufeed/profiler/report_json.hpp"
 #include "gpufeed/profiler/summary.hpp"
 #include "gpufeed/profiler/trace_input.hpp"
@@ -163,6 +164,8 @@ int run_analyze(const AnalyzeOptions& o) {
   // A trace of another input (torch.profiler's DataLoader ranges) gets no Loader settings.
   profiler::PipelineFacts facts;
   facts.loader_settings = in.format == "gpufeed";
+  // A DataLoader that made its batches in the loop's process: its fetches are in the trace.
+  if (!facts.loader_settings) facts.input_pool = profiler::single_process_dataloader(in.timeline);
   profiler::GapReport report = profiler::analyze(analyzed, {}, facts);
   if (consumer_only) diagnosis::mark_consumer_only(report, flag_language());
   const std::vector<profiler::StreamIdle> streams = profiler::idle_time_breakdown(in.timeline);
