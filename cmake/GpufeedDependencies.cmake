@@ -1,7 +1,16 @@
 # Every dependency comes from Debian 12's packages (see .ci/install-deps).
 find_package(Threads REQUIRED)
 find_package(TBB 2021 REQUIRED COMPONENTS tbb)
-find_package(HDF5 REQUIRED COMPONENTS C)
+# A wheel carries its own HDF5 into processes that load others (h5py's, netCDF4's, PyTables'):
+# GPUFEED_STATIC_HDF5 links a static, position-independent HDF5 (.ci/build-hdf5-static builds
+# it from Debian's source) with every symbol of the static archives hidden, so that gpufeed's
+# copy can neither interpose another copy's symbols nor be interposed by them, whatever the
+# load order or dlopen flags.
+option(GPUFEED_STATIC_HDF5 "Link a static HDF5 (GPUFEED_HDF5_ROOT) with its symbols hidden" OFF)
+set(GPUFEED_HDF5_ROOT "" CACHE PATH "Install prefix of the static HDF5 (.ci/build-hdf5-static)")
+if(NOT GPUFEED_STATIC_HDF5)
+  find_package(HDF5 REQUIRED COMPONENTS C)
+endif()
 find_package(CUDAToolkit REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
@@ -13,7 +22,20 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 
 # HDF5's FindHDF5 result as one imported target.
-if(NOT TARGET gpufeed_hdf5)
+if(NOT TARGET gpufeed_hdf5 AND GPUFEED_STATIC_HDF5)
+  find_library(GPUFEED_HDF5_ARCHIVE NAMES libhdf5.a PATHS ${GPUFEED_HDF5_ROOT}/lib NO_DEFAULT_PATH)
+  if(NOT GPUFEED_HDF5_ARCHIVE OR NOT EXISTS ${GPUFEED_HDF5_ROOT}/include/hdf5.h)
+    message(FATAL_ERROR "GPUFEED_STATIC_HDF5: no static HDF5 in GPUFEED_HDF5_ROOT="
+                        "'${GPUFEED_HDF5_ROOT}'; build one with .ci/build-hdf5-static and pass "
+                        "the prefix it prints")
+  endif()
+  find_package(ZLIB REQUIRED)
+  add_library(gpufeed_hdf5 INTERFACE)
+  target_include_directories(gpufeed_hdf5 SYSTEM INTERFACE ${GPUFEED_HDF5_ROOT}/include)
+  target_link_libraries(gpufeed_hdf5 INTERFACE ${GPUFEED_HDF5_ARCHIVE} ZLIB::ZLIB Threads::Threads
+                                               ${CMAKE_DL_LIBS} m)
+  target_link_options(gpufeed_hdf5 INTERFACE "LINKER:--exclude-libs,ALL")
+elseif(NOT TARGET gpufeed_hdf5)
   add_library(gpufeed_hdf5 INTERFACE)
   target_include_directories(gpufeed_hdf5 SYSTEM INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
   target_link_libraries(gpufeed_hdf5 INTERFACE ${HDF5_C_LIBRARIES})
