@@ -54,12 +54,14 @@ HostActivity host_activity(const Timeline& t) {
 
 IntervalSet device_busy(const Timeline& t, const HostActivity& host, bool use_device) {
   std::vector<Interval> busy;
-  if (use_device) {
-    for (const DeviceActivity& a : t.device) {
-      if (a.is_work()) busy.push_back({a.begin_ns, a.end_ns});
-    }
-  } else {
-    busy = host.steps;
+  if (!use_device) {
+    // The step ranges stand in for the device, less the input waits inside them: a
+    // torch.profiler step (ProfilerStep#N) runs from one prof.step() to the next, so it
+    // holds the loop's wait for its next batch.
+    return detail::subtract(detail::make_union(host.steps), host.wait);
+  }
+  for (const DeviceActivity& a : t.device) {
+    if (a.is_work()) busy.push_back({a.begin_ns, a.end_ns});
   }
   return detail::make_union(std::move(busy));
 }

@@ -63,6 +63,28 @@ TEST(KinetoDataLoader, ASingleProcessLoadersFetchesAreItsInputPool) {
   EXPECT_FALSE(single_process_dataloader(KinetoTrace::parse(kTrace).timeline).has_value());
 }
 
+TEST(KinetoDataLoader, ACpuOnlyTracesStepsHoldTheirWaitForTheNextBatch) {
+  // torch.profiler with ProfilerActivity.CPU only: ProfilerStep#N runs from one prof.step() to
+  // the next, so it holds the DataLoader's __next__; the wait is not the step's work.
+  std::string json = R"({"schemaVersion": 1, "traceEvents": [)";
+  for (int step = 0; step < 12; ++step) {
+    const std::string begin = std::to_string(1000 + step * 10000);
+    json += std::string(step ? "," : "") +
+            R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#)" +
+            std::to_string(step) + R"(", "pid": 1, "tid": 1, "ts": )" + begin +
+            R"(, "dur": 9000}, {"ph": "X", "cat": "user_annotation", "name": )"
+            R"("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "pid": 1, )"
+            R"("tid": 1, "ts": )" +
+            begin + R"(, "dur": 6000})";
+  }
+  json += "]}";
+  const GapReport r = analyze(KinetoTrace::parse(json).timeline);
+  EXPECT_EQ(r.device_timeline, "step ranges");
+  EXPECT_NEAR(r.device_util, 0.3, 1e-9);
+  EXPECT_NEAR(r.idle_share(GapCause::input_wait), 0.6, 1e-9);
+  EXPECT_EQ(r.verdict, Verdict::highly_input_bound);
+}
+
 TEST(KinetoBadInput, TruncatedJsonGivesThePrefixAndAWarning) {
   const std::size_t cut = kTrace.find("cudaMemcpyAsync") + 10;
   const KinetoTrace k = KinetoTrace::parse(kTrace.substr(0, cut), "cut.json");

@@ -86,6 +86,23 @@ with tempfile.TemporaryDirectory() as work:
                    check=True, capture_output=True)
     with open(analysis) as f:
         assert json.load(f)["verdict"], "pipebench analyze gave a verdict"
+    # A torch.profiler trace (Kineto's format) of a DataLoader loop: read without torch.
+    kineto = os.path.join(work, "kineto.json")
+    events = []
+    for step in range(12):
+        begin = 1000 + step * 10000
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}",
+                       "pid": 1, "tid": 1, "ts": begin, "dur": 9000})
+        events.append({"ph": "X", "cat": "user_annotation",
+                       "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                       "pid": 1, "tid": 1, "ts": begin, "dur": 6000})
+    with open(kineto, "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": events}, f)
+    subprocess.run([os.path.join(scripts, "pipebench"), "analyze", kineto, "--json", analysis],
+                   check=True, capture_output=True)
+    with open(analysis) as f:
+        verdict = json.load(f)["verdict"]
+    assert verdict == "highly input-bound", verdict
     print("h5pack info, pipebench analyze and gpufeed.profile ran from the wheel")
     shutil.rmtree(work, ignore_errors=True)
 print("wheel smoke test passed")
