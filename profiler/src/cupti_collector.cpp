@@ -39,11 +39,11 @@ CollectorState& state() noexcept {
 }
 
 /// The loaded CUPTI: set by the first start that loaded it, before any call through it.
-const detail::CuptiApi* api = nullptr;
+const detail::CuptiApi* cupti = nullptr;
 
 std::string cupti_failure(const char* call, CUptiResult r) {
   const char* text = nullptr;
-  if (api->get_result_string(r, &text) != CUPTI_SUCCESS || text == nullptr) {
+  if (cupti->get_result_string(r, &text) != CUPTI_SUCCESS || text == nullptr) {
     text = "unknown error";
   }
   return std::string(call) + " failed: " + text;
@@ -62,7 +62,7 @@ bool cupti_clock(ClockPair& out) {
   return measure_clock_pair(
       [](std::int64_t& t) {
         std::uint64_t ts = 0;
-        if (api->get_timestamp(&ts) != CUPTI_SUCCESS) return false;
+        if (cupti->get_timestamp(&ts) != CUPTI_SUCCESS) return false;
         t = static_cast<std::int64_t>(ts);
         return true;
       },
@@ -70,20 +70,20 @@ bool cupti_clock(ClockPair& out) {
 }
 
 void disable_kinds(bool runtime_api) noexcept {
-  for (CUpti_ActivityKind k : kDeviceKinds) api->activity_disable(k);
-  if (runtime_api) api->activity_disable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  for (CUpti_ActivityKind k : kDeviceKinds) cupti->activity_disable(k);
+  if (runtime_api) cupti->activity_disable(CUPTI_ACTIVITY_KIND_RUNTIME);
 }
 
 /// Enables every kind; on failure undoes what it did and says why.
 std::string enable_kinds(bool runtime_api) {
   for (CUpti_ActivityKind k : kDeviceKinds) {
-    if (const CUptiResult r = api->activity_enable(k); r != CUPTI_SUCCESS) {
+    if (const CUptiResult r = cupti->activity_enable(k); r != CUPTI_SUCCESS) {
       disable_kinds(runtime_api);
       return cupti_failure("cuptiActivityEnable", r);
     }
   }
   if (runtime_api) {
-    if (const CUptiResult r = api->activity_enable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    if (const CUptiResult r = cupti->activity_enable(CUPTI_ACTIVITY_KIND_RUNTIME);
         r != CUPTI_SUCCESS) {
       disable_kinds(runtime_api);
       return cupti_failure("cuptiActivityEnable(RUNTIME)", r);
@@ -99,18 +99,18 @@ std::string start_locked(CollectorState& s, const CuptiCollector::Options& optio
   }
   if (devices == 0) return "no CUDA device";
   std::string why;
-  api = detail::cupti_api(&why);
-  if (api == nullptr) return why;
+  cupti = detail::cupti_api(&why);
+  if (cupti == nullptr) return why;
   const std::size_t bytes = (std::max<std::size_t>(options.buffer_bytes, 1 << 16) + 7) / 8 * 8;
   detail::CuptiSink::instance().buffer_bytes.store(bytes);
   if (const CUptiResult r =
-          api->activity_register_callbacks(detail::buffer_requested, detail::buffer_completed);
+          cupti->activity_register_callbacks(detail::buffer_requested, detail::buffer_completed);
       r != CUPTI_SUCCESS) {
     return cupti_failure("cuptiActivityRegisterCallbacks", r);
   }
   // Runtime-call records carry the caller's thread as the recorder does (gettid), not
   // CUPTI's default pthread_self(): a sync must land on the thread of the step it is in.
-  if (const CUptiResult r = api->set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  if (const CUptiResult r = cupti->set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
       r != CUPTI_SUCCESS) {
     return cupti_failure("cuptiSetThreadIdType", r);
   }
@@ -134,8 +134,8 @@ std::string demangle(const std::string& name) {
 
 std::string runtime_api_name(std::uint32_t cbid) {
   const char* name = nullptr;
-  if (api == nullptr ||
-      api->get_callback_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS ||
+  if (cupti == nullptr ||
+      cupti->get_callback_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS ||
       name == nullptr) {
     return "cudaRuntime#" + std::to_string(cbid);
   }
@@ -155,7 +155,7 @@ void CuptiCollector::add_library_directory(const std::string& directory) {
 
 std::string CuptiCollector::library_path() const {
   const std::lock_guard lock(state().mutex);
-  return api != nullptr ? api->path : std::string();
+  return cupti != nullptr ? cupti->path : std::string();
 }
 
 bool CuptiCollector::start(const Options& options) noexcept {
@@ -181,7 +181,7 @@ void CuptiCollector::stop() noexcept {
   const std::lock_guard lock(s.mutex);
   if (!s.active) return;
   disable_kinds(s.runtime_api);
-  if (const CUptiResult r = api->activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (const CUptiResult r = cupti->activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       r != CUPTI_SUCCESS) {
     disable_locked(s, cupti_failure("cuptiActivityFlushAll", r));
   }

@@ -9,7 +9,9 @@ work=$2
 rm -rf "$work"
 mkdir -p "$work"
 /usr/bin/python3 -m venv --system-site-packages "$work/venv"
-"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$source_dir"
+# Warnings are errors, as in the ci preset (whose compiled objects a compiler cache can reuse).
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+  --config-settings=cmake.define.GPUFEED_WERROR=ON "$source_dir"
 cd "$work"
 "$work/venv/bin/python" - <<'PY'
 import os, gpufeed, torch
