@@ -691,7 +691,12 @@ class profile:
 
             shape = facts.get("batch_shape") or []
             size = tuple(shape[-2:]) if len(shape) == 4 else None
-            rate, items, store, note = measure_rate(dataset, facts["batch_size"] or 1, size)
+            try:
+                rate, items, store, note = measure_rate(dataset, facts["batch_size"] or 1, size)
+            except Exception as error:  # noqa: BLE001 - a remedy not measured never fails the loop
+                rate, items, store = 0.0, 0, "raw"
+                note = f"gpufeed could not read a packed sample of it ({type(error).__name__}: " \
+                       f"{error})"
             pool.packed_samples_per_s, pool.packed_items = rate, items
             pool.packed_store, pool.pack_note = store, note
             facts["packed_sample"] = {"samples_per_s": rate, "items": items, "store": store,
