@@ -72,18 +72,19 @@ def _image_files(dataset: Any) -> Optional[list]:
     return samples
 
 
-class _Files:
-    """An image folder's files as (path, label) items, without its loader or transform."""
+class _Items:
+    """A list of (image, label) items as a map-style dataset named like the one they came from:
+    an image folder's files (without its loader or transform), or items already fetched."""
 
-    def __init__(self, dataset: Any, files: list) -> None:
-        self.files = files
-        self._gpufeed_name = _name(dataset)
+    def __init__(self, name: str, items: list) -> None:
+        self.items = items
+        self._gpufeed_name = name
 
     def __len__(self) -> int:
-        return len(self.files)
+        return len(self.items)
 
-    def __getitem__(self, index: int) -> tuple:
-        return self.files[index]
+    def __getitem__(self, index: int) -> Any:
+        return self.items[index]
 
 
 def _jpeg_source(dataset: Any, index: int, image: Any) -> Any:
@@ -104,7 +105,7 @@ def _pack_jpeg(dataset: Any, path: str, workers: int, chunk: int, quality: int, 
     from torch.utils.data import DataLoader
 
     files = _image_files(dataset)
-    source = dataset if files is None else _Files(dataset, files)
+    source = dataset if files is None else _Items(_name(dataset), files)
     samples = len(source)
     classes = getattr(dataset, "classes", None)
     class_names = [str(c) for c in classes] if isinstance(classes, (list, tuple)) else []
@@ -225,20 +226,6 @@ def pack(
     return path
 
 
-class _Items:
-    """Items already fetched, as a map-style dataset named like the one they came from."""
-
-    def __init__(self, name: str, items: list) -> None:
-        self.items = items
-        self._gpufeed_name = name
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __getitem__(self, index: int) -> Any:
-        return self.items[index]
-
-
 def _store_for(image: Any) -> str:
     return "jpeg" if isinstance(image, (str, os.PathLike, bytes, bytearray, memoryview)) else "raw"
 
@@ -257,7 +244,7 @@ def measure_rate(dataset: Any, batch_size: int, size: Optional[tuple] = None, it
     from ._loader import Loader
 
     files = _image_files(dataset)
-    source = dataset if files is None else _Files(dataset, files)
+    source = dataset if files is None else _Items(_name(dataset), files)
     try:
         total = len(source)
         first = source[0]
