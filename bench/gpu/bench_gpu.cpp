@@ -110,6 +110,8 @@ json bench_normalize(const NormalizeSpec& spec, bool crop_flip, cudaStream_t str
     GPUFEED_CUDA_CHECK(
         cudaMemcpy(augments.get(), a.data(), a.size() * sizeof(a[0]), cudaMemcpyHostToDevice));
   }
+  // `stream` does not wait for the legacy stream the copies above ran on.
+  GPUFEED_CUDA_CHECK(cudaDeviceSynchronize());
   const auto* augment_device = static_cast<const gpufeed::SampleAugment*>(augments.get());
   const double kernel_s = time_on_stream(stream, [&] {
     gpufeed::launch_normalize(spec, static_cast<const std::uint8_t*>(in.get()), kBatch,
