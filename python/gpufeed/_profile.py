@@ -581,6 +581,7 @@ class profile:
         self._rank, self._world_size = -1, 0
         self._wait_name = _native.range_name("wait")
         self._batches = 0  # batches the timed inputs delivered
+        self._timed_samples = 0  # their samples (the first dimension of each batch's images)
         self._implicit_steps = 0
         self._step_begin: Optional[int] = None  # the last timed batch's arrival
         self._steps_at_batch = 0
@@ -588,6 +589,7 @@ class profile:
         self._datasets: dict[int, Any] = {}  # id(DataLoader iterator) -> its dataset, until exit
         self._wait_ns = 0  # the timed inputs' waits, summed
         self._entered_ns = 0
+        self._exited_ns = 0
         self._main_fetches = _FetchCounters()  # num_workers=0: this process makes the batches
         self._workers_dir: Optional[str] = None  # where worker processes write their counters
         self._starting: dict[int, int] = {}  # id(iterator) -> when it started, until a batch
@@ -741,6 +743,9 @@ class profile:
         native.record(self._wait_name, begin, end, self._batches)
         self._wait_ns += end - begin
         self._batches += 1
+        shape = _batch_shape(item)
+        if shape:
+            self._timed_samples += shape[0]
         self._last_batch, self._last_storages = item, None
         self._step_begin = end
         self._steps_at_batch = self._steps
@@ -870,7 +875,8 @@ class profile:
 
     def __exit__(self, *exc: object) -> None:
         global _active
-        self._close_step(_native.now_ns())  # the loop left after its last batch's work
+        self._exited_ns = _native.now_ns()
+        self._close_step(self._exited_ns)  # the loop left after its last batch's work
         with _active_lock:
             _active = None
         _untime_dataloaders()
@@ -985,6 +991,12 @@ class profile:
         out = _json.loads(self._finished().json())
         out["inputs"] = list(self._inputs.values())
         out["timed_batches"] = self._batches
+        if not out.get("samples") and self._timed_samples:
+            # No gpufeed.Loader counted them: the timed inputs' batches did, over the profile.
+            wall_s = (self._exited_ns - self._entered_ns) * 1e-9
+            out["samples"] = self._timed_samples
+            out["wall_s"] = wall_s
+            out["samples_per_s"] = self._timed_samples / wall_s if wall_s > 0 else 0.0
         steps = out.get("steps") or 0
         sites = self._host_read_sites()
         out["host_reads"] = {

@@ -75,6 +75,10 @@ def test_a_starved_dataloader_loop_is_input_bound_without_marking_anything():
     assert results["idle_by_cause"]["input_wait"] > 0.6, summary
     assert results["device_util"] < 0.3
     assert results["timed_batches"] == 20
+    # Throughput from the DataLoader's own batches: 160 samples over the profiled loop.
+    assert results["samples"] == 160
+    assert 0 < results["samples_per_s"] <= 160 / (20 * 0.001)
+    assert results["samples_per_s"] == pytest.approx(160 / results["wall_s"])
     # The bottleneck in the user's terms: the dataset's __getitem__, at its cost a sample.
     assert results["bottleneck_stage"] == "dataset", summary
     assert "the dataset's __getitem__" in summary, summary
