@@ -41,3 +41,15 @@ elseif(NOT TARGET gpufeed_hdf5)
   target_link_libraries(gpufeed_hdf5 INTERFACE ${HDF5_C_LIBRARIES})
   target_compile_definitions(gpufeed_hdf5 INTERFACE ${HDF5_C_DEFINITIONS} ${HDF5_DEFINITIONS})
 endif()
+
+# A g++ without a shared libstdc++ beside it links a copy of libstdc++ into every program and
+# module. Such a copy cannot share a process with PyTorch's LibTorch, which exports a part of
+# libstdc++ of its own (std::filesystem): calls bind across the copies and crash.
+set(GPUFEED_STATIC_LIBSTDCXX OFF)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so
+                  OUTPUT_VARIABLE gpufeed_libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT IS_ABSOLUTE "${gpufeed_libstdcxx}")
+    set(GPUFEED_STATIC_LIBSTDCXX ON)
+  endif()
+endif()
