@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(kThreads)
   const std::uint32_t channels = geo.channels;
   for (std::uint32_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     std::uint32_t bytes[kPixels];  // the pixel's channels, one byte each
-    std::uint32_t dst[kPixels];  // output index of channel 0
+    std::uint32_t dst[kPixels];    // output index of channel 0
 #pragma unroll
     for (unsigned j = 0; j < kPixels; ++j) {
       const std::uint32_t p = tile * kTile + j * kThreads + threadIdx.x;
