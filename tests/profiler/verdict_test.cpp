@@ -137,6 +137,42 @@ TEST(Recommendation, WorkersOnlyWhenCoresAreLeft) {
   EXPECT_TRUE(recommend(r, facts).empty());
 }
 
+TEST(Recommendation, LaunchGapsUnderALoaderOnEveryCoreGiveTheTrainingThreadACore) {
+  GapReport r = report_with(70, 10, 0);  // moderately input-bound
+  r.window_end_ns = 100;
+  r.idle_ns[GapCause::launch] = 20;
+  r.idle_by_cause[static_cast<std::size_t>(GapCause::launch)] = 0.20;
+  r.device_util = 0.70;
+  r.bottleneck_stage = "decode";
+  PipelineFacts facts;
+  facts.workers = 16;
+  facts.cpu_cores = 16;
+  facts.echo = 2;  // no echo advice
+  const auto find_launch = [](const std::vector<Recommendation>& recs) {
+    const auto it = std::find_if(recs.begin(), recs.end(),
+                                 [](const Recommendation& rec) { return rec.kind == "launch"; });
+    EXPECT_NE(it, recs.end());
+    return it == recs.end() ? Recommendation{} : *it;
+  };
+  const Recommendation busy = find_launch(recommend(r, facts));
+  EXPECT_EQ(busy.settings, std::vector<Setting>{Setting::of(Knob::workers, 15)});
+  EXPECT_NE(busy.reason.find("the loader's 16 workers take all 16 cores"), std::string::npos)
+      << busy.reason;
+  EXPECT_LT(busy.predicted_device_util, 0);  // not modelled: fewer workers also read less
+  // Cores to spare, or an idle loader: the launch gaps are the step's own.
+  facts.workers = 8;
+  const Recommendation spare = find_launch(recommend(r, facts));
+  EXPECT_TRUE(spare.settings.empty());
+  EXPECT_EQ(spare.words, "larger batches, fused ops or CUDA graphs");
+  EXPECT_DOUBLE_EQ(spare.predicted_device_util, 70.0 / 80.0);
+  facts.workers = 16;
+  r = report_with(70, 0, 10);
+  r.idle_ns[GapCause::launch] = 20;
+  r.idle_by_cause[static_cast<std::size_t>(GapCause::launch)] = 0.20;
+  facts.stage_busy = {{"read", 0.4}};
+  EXPECT_TRUE(find_launch(recommend(r, facts)).settings.empty());
+}
+
 TEST(Recommendation, NoMoreWorkersWhenTheStageIsNotSaturated) {
   GapReport r = report_with(50, 50, 0);
   r.bottleneck_stage = "read";
