@@ -35,7 +35,6 @@ import sys
 import time
 
 import h5py
-import numpy as np
 import torch
 
 BATCH = 256

@@ -11,7 +11,8 @@
    workers, from a raw 224x224x3 file and from a jpeg file (384x512 images decoded to 224x224
    with --augment crop-flip); on the jpeg file also --echo auto and --echo 2, each compared with
    the utilization the plain jpeg run's diagnosis predicted for it; the raw file with
-   --sync-every 1 (host_sync must be the main idle cause); profiling on against --no-profile on
+   --sync-every 1 (host_sync must be the main idle cause), and with --cudnn-benchmark over 3x the
+   steps (reported); profiling on against --no-profile on
    the raw file, alternating, --pairs times.
 3. Writes every figure, each target and whether it was met to --results (default
    bench/results/gpu.json) and each run's pipebench JSON under --out.
@@ -66,10 +67,13 @@ class Pipebench:
                        "--amp", "bfloat16", "--channels-last", "--workers", "0",
                        "--progress", "off"]
 
-    def __call__(self, name, data, *extra):
+    def __call__(self, name, data, *extra, steps=None):
         path = os.path.join(self.out, name + ".json")
+        common = list(self.common)
+        if steps is not None:
+            common[1] = str(steps)  # after "--steps"
         with open(os.path.join(self.out, name + ".txt"), "w") as text:
-            run([self.exe, "--data", data, "--json", path, *self.common, *extra], stdout=text,
+            run([self.exe, "--data", data, "--json", path, *common, *extra], stdout=text,
                 stderr=subprocess.STDOUT)
         with open(path) as f:
             return json.load(f)
@@ -152,6 +156,10 @@ def main():
                                        "--echo", "auto")
     runs["jpeg_echo_2"] = pipebench("jpeg_echo_2", jpeg, "--augment", "crop-flip", "--echo", "2")
     runs["raw_sync_every_1"] = pipebench("raw_sync_every_1", raw, "--sync-every", "1")
+    # cuDNN's autotuning (what torch.backends.cudnn.benchmark = True does in a Python loop),
+    # over 3x the steps so that the tuning, done in the first steps, weighs less.
+    runs["raw_cudnn_benchmark"] = pipebench("raw_cudnn_benchmark", raw, "--cudnn-benchmark",
+                                            steps=3 * opts.steps)
 
     rates, _, pairs, _ = interleaved(pipebench.exe, raw, pipebench.common, opts.pairs,
                                      os.path.join(opts.out, "overhead.json"))
@@ -183,6 +191,7 @@ def main():
         "echo_predicted_util": {k: p for k, (p, _) in echo_checks.items()},
         "echo_prediction_error_points": error_points,
         "sync_every_1_host_sync_share": host_sync_share(runs["raw_sync_every_1"]),
+        "resnet18_raw_cudnn_benchmark_samples_per_s": runs["raw_cudnn_benchmark"]["samples_per_s"],
         "profile_overhead": overhead,
         "profile_overhead_paired": 1.0 - statistics.median(pairs),
         "profile_on_samples_per_s": on,
