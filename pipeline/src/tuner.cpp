@@ -8,11 +8,12 @@ namespace gpufeed::detail {
 
 namespace {
 
-constexpr double kWaitHigh = 0.03;  ///< the consumer waits: the loader is too slow
-constexpr double kWaitLow = 0.005;  ///< the consumer never waits
-constexpr double kBusyHigh = 0.6;   ///< each worker busy: more workers help
-constexpr double kBusyLow = 0.3;    ///< each worker mostly idle: fewer would do
-constexpr double kGain = 0.05;      ///< a raise is kept when it delivers this much faster
+constexpr double kWaitHigh = 0.03;    ///< the consumer waits: the loader is too slow
+constexpr double kWaitStarved = 0.5;  ///< it waits most of the time: far too few workers
+constexpr double kWaitLow = 0.005;    ///< the consumer never waits
+constexpr double kBusyHigh = 0.6;     ///< each worker busy: more workers help
+constexpr double kBusyLow = 0.3;      ///< each worker mostly idle: fewer would do
+constexpr double kGain = 0.05;        ///< a raise is kept when it delivers this much faster
 
 std::string percent(double share) {
   char text[32];
@@ -87,7 +88,8 @@ std::optional<TuningChange> Tuner::observe(const TunerWindow& w) {
       return change(Knob::workers, workers_ + 1, stage, seen + ": the worker taken away is back");
     }
     if (limits_.workers && busy >= kBusyHigh && workers_ < limits_.max_workers) {
-      const unsigned to = std::min(limits_.max_workers, workers_ + std::max(1u, workers_ / 2));
+      const unsigned more = wait >= kWaitStarved ? workers_ : std::max(1u, workers_ / 2);
+      const unsigned to = std::min(limits_.max_workers, workers_ + more);
       return raise(Knob::workers, to, stage, seen + ": \"" + stage_name(stage) + "\" needs threads",
                    rate);
     }

@@ -28,7 +28,8 @@ struct TunerLimits {
 
 /// Starts small and raises the concurrency of what limits the loader:
 ///  - the consumer waited (>= 3% of the window) and the workers were busy (>= 60% each): more
-///    workers, by half again, up to the CPU budget;
+///    workers, by half again (twice as many when it waited most of the window), up to the CPU
+///    budget;
 ///  - it waited with workers to spare: a deeper prefetch queue (bursty stages), doubled up to
 ///    the memory budget;
 ///  - it never waited (< 0.5%) and the workers idled (< 30% each): one worker fewer, for the

@@ -39,19 +39,24 @@ TunerLimits both(unsigned max_workers, unsigned max_prefetch) {
   return {true, true, max_workers, max_prefetch};
 }
 
-TEST(Tuner, RaisesBusyWorkersByHalfAgainUpToTheBudgetWithASettlingWindowBetween) {
-  Tuner t(both(8, 16), 2, 2);
+/// The worker counts the tuner moves to over windows in which the consumer waits `wait` and
+/// every raise pays (the throughput grows with the workers), until it reaches `budget`.
+std::vector<unsigned> worker_raises(Tuner& t, double wait, unsigned budget) {
   std::vector<unsigned> seen;
-  for (int i = 0; i < 12 && t.workers() < 8; ++i) {
-    // Each raise pays: the throughput grows with the workers.
-    if (const auto c = t.observe(window(0.4, 0.9, t.workers(), 10 * t.workers()))) {
+  for (int i = 0; i < 12 && t.workers() < budget; ++i) {
+    if (const auto c = t.observe(window(wait, 0.9, t.workers(), 10 * t.workers()))) {
       EXPECT_EQ(c->knob, Knob::workers);
       EXPECT_EQ(c->stage, Stage::decode);
       EXPECT_NE(c->reason.find("\"decode\""), std::string::npos) << c->reason;
       seen.push_back(c->to);
     }
   }
-  EXPECT_EQ(seen, (std::vector<unsigned>{3, 4, 6, 8}));
+  return seen;
+}
+
+TEST(Tuner, RaisesBusyWorkersByHalfAgainUpToTheBudgetWithASettlingWindowBetween) {
+  Tuner t(both(8, 16), 2, 2);
+  EXPECT_EQ(worker_raises(t, 0.4, 8), (std::vector<unsigned>{3, 4, 6, 8}));
   EXPECT_EQ(t.workers(), 8u);
   // At the budget with the consumer still waiting: a deeper queue is all that is left.
   EXPECT_FALSE(t.observe(window(0.4, 0.9, 8, 80)));  // settling
@@ -59,6 +64,13 @@ TEST(Tuner, RaisesBusyWorkersByHalfAgainUpToTheBudgetWithASettlingWindowBetween)
   ASSERT_TRUE(c);
   EXPECT_EQ(c->knob, Knob::prefetch);
   EXPECT_EQ(c->to, 4u);
+}
+
+TEST(Tuner, AStarvedConsumerDoublesTheWorkers) {
+  // 16 cores decoding JPEGs for a fast GPU: from 2 workers by half again would take 6 raises;
+  // a consumer that waits most of the window gets twice the workers at each.
+  Tuner t(both(16, 16), 2, 2);
+  EXPECT_EQ(worker_raises(t, 0.9, 16), (std::vector<unsigned>{4, 8, 16}));
 }
 
 TEST(Tuner, IdleWorkersWithWaitsDeepenTheQueueNotTheThreads) {
