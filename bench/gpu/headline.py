@@ -20,9 +20,10 @@ the same JPEG images (a gpufeed jpeg-layout file) at 224x224 with random-resized
 Each side runs --warmup steps (worker start-up, cuDNN's autotuning), then --steps timed steps
 ending at a device synchronize; each round starts both sides afresh, alternating which goes
 first, --rounds times, and the medians are compared. Then each side runs once more inside
-gpufeed.profile, whose diagnosis (utilization
-from CUPTI, idle by cause, verdict, bottleneck) is kept for both. With --raw, a gpufeed run on
-that raw file too (the Python loop to set against pipebench's C++ loop on the same file).
+gpufeed.profile, whose diagnosis (utilization from CUPTI, idle by cause, verdict, bottleneck) is
+kept for both. Once more, gpufeed with one worker fewer than the cores (what the diagnosis
+advises when launch gaps come with a loader on every core). With --raw, a gpufeed run on that
+raw file too (the Python loop to set against pipebench's C++ loop on the same file).
 
 Prints one JSON document (also to --json). Without a CUDA device: "no CUDA device: not
 measured", exit 0. --device cpu rehearses the script (float32 batches, tiny --steps).
@@ -249,6 +250,13 @@ def main():
                      "dataloader_workers": opts.workers, "gpufeed_workers": "all cores",
                      "images": opts.jpeg},
     }
+    cores = len(os.sched_getaffinity(0))
+    if cores > 1:
+        # The diagnosis's advice when launch gaps come with a loader on every core: one fewer.
+        loader, batches = gpufeed_batches(opts.jpeg, cores - 1, "crop-flip", device)
+        results["gpufeed_spare_core_images_per_s"] = timed(batches, step, opts.warmup,
+                                                           opts.steps, device)
+        close(loader, batches)
     if opts.raw:
         loader, raw = gpufeed_batches(opts.raw, 0, "none", device)
         results["gpufeed_raw_images_per_s"] = timed(raw, step, opts.warmup, opts.steps, device)
