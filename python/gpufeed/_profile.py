@@ -756,7 +756,7 @@ class profile:
                 self._datasets[id(source)] = getattr(source, "_dataset", None)
             facts["batches"] += 1
             if facts["batches"] == 1:
-                facts["batch_shape"] = _batch_shape(item)
+                facts["batch_shape"] = shape
             if self._starting:
                 started = self._starting.pop(id(source), None)
                 if started is not None:
