@@ -18,6 +18,8 @@ pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
 pkg_check_modules(LIBJPEG REQUIRED IMPORTED_TARGET libjpeg)
 pkg_check_modules(SPNG REQUIRED IMPORTED_TARGET spng)
 pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp libwebpdemux)
+find_package(CURL 7.75 REQUIRED)  # S3 object storage: AWS SigV4 signing (CURLOPT_AWS_SIGV4)
+find_package(EXPAT REQUIRED)      # S3's XML replies
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 

@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "dataset_meta.hpp"
-#include "file_io.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "reader_state.hpp"
@@ -94,9 +93,9 @@ DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
   detail::ReaderState& state = impl_->state;
   state.path = path;
   state.images_name = impl_->options.images;
-  state.fd = detail::open_read_only(path);
-  state.file_bytes = detail::file_size(state.fd.get(), path);
-  state.file = h5::open_file(path);
+  state.source = detail::open_source(path);
+  state.file_bytes = state.source->size();
+  state.file = h5::open_file(path, state.source);
   // Without HDF5's chunk cache: the loader caches chunks itself, and after the file shrank
   // under a read, HDF5's cache would keep serving the zeros it read past the end.
   const h5::Id access = h5::check_id(H5Pcreate(H5P_DATASET_ACCESS), "cannot open " + path);
@@ -174,6 +173,29 @@ std::string DatasetReader::compression() const {
 }
 std::uint64_t DatasetReader::stored_bytes() const {
   return impl_->state.stored_bytes;
+}
+
+bool DatasetReader::remote() const {
+  return impl_->state.source->remote();
+}
+
+ObjectStoreStats DatasetReader::network() const {
+  return impl_->state.source->network();
+}
+
+void DatasetReader::plan_reads(std::span<const std::uint64_t> chunks,
+                               const ReadAhead& settings) const {
+  const detail::ReaderState& state = impl_->state;
+  if (!state.source->remote()) return;
+  std::vector<detail::Extent> extents;
+  extents.reserve(chunks.size());
+  for (const std::uint64_t chunk : chunks) {
+    if (chunk >= state.layout.num_chunks) continue;
+    const std::optional<detail::Extent> at = detail::chunk_extent(state, chunk);
+    if (!at) return;  // read through HDF5: nothing to plan
+    extents.push_back(*at);
+  }
+  state.source->plan(std::move(extents), settings);
 }
 
 void DatasetReader::read_chunk(std::uint64_t chunk, std::span<std::uint8_t> out) const {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "byte_source.hpp"
 #include "gpufeed/formats/error.hpp"
 
 namespace gpufeed::formats::h5 {
@@ -77,6 +78,7 @@ StackError take_error_stack() {
   // HDF5 puts timestamps with line breaks into some descriptions; messages stay one line.
   std::replace(error.text.begin(), error.text.end(), '\n', ' ');
   H5Eclear2(H5E_DEFAULT);
+  error.driver_error = take_driver_error();
   return error;
 }
 
@@ -93,8 +95,22 @@ void fail_os(std::string_view context, const StackError& error) {
   throw IoError(message + ": " + std::strerror(error.os_error) + errno_advice(error.os_error));
 }
 
+namespace {
+
+// The object-storage driver's own error, with `context` in front where it is a failed request.
+[[noreturn]] void fail_driver(std::string_view context, const StackError& error) {
+  try {
+    std::rethrow_exception(error.driver_error);
+  } catch (const IoError& e) {
+    throw IoError(std::string(context) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
 void fail(std::string_view context, std::string_view advice) {
   const StackError error = take_error_stack();
+  if (error.driver_error) fail_driver(context, error);
   if (error.os_error != 0) fail_os(context, error);
   std::string message(context);
   message += ": ";
@@ -257,10 +273,12 @@ void discard_writes(hid_t file) noexcept {
   ::close(scratch);
 }
 
-Id open_file(const std::string& path) {
-  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+Id open_file(const std::string& path, const std::shared_ptr<const detail::ByteSource>& source) {
+  const Id access = source && source->remote() ? object_file_access(source) : Id();
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, access ? access.get() : H5P_DEFAULT);
   if (id >= 0) return Id(id);
   const StackError error = take_error_stack();
+  if (error.driver_error) fail_driver("cannot open " + path, error);
   if (error.os_error != 0) fail_os("cannot open " + path, error);  // the file may be fine
   const std::string advice = "; check the path or re-create it with h5pack convert";
   if (error.minor == H5E_NOTHDF5) {

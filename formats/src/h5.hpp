@@ -4,11 +4,17 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "gpufeed/base/unique_handle.hpp"
+
+namespace gpufeed::formats::detail {
+class ByteSource;
+}
 
 namespace gpufeed::formats::h5 {
 
@@ -37,6 +43,9 @@ struct StackError {
   /// description); 0 when the stack holds none.
   int os_error = 0;
   std::string os_file;  ///< the file that read or write was on, as HDF5 names it
+  /// What failed inside gpufeed's driver for object storage (a GET that failed after its
+  /// retries): the real reason, which HDF5's stack only calls a read error.
+  std::exception_ptr driver_error;
 };
 
 /// Reads the calling thread's error stack and clears it.
@@ -99,8 +108,15 @@ Id create_file(const std::string& path);
 /// cannot close a file at all). Call before closing its ids.
 void discard_writes(hid_t file) noexcept;
 /// Opens an HDF5 file read-only; throws FormatError that says whether it is not HDF5 at all,
-/// truncated, or unreadable for another reason, and what to do.
-Id open_file(const std::string& path);
+/// truncated, or unreadable for another reason, and what to do. A remote `source` (the object
+/// at `path`) is read through gpufeed's driver for object storage.
+Id open_file(const std::string& path,
+             const std::shared_ptr<const detail::ByteSource>& source = nullptr);
+
+/// File-access properties that read `source` through gpufeed's driver for object storage.
+Id object_file_access(std::shared_ptr<const detail::ByteSource> source);
+/// The exception the driver met in the calling thread's last failed read, taken (cleared).
+std::exception_ptr take_driver_error() noexcept;
 
 /// Opens group `name` (absolute), creating it when it does not exist.
 Id open_or_create_group(hid_t file, const char* name, std::string_view context);

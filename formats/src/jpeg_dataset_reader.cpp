@@ -5,8 +5,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "byte_source.hpp"
 #include "dataset_meta.hpp"
-#include "file_io.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
@@ -48,9 +48,9 @@ std::optional<ChannelStats> read_stats(hid_t file) {
 
 struct JpegDatasetReader::Impl {
   std::string path;
+  std::shared_ptr<const detail::ByteSource> source;  // before `file`, which may read through it
   h5::Id file;
   h5::Id bytes;
-  UniqueFd fd;
   JpegReadPath read_path = JpegReadPath::hyperslab;
   std::uint64_t total_bytes = 0;
   std::uint64_t file_bytes = 0;  ///< the file's size when it was opened
@@ -101,17 +101,7 @@ void JpegDatasetReader::Impl::check_sample(std::uint64_t sample) const {
 
 void JpegDatasetReader::Impl::read_contiguous(std::uint64_t sample,
                                               std::span<std::uint8_t> out) const {
-  const std::uint64_t at = base + offsets[sample];
-  const detail::ReadResult got = detail::pread_full(fd.get(), out, at);
-  if (got.error != 0) {
-    throw IoError("cannot read " + describe(sample) + ": " + std::strerror(got.error) +
-                  errno_advice(got.error));
-  }
-  if (got.bytes < out.size()) {
-    throw FormatError(path + " is truncated: " + describe(sample) + " ends at byte " +
-                      std::to_string(at + out.size()) + " but the file ends at byte " +
-                      std::to_string(at + got.bytes) + kRecreate);
-  }
+  source->read(out, base + offsets[sample], [&] { return describe(sample); });
 }
 
 void JpegDatasetReader::Impl::read_hyperslab(std::uint64_t sample,
@@ -134,7 +124,7 @@ void JpegDatasetReader::Impl::read_hyperslab(std::uint64_t sample,
 }
 
 void JpegDatasetReader::Impl::check_not_truncated(std::uint64_t sample) const {
-  const std::uint64_t now = detail::file_size(fd.get(), path);
+  const std::uint64_t now = source->current_size();
   if (now >= file_bytes) return;
   throw FormatError(path + " is truncated: it had " + std::to_string(file_bytes) +
                     " bytes when it was opened and has " + std::to_string(now) + " now (reading " +
@@ -146,9 +136,9 @@ JpegDatasetReader::JpegDatasetReader(const std::string& path, JpegReaderOptions 
   h5::silence_errors();
   Impl& r = *impl_;
   r.path = path;
-  r.fd = detail::open_read_only(path);
-  r.file_bytes = detail::file_size(r.fd.get(), path);
-  r.file = h5::open_file(path);
+  r.source = detail::open_source(path);
+  r.file_bytes = r.source->size();
+  r.file = h5::open_file(path, r.source);
   const hid_t file = r.file.get();
   r.bytes = open_bytes(file, path);
   r.total_bytes = h5::dims(r.bytes.get())[0];
@@ -208,6 +198,28 @@ void JpegDatasetReader::read_sample(std::uint64_t sample, std::span<std::uint8_t
   } else {
     r.read_hyperslab(sample, out);
   }
+}
+
+bool JpegDatasetReader::remote() const {
+  return impl_->source->remote();
+}
+
+ObjectStoreStats JpegDatasetReader::network() const {
+  return impl_->source->network();
+}
+
+void JpegDatasetReader::plan_reads(std::span<const std::uint64_t> samples,
+                                   const ReadAhead& settings) const {
+  const Impl& r = *impl_;
+  if (!r.source->remote() || r.read_path != JpegReadPath::contiguous) return;
+  std::vector<detail::Extent> extents;
+  extents.reserve(samples.size());
+  for (const std::uint64_t sample : samples) {
+    if (sample < r.shapes.size()) {
+      extents.push_back({r.base + r.offsets[sample], r.offsets[sample + 1] - r.offsets[sample]});
+    }
+  }
+  r.source->plan(std::move(extents), settings);
 }
 
 ImageFormat JpegDatasetReader::sample_format(std::uint64_t sample) const {

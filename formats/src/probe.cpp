@@ -2,7 +2,9 @@
 
 #include <vector>
 
+#include "byte_source.hpp"
 #include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "h5.hpp"
 
@@ -31,7 +33,8 @@ FileLayout probe_layout(const std::string& path, const std::string& images) {
   h5::silence_errors();
   h5::Id file;
   try {
-    file = h5::open_file(path);
+    file =
+        is_object_url(path) ? h5::open_file(path, detail::open_source(path)) : h5::open_file(path);
   } catch (const IoError&) {
     throw;  // the disk failed: guessing would only give a misleading message later
   } catch (const FormatError&) {

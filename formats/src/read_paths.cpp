@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "deflate.hpp"
-#include "file_io.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "reader_state.hpp"
 
@@ -23,19 +22,9 @@ std::string recovery_advice() {
   return "; re-create the file or restore it from a copy";
 }
 
-void pread_exact(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out,
-                 std::uint64_t offset) {
-  const ReadResult got = pread_full(state.fd.get(), out, offset);
-  if (got.error != 0) {
-    throw IoError("cannot read " + state.describe_chunk(chunk) + ": " + std::strerror(got.error) +
-                  errno_advice(got.error));
-  }
-  if (got.bytes < out.size()) {
-    throw FormatError(state.path + " is truncated: " + state.describe_chunk(chunk) +
-                      " ends at byte " + std::to_string(offset + out.size()) +
-                      " but the file ends at byte " + std::to_string(offset + got.bytes) +
-                      "; copy it again or re-create it with h5pack convert");
-  }
+void read_exact(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out,
+                std::uint64_t offset) {
+  state.source->read(out, offset, [&] { return state.describe_chunk(chunk); });
 }
 
 [[noreturn]] void damaged(const ReaderState& state, std::uint64_t chunk, const std::string& why) {
@@ -51,12 +40,12 @@ void read_by_index(const ReaderState& state, std::uint64_t chunk, std::span<std:
   const std::span<std::uint8_t> full = out.first(state.layout.chunk_buffer_bytes());
   const std::uint64_t address = state.chunk_addr[chunk];
   if (state.layout.deflate_stage < 0) {
-    pread_exact(state, chunk, full, address);  // validated at open: stored size == full size
+    read_exact(state, chunk, full, address);  // validated at open: stored size == full size
     return;
   }
   const auto buffer = state.scratch.lease();  // the chunk's bytes as stored in the file
   const std::span<std::uint8_t> stored = scratch(*buffer, state.chunk_size[chunk]);
-  pread_exact(state, chunk, stored, address);
+  read_exact(state, chunk, stored, address);
   inflate(state, chunk, stored, full);
 }
 
@@ -157,7 +146,7 @@ void read_hyperslab(const ReaderState& state, std::uint64_t chunk, std::span<std
 // HDF5 reads the bytes past the end of a file that shrank after it was opened as zeros, without
 // an error; the paths through HDF5 look at the file's size after each read.
 void check_not_truncated(const ReaderState& state, std::uint64_t chunk) {
-  const std::uint64_t now = file_size(state.fd.get(), state.path);
+  const std::uint64_t now = state.source->current_size();
   if (now >= state.file_bytes) return;
   throw FormatError(state.path + " is truncated: it had " + std::to_string(state.file_bytes) +
                     " bytes when it was opened and has " + std::to_string(now) + " now (reading " +
@@ -178,16 +167,28 @@ void read_through_hdf5(const ReaderState& state, std::uint64_t chunk, const Read
 
 }  // namespace
 
+std::optional<Extent> chunk_extent(const ReaderState& state, std::uint64_t chunk) {
+  switch (state.read_path) {
+    case ReadPath::index:
+      return Extent{state.chunk_addr[chunk], state.chunk_size[chunk]};
+    case ReadPath::contiguous:
+      return Extent{state.contiguous_offset + state.first_sample(chunk) * state.layout.sample_bytes,
+                    state.sample_count(chunk) * state.layout.sample_bytes};
+    default:
+      return std::nullopt;
+  }
+}
+
 void read_chunk(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out) {
   switch (state.read_path) {
     case ReadPath::index:
       return read_by_index(state, chunk, out);
     case ReadPath::direct_chunk:
       return read_through_hdf5(state, chunk, [&] { read_direct(state, chunk, out); });
-    case ReadPath::contiguous:
-      return pread_exact(
-          state, chunk, out.first(state.sample_count(chunk) * state.layout.sample_bytes),
-          state.contiguous_offset + state.first_sample(chunk) * state.layout.sample_bytes);
+    case ReadPath::contiguous: {
+      const Extent at = *chunk_extent(state, chunk);
+      return read_exact(state, chunk, out.first(at.length), at.offset);
+    }
     case ReadPath::hyperslab:
       return read_through_hdf5(state, chunk, [&] { read_hyperslab(state, chunk, out); });
   }

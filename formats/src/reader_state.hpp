@@ -5,11 +5,13 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "gpufeed/base/unique_handle.hpp"
+#include "byte_source.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
 #include "gpufeed/formats/scratch_pool.hpp"
@@ -53,11 +55,12 @@ ImagesLayout inspect_images(hid_t images, const std::string& where, const Reader
 /// so any number of threads may read through it at once; only the direct_chunk and
 /// hyperslab paths call HDF5 (which takes its own lock).
 struct ReaderState {
-  std::string path;         ///< the file, as the user named it
-  std::string images_name;  ///< the dataset, as the user named it
+  std::string path;                          ///< the file, as the user named it
+  std::string images_name;                   ///< the dataset, as the user named it
+  std::shared_ptr<const ByteSource> source;  ///< the file's bytes (before `file`: HDF5's driver
+                                             ///< for objects reads through it)
   h5::Id file;
   h5::Id images;
-  UniqueFd fd;
   std::uint64_t file_bytes = 0;
   std::uint64_t stored_bytes = 0;  ///< what HDF5 says the images occupy in the file
   ImagesLayout layout;
@@ -88,6 +91,10 @@ bool chunk_index_applies(const ReaderState& state);
 /// Loads /index/chunk_addr and /index/chunk_size into `state` and checks them against the
 /// file; throws FormatError when they disagree.
 void load_chunk_index(ReaderState& state);
+
+/// Where chunk `chunk` is stored, for the paths that read it without HDF5 (index,
+/// contiguous); nullopt for the others.
+std::optional<Extent> chunk_extent(const ReaderState& state, std::uint64_t chunk);
 
 /// Reads chunk `chunk` along state.read_path into `out` (at least chunk_buffer_bytes()).
 void read_chunk(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out);

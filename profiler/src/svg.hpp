@@ -7,34 +7,11 @@
 #include <string>
 #include <string_view>
 
+#include "gpufeed/base/text.hpp"
+
 namespace gpufeed::profiler::detail {
 
-inline std::string xml_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using gpufeed::xml_escape;
 
 inline std::string fmt(double v) {
   char buf[32];

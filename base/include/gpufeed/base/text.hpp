@@ -1,8 +1,9 @@
 #pragma once
-// printf-style formatting into a std::string, for aligned terminal text.
+// printf-style formatting into a std::string, for aligned terminal text; XML escaping.
 #include <cstdarg>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace gpufeed {
 
@@ -19,6 +20,34 @@ namespace gpufeed {
 /// The text up to its first line break: what a one-line error message keeps of a longer one.
 inline std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
+}
+
+/// `text` with &, <, >, " and ' escaped: safe in XML, SVG and HTML text and attributes.
+inline std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace gpufeed

@@ -4,9 +4,11 @@
 // labels or how the file is read never branches on the layout.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/probe.hpp"
 
 namespace gpufeed::formats {
@@ -34,6 +36,18 @@ class Dataset {
   /// How they are read: "index", "direct_chunk", "contiguous", "hyperslab" (raw);
   /// "jpeg contiguous (pread)", "jpeg hyperslab".
   [[nodiscard]] virtual std::string read_path_name() const = 0;
+  /// True for a file in object storage (an s3:// path).
+  [[nodiscard]] virtual bool remote() const = 0;
+  /// A file in object storage: the counters of the client that reads it (monotonic; shared
+  /// with the files opened under the same AWS configuration). Zeros for a local file.
+  [[nodiscard]] virtual ObjectStoreStats network() const = 0;
+  /// The units (chunks, or images for the jpeg layout) the next reads will ask for, in that
+  /// order, replacing any earlier plan: a file in object storage fetches them ahead of the
+  /// reads within `settings` (many GETs in flight, neighbours coalesced, a memory budget); a
+  /// local file ignores it. Reads outside the plan still work (one GET each). Thread-safe.
+  virtual void plan_reads(std::span<const std::uint64_t> units,
+                          const ReadAhead& settings) const = 0;
+
   /// One label per sample (-1 everywhere when the file has no labels).
   [[nodiscard]] const std::vector<std::int64_t>& labels() const { return meta_.labels; }
   /// /meta/mean and /meta/std when the file has them.

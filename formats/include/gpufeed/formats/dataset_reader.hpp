@@ -69,6 +69,10 @@ class DatasetReader final : public Dataset {
   [[nodiscard]] std::string compression() const override;
   /// Bytes the images occupy in the file (compressed size).
   [[nodiscard]] std::uint64_t stored_bytes() const;
+  [[nodiscard]] bool remote() const override;
+  [[nodiscard]] ObjectStoreStats network() const override;
+  /// Chunks are planned on the index and contiguous paths (the others read through HDF5).
+  void plan_reads(std::span<const std::uint64_t> chunks, const ReadAhead& settings) const override;
 
   /// Reads chunk `chunk` into `out` (at least chunk_buffer_bytes()): its samples densely, in
   /// the file's layout. Thread-safe. Throws FormatError for a damaged chunk.

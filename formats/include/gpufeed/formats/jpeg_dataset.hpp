@@ -98,6 +98,10 @@ class JpegDatasetReader final : public Dataset {
   [[nodiscard]] const std::vector<std::uint64_t>& offsets() const;
   [[nodiscard]] JpegShape shape(std::uint64_t sample) const;
   [[nodiscard]] std::uint64_t sample_size(std::uint64_t sample) const;
+  [[nodiscard]] bool remote() const override;
+  [[nodiscard]] ObjectStoreStats network() const override;
+  /// Samples are planned on the contiguous path (the hyperslab path reads through HDF5).
+  void plan_reads(std::span<const std::uint64_t> samples, const ReadAhead& settings) const override;
 
   /// Reads sample `sample`'s encoded bytes into `out` (resized to fit). Thread-safe. Throws
   /// FormatError for an empty sample or a read past the end of the file.

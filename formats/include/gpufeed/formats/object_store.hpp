@@ -1,0 +1,60 @@
+#pragma once
+// Datasets in S3-compatible object storage: "s3://bucket/key" is taken wherever a dataset path
+// is. Credentials, region and endpoint come from the standard AWS variables and files
+// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_PROFILE, ~/.aws/credentials,
+// ~/.aws/config, AWS_REGION, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL).
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gpufeed::formats {
+
+/// True for "s3://...": a path the object-store client reads.
+[[nodiscard]] inline bool is_object_url(std::string_view path) {
+  return path.starts_with("s3://");
+}
+
+/// What the object-store client did (monotonic counters of one process; take differences).
+struct ObjectStoreStats {
+  std::uint64_t requests = 0;        ///< HTTP requests sent, retries included
+  std::uint64_t bytes = 0;           ///< body bytes received by GETs
+  std::uint64_t retries = 0;         ///< requests sent again after a retryable failure
+  std::uint64_t throttled = 0;       ///< responses that asked to slow down (503, SlowDown)
+  std::uint64_t in_flight = 0;       ///< requests running now
+  std::uint64_t peak_in_flight = 0;  ///< most requests running at once
+  std::int64_t backoff_ns = 0;       ///< time requests waited to be retried
+  std::int64_t first_byte_ns = 0;    ///< sum over requests of the time to the first byte
+  std::int64_t request_ns = 0;       ///< sum over requests of their whole time
+};
+
+/// How a dataset in object storage is read ahead of the loader: the ranges the next batches
+/// need, in the order they will be read, coalesced into GETs and kept in flight.
+struct ReadAhead {
+  unsigned requests = 64;  ///< GETs in flight at most
+  /// Bytes fetched ahead and not yet read, at most (in flight included).
+  std::uint64_t budget_bytes = std::uint64_t{256} << 20;
+  /// Neighbouring ranges closer than this are fetched by one GET.
+  std::uint64_t coalesce_gap_bytes = std::uint64_t{64} << 10;
+  /// A coalesced GET stops growing at this size.
+  std::uint64_t max_request_bytes = std::uint64_t{16} << 20;
+  /// Non-empty: a node-local directory that keeps every range read (one file each, tied to
+  /// the object's ETag, shared safely by the processes of a node), so later epochs read the
+  /// disk; ranges found there are not fetched.
+  std::string cache_dir;
+  /// The cache directory's budget, least recently used files removed past it; 0: half the
+  /// free space of its filesystem.
+  std::uint64_t cache_dir_bytes = 0;
+};
+
+/// Throws UsageError when `url` is not s3://bucket/key (checked before any work is done).
+void check_object_url(const std::string& url);
+
+/// The process's object-store counters.
+ObjectStoreStats object_store_stats();
+
+/// Uploads the local file `local_path` to `url` (s3://bucket/key): one PUT for a small file, a
+/// multipart upload otherwise; no object appears at the key unless the whole file arrived.
+/// Throws UsageError for a malformed URL and IoError for a failed upload.
+void upload_file(const std::string& local_path, const std::string& url);
+
+}  // namespace gpufeed::formats

@@ -1,0 +1,22 @@
+#include "gpufeed/formats/object_store.hpp"
+
+#include "s3_client.hpp"
+
+namespace gpufeed::formats {
+
+ObjectStoreStats object_store_stats() {
+  // Counting needs no client: a process that never read an object has nothing to report.
+  const std::shared_ptr<s3::Client> client = s3::Client::shared_if_made();
+  return client ? client->stats() : ObjectStoreStats{};
+}
+
+void check_object_url(const std::string& url) {
+  (void)s3::Url::parse(url);
+}
+
+void upload_file(const std::string& local_path, const std::string& url) {
+  const s3::Url object = s3::Url::parse(url);
+  s3::Client::shared()->put_file(object, local_path);
+}
+
+}  // namespace gpufeed::formats

@@ -1,0 +1,93 @@
+#pragma once
+// The S3 client's I/O thread: every request of a client on one curl multi handle (connections
+// reused, easy handles pooled), retries waiting on a timer queue so that a backoff never holds
+// up other transfers, and the client's counters.
+#include <curl/curl.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "s3_request.hpp"
+
+namespace gpufeed::formats::s3 {
+
+struct MultiTraits {
+  using handle_type = CURLM*;
+  static constexpr CURLM* null() noexcept { return nullptr; }
+  static void destroy(CURLM* multi) noexcept { curl_multi_cleanup(multi); }
+};
+using UniqueMulti = UniqueHandle<MultiTraits>;
+
+/// curl_global_init, once per process (IoThread calls it). It also sets up OpenSSL, whose exit
+/// handler must run after any client that outlives main() is gone: a static holding a client
+/// calls this before it is made, so that it is destroyed first.
+void init_curl_once();
+
+/// Runs requests to completion: each attempt on the multi handle, a retryable failure again
+/// after a full-jitter backoff while attempts remain, then the request's `finish` on this
+/// thread. submit() and stats() are thread-safe; the destructor cancels what is still queued,
+/// waiting or running (their `finish` gets an IoError "... cancelled ...") and joins the thread.
+class IoThread {
+ public:
+  /// `config` must outlive the thread.
+  explicit IoThread(const Config& config);
+  ~IoThread();
+  IoThread(const IoThread&) = delete;
+  IoThread& operator=(const IoThread&) = delete;
+
+  /// Queues `request` (its `finish` set); after the destructor began, cancels it at once.
+  void submit(std::unique_ptr<Request> request);
+  [[nodiscard]] ObjectStoreStats stats() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void run();
+  void start(std::unique_ptr<Request> request);
+  void start_due_retries();
+  void collect_finished();
+  void finished(CURL* easy, CURLcode code);
+  void complete(std::unique_ptr<Request> request, std::exception_ptr error);
+  void cancel(std::unique_ptr<Request> request);
+  void cancel_everything();
+  [[nodiscard]] Clock::duration backoff(int retry);
+  [[nodiscard]] int wait_ms() const;
+
+  const Config& config_;
+  UniqueMulti multi_;
+
+  std::mutex mutex_;  // guards incoming_ and stopping_
+  std::vector<std::unique_ptr<Request>> incoming_;
+  bool stopping_ = false;
+
+  // The I/O thread's own.
+  std::unordered_map<CURL*, std::unique_ptr<Request>> running_;
+  std::multimap<Clock::time_point, std::unique_ptr<Request>> waiting_;
+  std::vector<UniqueEasy> idle_;
+  std::mt19937_64 random_;
+
+  struct Counters {
+    std::atomic<std::uint64_t> requests{0};
+    std::atomic<std::uint64_t> bytes{0};
+    std::atomic<std::uint64_t> retries{0};
+    std::atomic<std::uint64_t> throttled{0};
+    std::atomic<std::uint64_t> in_flight{0};
+    std::atomic<std::uint64_t> peak_in_flight{0};
+    std::atomic<std::int64_t> backoff_ns{0};
+    std::atomic<std::int64_t> first_byte_ns{0};
+    std::atomic<std::int64_t> request_ns{0};
+  };
+  Counters counters_;
+
+  std::thread thread_;  // last: starts once everything above is made
+};
+
+}  // namespace gpufeed::formats::s3

@@ -1,0 +1,104 @@
+// Dataset files in object storage through the readers, against moto: opening costs a HEAD and
+// two GETs sent together, chunks read exactly as from the local file, and a plan of the reads
+// coalesces neighbouring chunks into few GETs.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "dataset_fixture.hpp"
+#include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/object_store.hpp"
+#include "gpufeed/formats/probe.hpp"
+#include "s3_test_support.hpp"
+#include "temp_dir.hpp"
+
+namespace gpufeed::formats {
+namespace {
+
+constexpr SampleShape kShape{8, 8, 3, Layout::nhwc};
+constexpr std::uint64_t kSamples = 2000;
+constexpr std::uint64_t kChunk = 16;
+
+class S3Dataset : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GPUFEED_SKIP_WITHOUT_MOTO();
+    moto_ = testing::start_moto();
+    env_.set("AWS_ENDPOINT_URL_S3", moto_->url());
+    env_.set("AWS_ACCESS_KEY_ID", "AKIDGPUFEEDTEST");
+    env_.set("AWS_SECRET_ACCESS_KEY", testing::kTestSecret);
+    testing::write_dataset(local_, kSamples, kShape, kChunk);
+    upload_file(local_, url_);
+  }
+
+  [[nodiscard]] static std::uint64_t requests() { return object_store_stats().requests; }
+
+  testing::ScopedAwsEnv env_;
+  std::unique_ptr<testing::S3ServerProcess> moto_;
+  testing::TempDir dir_;
+  std::string local_ = dir_.file("data.h5");
+  std::string url_ = "s3://" + testing::kBucket + "/sets/data.h5";
+};
+
+TEST_F(S3Dataset, OpeningTakesAHeadAndTwoGetsAndReadsTheSameChunks) {
+  const std::uint64_t before = requests();
+  EXPECT_EQ(probe_layout(url_), FileLayout::raw);
+  const DatasetReader remote(url_);
+  EXPECT_LE(requests() - before, 3u) << "the probe and the reader share one open";
+  EXPECT_TRUE(remote.remote());
+  const DatasetReader local(local_);
+  EXPECT_FALSE(local.remote());
+  ASSERT_EQ(remote.num_samples(), kSamples);
+  ASSERT_EQ(remote.num_chunks(), local.num_chunks());
+  EXPECT_EQ(remote.read_path(), ReadPath::index);
+  EXPECT_EQ(remote.labels(), local.labels());
+  std::vector<std::uint8_t> a(local.chunk_buffer_bytes()), b(a.size());
+  for (const std::uint64_t c : {std::uint64_t{0}, std::uint64_t{7}, local.num_chunks() - 1}) {
+    local.read_chunk(c, a);
+    remote.read_chunk(c, b);
+    EXPECT_EQ(a, b) << "chunk " << c;
+  }
+}
+
+TEST_F(S3Dataset, APlannedReadCoalescesNeighbouringChunksIntoFewGets) {
+  const DatasetReader remote(url_);
+  const DatasetReader local(local_);
+  std::vector<std::uint64_t> chunks(remote.num_chunks());
+  std::iota(chunks.begin(), chunks.end(), std::uint64_t{0});
+  const std::uint64_t before = requests();
+  remote.plan_reads(chunks, ReadAhead{});
+  std::vector<std::uint8_t> a(local.chunk_buffer_bytes()), b(a.size());
+  for (const std::uint64_t c : chunks) {
+    local.read_chunk(c, a);
+    remote.read_chunk(c, b);
+    ASSERT_EQ(a, b) << "chunk " << c;
+  }
+  // 125 chunks back to back in the file (1.5 MB): one GET holds them all.
+  EXPECT_LE(requests() - before, 2u);
+  // Without a plan every chunk is a GET of its own.
+  const std::uint64_t unplanned = requests();
+  const DatasetReader again(url_);
+  for (std::uint64_t c = 0; c < 10; ++c) again.read_chunk(c, b);
+  EXPECT_EQ(requests() - unplanned, 10u);
+}
+
+TEST_F(S3Dataset, AMissingObjectSaysWhichKeyEndpointAndCredentialsWereUsed) {
+  try {
+    const DatasetReader reader("s3://" + testing::kBucket + "/no/such.h5");
+    ADD_FAILURE() << "a missing object was opened";
+  } catch (const IoError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("cannot open s3://gpufeed-test/no/such.h5"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("404"), std::string::npos) << message;
+    EXPECT_NE(message.find(moto_->url()), std::string::npos) << message;
+    EXPECT_NE(message.find("AWS_ACCESS_KEY_ID"), std::string::npos) << message;
+    EXPECT_EQ(message.find(testing::kTestSecret), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+}  // namespace gpufeed::formats
