@@ -1,5 +1,6 @@
 #include "consumer_place.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <system_error>
@@ -100,6 +101,19 @@ const std::string& ConsumerPlace::fingerprint() const {
   return fingerprint_;
 }
 
+std::string ConsumerPlace::next_samples(std::uint64_t epoch,
+                                        std::span<const EpochSegment> segments) const {
+  constexpr std::size_t kSamples = 256;
+  const std::vector<std::uint64_t> next = sampler_.unconsumed(epoch, segments);
+  const auto& labels = source_.labels();
+  Digest d;
+  for (std::size_t i = 0; i < std::min(kSamples, next.size()); ++i) {
+    d.add(next[i]);
+    d.add(static_cast<std::uint64_t>(labels[next[i]]));
+  }
+  return d.hex();
+}
+
 LoaderState ConsumerPlace::state() const {
   LoaderState s;
   {
@@ -111,6 +125,7 @@ LoaderState ConsumerPlace::state() const {
   }
   s.dataset = options_.path;
   s.fingerprint = fingerprint();
+  s.next_samples = next_samples(s.epoch, s.segments);
   s.samples = source_.num_samples();
   s.seed = options_.seed;
   s.order = options_.order;
@@ -141,6 +156,16 @@ void ConsumerPlace::restore(const LoaderState& s) {
   }
   for (const EpochSegment& seg : s.segments) {
     if (seg.world_size == 0) refuse("a segment has world_size 0");
+  }
+  if (!s.next_samples.empty()) {
+    if (const std::string here = next_samples(s.epoch, s.segments); here != s.next_samples) {
+      refuse(
+          "this loader would resume with other samples than the ones the state was taken "
+          "before (digest " +
+          here + ", the state's " + s.next_samples +
+          "): the file's contents or the sample order changed since; restore it into a "
+          "loader of the same file and version, or start the epoch over");
+    }
   }
   std::lock_guard lock(mutex_);
   pending_ = s;

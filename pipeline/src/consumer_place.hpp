@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ class ConsumerPlace {
  private:
   [[nodiscard]] EpochPlan plan_from(const LoaderState& state) const;
   [[nodiscard]] const std::string& fingerprint() const;
+  /// LoaderState::next_samples of a state at `segments` of `epoch`.
+  [[nodiscard]] std::string next_samples(std::uint64_t epoch,
+                                         std::span<const EpochSegment> segments) const;
 
   struct Place {
     std::uint64_t epoch = 0;

@@ -39,6 +39,7 @@ std::string LoaderState::to_json() const {
                   {"echo_repeats", echo_repeats},
                   {"dataset", dataset},
                   {"fingerprint", fingerprint},
+                  {"next_samples", next_samples},
                   {"samples", samples},
                   {"seed", seed},
                   {"order", to_string(order)},
@@ -77,6 +78,7 @@ LoaderState LoaderState::from_json(const std::string& text) {
   s.echo_repeats = field<std::uint32_t>(j, "echo_repeats");
   s.dataset = field<std::string>(j, "dataset");
   s.fingerprint = field<std::string>(j, "fingerprint");
+  if (j.contains("next_samples")) s.next_samples = field<std::string>(j, "next_samples");
   s.samples = field<std::uint64_t>(j, "samples");
   s.seed = field<std::uint64_t>(j, "seed");
   try {

@@ -132,14 +132,20 @@ std::vector<std::uint64_t> Sampler::remaining(const std::vector<std::uint64_t>& 
   return out;
 }
 
-std::vector<std::uint64_t> Sampler::epoch_order(std::uint64_t epoch,
-                                                std::span<const EpochSegment> closed,
-                                                std::uint64_t skip) const {
+std::vector<std::uint64_t> Sampler::unconsumed(std::uint64_t epoch,
+                                               std::span<const EpochSegment> segments) const {
   std::vector<std::uint64_t> order = global_order(epoch);
-  for (const EpochSegment& segment : closed) {
+  for (const EpochSegment& segment : segments) {
     if (segment.world_size == 0) throw UsageError("an epoch segment has world size 0");
     order = remaining(order, segment);
   }
+  return order;
+}
+
+std::vector<std::uint64_t> Sampler::epoch_order(std::uint64_t epoch,
+                                                std::span<const EpochSegment> closed,
+                                                std::uint64_t skip) const {
+  std::vector<std::uint64_t> order = unconsumed(epoch, closed);
   if (order.empty()) return {};
   std::vector<std::uint64_t> mine = deal(order, options_.shard.rank, options_.shard.world_size);
   mine.erase(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(std::min(skip, mine.size())));

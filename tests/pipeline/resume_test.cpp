@@ -205,5 +205,39 @@ TEST_F(Resume, ForeignOrDamagedStatesAreRefused) {
   EXPECT_EQ(LoaderState::from_json(json), good);
 }
 
+TEST_F(Resume, AStateWhoseNextSamplesDifferIsRefused) {
+  Loader loader(options(Order::chunk));
+  run(loader, 1, 3);
+  const LoaderState good = loader.state();
+  ASSERT_EQ(good.next_samples.size(), 16u);
+  Loader same(options(Order::chunk));
+  EXPECT_NO_THROW(same.restore(good)) << "the same file and settings resume";
+  // What a changed sample order or changed file contents look like to the check: the state's
+  // digest of the next samples is not what this loader would deliver.
+  LoaderState moved = good;
+  moved.next_samples =
+      good.next_samples == std::string(16, '0') ? std::string(16, '1') : std::string(16, '0');
+  Loader other(options(Order::chunk));
+  try {
+    other.restore(moved);
+    ADD_FAILURE() << "a state with other next samples was restored";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("would resume with other samples"));
+    EXPECT_THAT(e.what(), HasSubstr(good.next_samples));
+  }
+  // The digest follows the position: a state taken later digests other samples.
+  run(loader, 1, 1);
+  EXPECT_NE(loader.state().next_samples, good.next_samples);
+  // A state written before the digest existed still restores.
+  LoaderState old = good;
+  old.next_samples.clear();
+  std::string json = old.to_json();
+  json.replace(json.find(",\"next_samples\":\"\""), std::string(",\"next_samples\":\"\"").size(),
+               "");
+  ASSERT_EQ(json.find("next_samples"), std::string::npos);
+  Loader older(options(Order::chunk));
+  EXPECT_NO_THROW(older.restore(LoaderState::from_json(json)));
+}
+
 }  // namespace
 }  // namespace gpufeed

@@ -30,6 +30,11 @@ struct LoaderState {
   // What the state belongs to:
   std::string dataset;      ///< the file's path when the state was taken (not checked)
   std::string fingerprint;  ///< the dataset's identity: sizes, shape, labels, stored bytes
+  /// A digest of the next samples of the job (the first 256 no rank consumed, with their
+  /// labels): restore() computes it again and refuses a state whose resume point would deliver
+  /// other samples (a changed file or a changed order). Empty in a state written before it
+  /// existed: not checked.
+  std::string next_samples;
   std::uint64_t samples = 0;
   std::uint64_t seed = 0;
   Order order = Order::chunk;

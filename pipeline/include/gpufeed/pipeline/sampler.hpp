@@ -74,6 +74,10 @@ class Sampler {
                                                        std::uint64_t skip = 0) const;
   /// The epoch's order before sharding.
   [[nodiscard]] std::vector<std::uint64_t> global_order(std::uint64_t epoch) const;
+  /// The samples of `epoch` no rank has consumed after `segments` (the last one may be the
+  /// stretch in progress), in the order they are still to be dealt. Whatever the world size.
+  [[nodiscard]] std::vector<std::uint64_t> unconsumed(std::uint64_t epoch,
+                                                      std::span<const EpochSegment> segments) const;
 
  private:
   [[nodiscard]] std::uint64_t share_size(std::uint64_t samples, std::uint64_t world) const;
