@@ -130,6 +130,12 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
   f.cache_hit_rate = cache_hit_rate(s);
   f.order = r.order;
   f.cache_bytes = r.cache_bytes;
+  if (s.network) {
+    const NetworkStats& n = *s.network;
+    f.network = profiler::NetworkFacts{n.requests,       n.throttled,     n.retries,
+                                       n.peak_in_flight, n.read_requests, n.mean_first_byte_ms(),
+                                       n.backoff_ns};
+  }
   if (s.chunk_reads > 0 && r.samples_per_chunk > 1) {
     // The least a run can read: every chunk once per epoch it started.
     f.chunk_reads = s.chunk_reads;

@@ -83,6 +83,20 @@ json number_or_null(const std::optional<double>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
+json network_json(const std::optional<NetworkStats>& network) {
+  if (!network) return nullptr;
+  const NetworkStats& n = *network;
+  return {{"requests", n.requests},
+          {"bytes", n.bytes},
+          {"retries", n.retries},
+          {"throttled", n.throttled},
+          {"peak_in_flight", n.peak_in_flight},
+          {"read_requests", n.read_requests},
+          {"backoff_s", seconds(n.backoff_ns)},
+          {"mean_first_byte_ms", n.mean_first_byte_ms()},
+          {"request_s", seconds(n.request_ns)}};
+}
+
 json stats_json(const LoaderStats& s) {
   json tuning = json::array();
   for (const TuningChange& c : s.tuning) {
@@ -124,6 +138,7 @@ json stats_json(const LoaderStats& s) {
             {"peak_bytes", s.cache_peak_bytes},
             {"chunk_reads", s.chunk_reads},
             {"bytes_read", s.bytes_read}}},
+          {"network", network_json(s.network)},
           {"memory",
            {{"slot_bytes", s.slot_bytes},
             {"pinned", s.pinned},

@@ -53,6 +53,7 @@ EpochRun::EpochRun(StageWork& work, Slots& slots, EpochSpec spec)
   flow::make_edge(assemble_, normalize_);
   flow::make_edge(normalize_, sequencer_);
   flow::make_edge(sequencer_, deliver_);
+  work_.plan_reads(order_);
 }
 
 void EpochRun::feed() {

@@ -21,6 +21,8 @@ void check_options(const LoaderOptions& o) {
   check_field_range("seed", o.seed);
   check_field_range("chunk_window", o.chunk_window);
   check_field_range("cache_bytes", o.cache_bytes);
+  check_count("read_requests", o.read_requests);
+  check_field_range("cache_dir_bytes", o.cache_dir_bytes);
 }
 
 }  // namespace gpufeed

@@ -91,7 +91,9 @@ StageWork::StageWork(const LoaderOptions& options, oneapi::tbb::task_arena& aren
       image_samples_(make_image_samples(options, source_, shape_)),
       norm_(normalize_params(options, source_, shape_.channels)),
       staging_(make_staging(options, shape_, norm_)),
-      cache_(options.cache_bytes) {}
+      cache_(options.cache_bytes) {
+  if (source_.dataset().remote()) network_base_ = source_.dataset().network();
+}
 
 StageWork::~StageWork() = default;
 
@@ -114,6 +116,49 @@ void StageWork::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position,
   std::sort(
       slot.by_chunk.begin(), slot.by_chunk.begin() + count,
       [&](std::uint32_t a, std::uint32_t b) { return slot.indices[a] / k < slot.indices[b] / k; });
+}
+
+formats::ReadAhead StageWork::read_ahead() const {
+  formats::ReadAhead r;
+  r.budget_bytes = std::max<std::uint64_t>(std::uint64_t{64} << 20, options_.cache_bytes / 2);
+  r.cache_dir = options_.cache_dir;
+  r.cache_dir_bytes = options_.cache_dir_bytes;
+  if (!options_.read_requests.is_auto()) {
+    r.requests = options_.read_requests.value_or(r.requests);
+    return r;
+  }
+  // Enough GETs of the file's mean read to fill half the budget: the other half holds what was
+  // fetched and is not yet read.
+  const formats::Dataset& d = source_.dataset();
+  const std::uint64_t stored =
+      source_.raw ? source_.raw->stored_bytes() : source_.jpeg->total_bytes();
+  const std::uint64_t mean =
+      std::max<std::uint64_t>(1, stored / std::max<std::uint64_t>(1, d.num_chunks()));
+  r.requests = static_cast<unsigned>(std::clamp<std::uint64_t>(r.budget_bytes / 2 / mean, 16, 256));
+  return r;
+}
+
+void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
+  const formats::Dataset& d = source_.dataset();
+  if (!d.remote()) return;
+  const std::uint64_t k = std::max<std::uint64_t>(1, d.samples_per_chunk());
+  std::vector<bool> planned(d.num_chunks(), false);
+  std::vector<std::uint64_t> units;
+  std::vector<std::uint64_t> batch;
+  for (std::uint64_t first = 0; first < order.size(); first += options_.batch_size) {
+    const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + options_.batch_size);
+    batch.clear();
+    for (std::uint64_t i = first; i < end; ++i) {
+      const std::uint64_t unit = order[i] / k;
+      if (unit < planned.size() && !planned[unit]) {
+        planned[unit] = true;
+        batch.push_back(unit);
+      }
+    }
+    std::sort(batch.begin(), batch.end());
+    units.insert(units.end(), batch.begin(), batch.end());
+  }
+  d.plan_reads(units, read_ahead());
 }
 
 void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
@@ -334,6 +379,23 @@ void StageWork::fill_stats(LoaderStats& s) const {
   s.cache_hits = c.hits;
   s.cache_misses = c.misses;
   s.cache_peak_bytes = c.peak_bytes;
+  if (source_.dataset().remote()) {
+    const formats::ObjectStoreStats now = source_.dataset().network();
+    const formats::ObjectStoreStats base = [this] {
+      std::lock_guard lock(network_mutex_);
+      return network_base_;
+    }();
+    NetworkStats& n = s.network.emplace();
+    n.requests = now.requests - base.requests;
+    n.bytes = now.bytes - base.bytes;
+    n.retries = now.retries - base.retries;
+    n.throttled = now.throttled - base.throttled;
+    n.backoff_ns = now.backoff_ns - base.backoff_ns;
+    n.first_byte_ns = now.first_byte_ns - base.first_byte_ns;
+    n.request_ns = now.request_ns - base.request_ns;
+    n.peak_in_flight = now.peak_in_flight;
+    n.read_requests = read_ahead().requests;
+  }
   if (staging_) {
     const StagingStats g = staging_->stats();
     s.pinned = g.pinned;
@@ -346,6 +408,10 @@ void StageWork::fill_stats(LoaderStats& s) const {
 
 void StageWork::reset_stats() {
   counters.reset();
+  if (source_.dataset().remote()) {
+    std::lock_guard lock(network_mutex_);
+    network_base_ = source_.dataset().network();
+  }
   chunk_reads_ = 0;
   bytes_read_ = 0;
   skipped_ = 0;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -38,6 +39,10 @@ class StageWork {
   /// `index` of `epoch`.
   void prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position, std::uint64_t index,
                const std::vector<std::uint64_t>& order) const;
+  /// A file in object storage: fetches what `order` (an epoch's samples from the position it
+  /// starts at) will read, ahead of the reads: each chunk (or image) once, in the order of the
+  /// batches, sorted within a batch. Nothing for a local file.
+  void plan_reads(const std::vector<std::uint64_t>& order) const;
   /// The first node: the samples' pixels into slot.raw (read and copied, or decoded), flipped.
   void assemble(Slot& slot);
   /// The second node: normalized on the host (CPU device) or staged and normalized on the device.
@@ -71,6 +76,7 @@ class StageWork {
   StageCounters counters;
 
  private:
+  [[nodiscard]] formats::ReadAhead read_ahead() const;
   void copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
   void decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
   void decode_or_replace(Slot& slot, std::uint32_t position);
@@ -89,6 +95,9 @@ class StageWork {
   std::atomic<unsigned> workers_{1};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0}, skipped_{0}, reaugmented_{0};
+  /// The object-store counters when the stats were last reset (a file in object storage).
+  mutable std::mutex network_mutex_;
+  formats::ObjectStoreStats network_base_;
 };
 
 }  // namespace gpufeed::detail

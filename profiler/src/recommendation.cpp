@@ -156,6 +156,45 @@ std::optional<Recommendation> chunk_cache_rule(const GapReport& r, const Pipelin
   return rec;
 }
 
+std::optional<Recommendation> object_store_rule(const GapReport& r, const PipelineFacts& f) {
+  if (!f.network || !r.has_bottleneck() || r.bottleneck_stage != stage_name(Stage::read)) {
+    return {};
+  }
+  const NetworkFacts& n = *f.network;
+  const std::string fetched = std::to_string(n.requests) + " GETs, first byte after " +
+                              std::to_string(n.mean_first_byte_ms).substr(0, 5) + " ms on average";
+  if (n.requests > 0 && n.throttled * 100 >= n.requests) {  // 1% or more throttled
+    Recommendation rec{"object_store", {}, "", "", "", -1};
+    rec.reason = "\"read\" is the bottleneck stage and the object store throttles: " +
+                 std::to_string(n.throttled) + " of " + std::to_string(n.requests) +
+                 " requests were told to slow down (" + duration(n.backoff_ns) + " backing off)";
+    rec.predicted_effect =
+        "fewer retries; spread the data over more keys or prefixes if it persists";
+    if (n.read_requests > 1) {
+      rec.settings.push_back(Setting::of(Knob::read_requests, std::max(1u, n.read_requests / 2)));
+    } else {
+      rec.words = "spread the data over more keys or prefixes";
+    }
+    return rec;
+  }
+  if (n.read_requests > 0 && n.peak_in_flight >= n.read_requests && n.read_requests < 1024) {
+    return Recommendation{
+        "object_store",
+        {Setting::of(Knob::read_requests, std::min(1024u, 2 * n.read_requests))},
+        "",
+        "\"read\" is the bottleneck stage with every allowed GET in flight (" + fetched + ")",
+        "twice the requests in flight: up to twice the read rate while the link has room",
+        -1};
+  }
+  return Recommendation{
+      "object_store",
+      {},
+      "fetch fewer, larger ranges: bigger chunks at pack time (h5pack convert --chunk)",
+      "\"read\" is the bottleneck stage with fewer GETs in flight than allowed (" + fetched + ")",
+      "each GET pays the first-byte time once for more samples",
+      -1};
+}
+
 std::optional<Recommendation> dtype_rule(const GapReport&, const PipelineFacts& f) {
   if (!f.transfer_bytes_per_sample || !f.uint8_bytes_per_sample || *f.uint8_bytes_per_sample == 0 ||
       *f.transfer_bytes_per_sample <= *f.uint8_bytes_per_sample) {
@@ -400,9 +439,9 @@ double predicted_util_with_echo(const GapReport& r, double echo) noexcept {
 std::vector<Recommendation> recommend(const GapReport& report, const PipelineFacts& facts) {
   std::vector<Recommendation> out;
   // The loader's settings are advised only where the input is gpufeed's Loader.
-  static constexpr std::array<Rule, 8> kLoaderRules{echo_rule,   workers_rule,     prefetch_rule,
-                                                    pinned_rule, chunk_cache_rule, dtype_rule,
-                                                    sync_rule,   launch_rule};
+  static constexpr std::array<Rule, 9> kLoaderRules{
+      echo_rule,         workers_rule, prefetch_rule, pinned_rule, chunk_cache_rule,
+      object_store_rule, dtype_rule,   sync_rule,     launch_rule};
   static constexpr std::array<Rule, 4> kForeignInputRules{foreign_input_rule, pinned_rule,
                                                           sync_rule, launch_rule};
   const std::span<const Rule> rules =

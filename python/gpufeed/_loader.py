@@ -128,7 +128,12 @@ _RENAMED = {
 
 class Loader:
     """Reads a gpufeed HDF5 file (raw or jpeg layout, or your own file: name its datasets) and
-    delivers normalized batches, with the same C++ pipeline pipebench measures.
+    delivers normalized batches, with the same C++ pipeline pipebench measures. ``path`` may be
+    ``s3://bucket/key``: the file is read from S3-compatible object storage with the standard
+    AWS variables and files (``AWS_ENDPOINT_URL_S3``, ``AWS_PROFILE``, ...), ``read_requests``
+    GETs in flight ahead of the reads (``"auto"``: from the read-ahead budget), and with
+    ``cache_dir`` every chunk read is kept on local disk (``cache_dir_bytes``, 0: half its free
+    space) so later epochs read the disk.
 
     Every keyword is a ``gpufeed::LoaderOptions`` field with the same default; ``size`` is
     ``(height, width)`` (jpeg layout), ``cache_bytes`` the chunk cache budget in bytes
@@ -172,6 +177,9 @@ class Loader:
         memory_bytes: int = 0,
         chunk_window: int = 16,
         cache_bytes: int = 512 << 20,
+        read_requests: Union[int, str] = "auto",
+        cache_dir: Optional[str] = None,
+        cache_dir_bytes: int = 0,
         drop_last: bool = False,
         drop_tail: bool = False,
         use_index: bool = True,
@@ -195,6 +203,8 @@ class Loader:
         keywords = {
             k: v for k, v in locals().items() if k not in ("self", "path", "output", "unknown")
         }
+        if cache_dir is not None:
+            keywords["cache_dir"] = os.fspath(cache_dir)
         self._path = os.fspath(path)
         self._keywords = keywords
         self._output = output

@@ -177,6 +177,12 @@ const std::map<std::string, Setter>& setters() {
        [](LoaderOptions& o, nb::handle v) { o.chunk_window = to_count("chunk_window", v); }},
       {"cache_bytes",
        [](LoaderOptions& o, nb::handle v) { o.cache_bytes = to_count("cache_bytes", v); }},
+      {"cache_dir", [](LoaderOptions& o,
+                       nb::handle v) { o.cache_dir = v.is_none() ? "" : to_text("cache_dir", v); }},
+      {"cache_dir_bytes",
+       [](LoaderOptions& o, nb::handle v) { o.cache_dir_bytes = to_count("cache_dir_bytes", v); }},
+      {"read_requests",
+       [](LoaderOptions& o, nb::handle v) { o.read_requests = to_auto_count("read_requests", v); }},
       {"shard", set_shard},
       {"drop_tail", [](LoaderOptions& o, nb::handle v) { o.drop_tail = to_bool("drop_tail", v); }},
       {"drop_last", [](LoaderOptions& o, nb::handle v) { o.drop_last = to_bool("drop_last", v); }},
@@ -249,6 +255,9 @@ nb::dict default_keywords() {
   d["seed"] = o.seed;
   d["chunk_window"] = o.chunk_window;
   d["cache_bytes"] = o.cache_bytes;
+  d["read_requests"] = count(o.read_requests);
+  d["cache_dir"] = nb::none();
+  d["cache_dir_bytes"] = o.cache_dir_bytes;
   d["shard"] = nb::none();
   d["drop_tail"] = o.drop_tail;
   d["drop_last"] = o.drop_last;

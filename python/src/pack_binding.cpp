@@ -24,6 +24,7 @@
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/image_work.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
+#include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/ordered_map.hpp"
 
 namespace nb = nanobind;
@@ -225,6 +226,15 @@ void bind_pack(nb::module_& m) {
       .def_prop_ro("samples", &JpegPackWriter::samples)
       .def("commit", &JpegPackWriter::commit, nb::arg("class_names") = std::vector<std::string>{})
       .def("abort", &JpegPackWriter::abort);
+  m.def(
+      "upload_file",
+      [](const std::string& path, const std::string& url) {
+        const nb::gil_scoped_release unlocked;
+        formats::upload_file(path, url);
+      },
+      nb::arg("path"), nb::arg("url"),
+      "Uploads a local file to s3://bucket/key (one PUT, or a multipart upload: nothing appears "
+      "at the key unless the whole file arrived).");
 }
 
 }  // namespace gpufeed::python

@@ -38,7 +38,7 @@ TEST(Knobs, OrderAndKnobNamesRoundTrip) {
   EXPECT_STREQ(order_name(Order::random), "random");
   EXPECT_EQ(order_choices(), "sequential, random or chunk");
   // Knobs are named by their LoaderOptions fields, and each is one.
-  expect_named<Knob>(kKnobNames, "workers prefetch echo cache_bytes order");
+  expect_named<Knob>(kKnobNames, "workers prefetch echo cache_bytes order read_requests");
   for (const char* knob : kKnobNames) EXPECT_NE(find_field(knob), nullptr) << knob;
   EXPECT_STREQ(knob_name(Knob::cache_bytes), "cache_bytes");
 }

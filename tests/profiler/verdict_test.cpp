@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,41 @@ TEST(Recommendation, SpeaksTheLoadersTermsNeverAFlag) {
   ASSERT_NE(cache, with_cache.end());
   EXPECT_EQ(cache->settings, std::vector<Setting>{Setting::of(Knob::cache_bytes, 512ull << 20)});
   EXPECT_EQ(cache->action(), "cache_bytes=536870912");
+}
+
+TEST(Recommendation, AReadBoundObjectStoreFileIsAdvisedByWhatItsNetworkFiguresShow) {
+  GapReport r = report_with(30, 60, 10);
+  r.bottleneck_stage = "read";
+  PipelineFacts facts;
+  auto object_store = [&] {
+    const auto recs = recommend(r, facts);
+    const auto it = std::find_if(recs.begin(), recs.end(), [](const Recommendation& rec) {
+      return rec.kind == "object_store";
+    });
+    return it == recs.end() ? std::optional<Recommendation>() : *it;
+  };
+  EXPECT_FALSE(object_store()) << "a local file has no network advice";
+  // Every allowed GET in flight: twice as many.
+  facts.network = NetworkFacts{1000, 0, 0, 64, 64, 21.5, 0};
+  auto rec = object_store();
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->action(), "read_requests=128");
+  EXPECT_NE(rec->reason.find("1000 GETs, first byte after 21.5"), std::string::npos) << rec->reason;
+  // A throttling server: half as many.
+  facts.network = NetworkFacts{1000, 40, 40, 64, 64, 21.5, 3'000'000'000};
+  rec = object_store();
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->action(), "read_requests=32");
+  EXPECT_NE(rec->reason.find("40 of 1000 requests"), std::string::npos) << rec->reason;
+  // GETs to spare: fewer, larger ranges.
+  facts.network = NetworkFacts{1000, 0, 0, 12, 64, 21.5, 0};
+  rec = object_store();
+  ASSERT_TRUE(rec);
+  EXPECT_TRUE(rec->settings.empty());
+  EXPECT_NE(rec->action().find("bigger chunks"), std::string::npos) << rec->action();
+  // Not read-bound: nothing about the network.
+  r.bottleneck_stage = "decode";
+  EXPECT_FALSE(object_store());
 }
 
 TEST(Recommendation, NoInputAdviceWhenNotInputBound) {

@@ -49,6 +49,9 @@ nlohmann::json default_keywords() {
   d["seed"] = o.seed;
   d["chunk_window"] = o.chunk_window;
   d["cache_bytes"] = o.cache_bytes;
+  d["read_requests"] = count(o.read_requests);
+  d["cache_dir"] = o.cache_dir.empty() ? none : nlohmann::json(o.cache_dir);
+  d["cache_dir_bytes"] = o.cache_dir_bytes;
   d["shard"] = o.shard ? nlohmann::json({o.shard->rank, o.shard->world_size}) : none;
   d["drop_tail"] = o.drop_tail;
   d["drop_last"] = o.drop_last;

@@ -1,10 +1,16 @@
 // h5pack convert SRC OUT.h5: image folders, CIFAR-10 and MNIST files, npy arrays and synthetic
 // data to a schema v1 file, in the raw or the jpeg layout.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include "common/cli.hpp"
+#include "common/progress.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/synthetic.hpp"
 #include "h5pack/array_sources.hpp"
@@ -87,9 +93,51 @@ formats::PackInput open_array(const ConvertOptions& o, const std::string& kind) 
   return formats::synthetic_input(formats::parse_synthetic_spec(o.source), o.seed, o.classes);
 }
 
+/// The local file an s3:// output is written to before its upload, removed in the end.
+class UploadStaging {
+ public:
+  explicit UploadStaging(const std::string& url) {
+    const std::string name = std::filesystem::path(url).filename().string();
+    path_ = (std::filesystem::temp_directory_path() /
+             ("h5pack-upload-" + std::to_string(::getpid()) + "-" + name))
+                .string();
+  }
+  ~UploadStaging() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  UploadStaging(const UploadStaging&) = delete;
+  UploadStaging& operator=(const UploadStaging&) = delete;
+  [[nodiscard]] const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+/// OUT = s3://bucket/key: the file is written locally (in TMPDIR), then uploaded (one PUT, or a
+/// multipart upload: nothing appears at the key unless the whole file arrived).
+int convert_and_upload(const ConvertOptions& o) {
+  formats::check_object_url(o.output);
+  const UploadStaging staging(o.output);
+  ConvertOptions local = o;
+  local.output = staging.path();
+  if (const int status = run_convert(local); status != 0) return status;
+  std::error_code ec;
+  const std::uint64_t bytes = std::filesystem::file_size(staging.path(), ec);
+  const auto t0 = std::chrono::steady_clock::now();
+  formats::upload_file(staging.path(), o.output);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("uploaded %s: %s in %s (%.0f MB/s)\n", o.output.c_str(), megabytes(bytes).c_str(),
+              format_duration(seconds).c_str(),
+              seconds > 0 ? static_cast<double>(bytes) / 1e6 / seconds : 0.0);
+  return 0;
+}
+
 }  // namespace
 
 int run_convert(const ConvertOptions& o) {
+  if (formats::is_object_url(o.output)) return convert_and_upload(o);
   for (const formats::StaleTemporary& stale : formats::remove_stale_temporaries(o.output)) {
     print_note(kProgram, "removed " + stale.path + " (" + megabytes(stale.bytes) +
                              "), left behind by an earlier conversion to " + o.output +

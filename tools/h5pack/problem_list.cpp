@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <numeric>
 
 #include "common/cli.hpp"
 #include "h5pack/commands.hpp"
@@ -67,6 +68,13 @@ int VerifyPass::verdict(const std::string& file, const std::vector<std::int64_t>
                             units_ + " and " + std::to_string(bad_labels) +
                             " labels failed verification; re-create the file with h5pack convert");
   return kExitFailure;
+}
+
+void plan_every_unit(const formats::Dataset& dataset) {
+  if (!dataset.remote()) return;
+  std::vector<std::uint64_t> units(dataset.num_chunks());
+  std::iota(units.begin(), units.end(), std::uint64_t{0});
+  dataset.plan_reads(units, formats::ReadAhead{});
 }
 
 }  // namespace gpufeed::tools::h5pack

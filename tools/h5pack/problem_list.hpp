@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/progress.hpp"
+#include "gpufeed/formats/dataset.hpp"
 
 namespace gpufeed::tools::h5pack {
 
@@ -47,5 +48,8 @@ class VerifyPass {
   ProgressBar bar_;
   ProblemList problems_;
 };
+
+/// A file in object storage: every chunk (or image) fetched ahead of the checks, in file order.
+void plan_every_unit(const formats::Dataset& dataset);
 
 }  // namespace gpufeed::tools::h5pack

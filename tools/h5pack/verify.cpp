@@ -32,6 +32,7 @@ std::optional<std::string> check_chunk(const formats::DatasetReader& reader, std
 
 void check_chunks(const formats::DatasetReader& reader, VerifyPass& pass) {
   std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
+  plan_every_unit(reader);
   for (std::uint64_t c = 0; c < reader.num_chunks(); ++c) {
     pass.checked(c, check_chunk(reader, c, buffer));
   }

@@ -62,6 +62,7 @@ void check_samples(const formats::JpegDatasetReader& reader, VerifyPass& pass) {
   oneapi::tbb::enumerable_thread_specific<VerifyThread> threads([&reader] {
     return VerifyThread{formats::ImageDecoder(reader.path()), {}, {}};
   });
+  plan_every_unit(reader);
   formats::ordered_parallel_map(
       reader.num_samples(), 0,
       [&](std::uint64_t i) -> std::optional<std::string> {

@@ -88,6 +88,15 @@ void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
       ->check(CLI::IsMember(std::vector<std::string>(kOrderNames.begin(), kOrderNames.end())));
   add_mib_option(cmd, "cache_bytes", lo.cache_bytes, "chunk cache budget in MiB");
   cmd.add_option_function<std::string>(
+         "--read-requests",
+         [&lo](const std::string& v) { lo.read_requests = auto_count("read_requests", v); },
+         "s3:// data: GETs in flight ahead of the reads (auto: from the read-ahead budget)")
+      ->type_name("N|auto");
+  cmd.add_option("--cache-dir", lo.cache_dir,
+                 "s3:// data: a local directory that keeps what was read for later epochs");
+  add_mib_option(cmd, "cache_dir_bytes", lo.cache_dir_bytes,
+                 "--cache-dir budget in MiB (0: half the free space)");
+  cmd.add_option_function<std::string>(
       "--echo", [&lo](const std::string& v) { lo.echo = EchoOptions::parse(v); },
       "deliver each batch N times, or auto[:CAP]: only when input is late");
 }

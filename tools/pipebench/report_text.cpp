@@ -115,6 +115,17 @@ void print_memory(const BenchReport& r) {
                  static_cast<unsigned long long>(s.cache_hits),
                  static_cast<unsigned long long>(s.cache_misses),
                  mb(static_cast<double>(s.cache_peak_bytes)).c_str()));
+  if (const auto& n = s.network) {
+    row("network",
+        format("%llu GETs, %s, first byte after %.1f ms on average, up to %llu in flight (%u "
+               "allowed), %llu retried, %llu throttled (%.1f s backing off)",
+               static_cast<unsigned long long>(n->requests),
+               mb(static_cast<double>(n->bytes)).c_str(), n->mean_first_byte_ms(),
+               static_cast<unsigned long long>(n->peak_in_flight), n->read_requests,
+               static_cast<unsigned long long>(n->retries),
+               static_cast<unsigned long long>(n->throttled),
+               static_cast<double>(n->backoff_ns) / 1e9));
+  }
   const bool cuda = r.device.used.is_cuda();
   std::string text = "batch slots " + mb(static_cast<double>(s.slot_bytes));
   if (cuda) {

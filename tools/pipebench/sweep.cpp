@@ -104,7 +104,7 @@ std::string percent(const std::optional<double>& share) {
 }  // namespace
 
 SweepPoint SweepPoint::of(const LoaderOptions& o) {
-  return {o.workers, o.prefetch, o.echo, o.order, o.cache_bytes};
+  return {o.workers, o.prefetch, o.echo, o.order, o.cache_bytes, o.read_requests};
 }
 
 void SweepPoint::apply_to(LoaderOptions& o) const {
@@ -113,6 +113,7 @@ void SweepPoint::apply_to(LoaderOptions& o) const {
   o.echo = echo;
   o.order = order;
   o.cache_bytes = cache_bytes;
+  o.read_requests = read_requests;
 }
 
 SweepPoint with_setting(SweepPoint point, const Setting& s) {
@@ -131,6 +132,9 @@ SweepPoint with_setting(SweepPoint point, const Setting& s) {
       break;
     case Knob::order:
       point.order = s.order();
+      break;
+    case Knob::read_requests:
+      point.read_requests = static_cast<unsigned>(s.value);
       break;
   }
   return point;

@@ -37,6 +37,8 @@ struct SweepPoint {
   EchoOptions echo;
   Order order = Order::chunk;
   std::uint64_t cache_bytes = std::uint64_t{512} << 20;
+  /// Not a sweep axis: a recommendation may move it (a file in object storage).
+  AutoCount read_requests = AutoCount::automatic();
 
   /// The point `options` is at.
   [[nodiscard]] static SweepPoint of(const LoaderOptions& options);

@@ -32,7 +32,7 @@ struct FieldName {
 
 inline constexpr std::uint64_t kMaxBytesSetting = std::uint64_t{1} << 40;  ///< 1 TiB
 
-inline constexpr std::array<FieldName, 31> kLoaderFields{{
+inline constexpr std::array<FieldName, 34> kLoaderFields{{
     {"path", "path", "--data", 0, {}},
     {"images", "images", "--images", 0, {}},
     {"labels", "labels", "--labels", 0, {}},
@@ -46,6 +46,13 @@ inline constexpr std::array<FieldName, 31> kLoaderFields{{
     {"seed", "seed", "--seed", 0, {0, (std::uint64_t{1} << 63) - 1, false}},
     {"chunk_window", "chunk_window", "", 0, {1, 1u << 20, false}},
     {"cache_bytes", "cache_bytes", "--cache-mb", 20, {0, kMaxBytesSetting, false}},
+    {"read_requests", "read_requests", "--read-requests", 0, {1, 1024, true}},
+    {"cache_dir", "cache_dir", "--cache-dir", 0, {}},
+    {"cache_dir_bytes",
+     "cache_dir_bytes",
+     "--cache-dir-mb",
+     20,
+     {0, std::uint64_t{1} << 50, false}},
     {"shard", "shard", "", 0, {}},
     {"drop_tail", "drop_tail", "", 0, {}},
     {"drop_last", "drop_last", "", 0, {}},

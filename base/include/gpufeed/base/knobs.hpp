@@ -32,9 +32,9 @@ inline constexpr std::array<const char*, 3> kOrderNames{"sequential", "random", 
 [[nodiscard]] std::string order_choices();
 
 /// A setting the loader can change: the LoaderOptions field of the same name.
-enum class Knob : std::uint8_t { workers, prefetch, echo, cache_bytes, order };
-inline constexpr std::array<const char*, 5> kKnobNames{"workers", "prefetch", "echo", "cache_bytes",
-                                                       "order"};
+enum class Knob : std::uint8_t { workers, prefetch, echo, cache_bytes, order, read_requests };
+inline constexpr std::array<const char*, 6> kKnobNames{"workers",     "prefetch", "echo",
+                                                       "cache_bytes", "order",    "read_requests"};
 
 [[nodiscard]] constexpr const char* knob_name(Knob knob) noexcept {
   return name_of(kKnobNames, knob);

@@ -54,6 +54,18 @@ struct LoaderOptions {
   /// Chunk cache budget. Smaller than one chunk (0 included) still works: the cache then keeps
   /// the last chunk read, besides the chunks the workers are reading from.
   std::uint64_t cache_bytes = 512ull << 20;
+  /// A file in object storage (s3://): GETs kept in flight ahead of the reads, planned from the
+  /// epoch's order (neighbouring ranges coalesced) within half the chunk cache budget (at
+  /// least 64 MiB). auto: as many as fill that budget with the file's mean read, 16 to 256. A
+  /// local file ignores it.
+  AutoCount read_requests = AutoCount::automatic();
+  /// A file in object storage: a node-local directory that keeps every chunk (or image) read,
+  /// so later epochs read the disk. Tied to the object's ETag (a replaced object is never served
+  /// from it), shared safely by the ranks of a node. Empty: none.
+  std::string cache_dir;
+  /// cache_dir's budget, least recently used files removed past it; 0: half the free space of
+  /// its filesystem.
+  std::uint64_t cache_dir_bytes = 0;
   /// Rank and world size; unset: RANK / WORLD_SIZE from the environment (torchrun).
   std::optional<Shard> shard;
   bool drop_tail = false;  ///< DistributedSampler's drop_last

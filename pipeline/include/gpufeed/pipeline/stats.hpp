@@ -28,6 +28,26 @@ struct TuningChange {
   std::string reason;         ///< what it measured
 };
 
+/// A file in object storage: what reading it asked of the network. The counters are the
+/// process's object-store client's (shared by the loaders of one process).
+struct NetworkStats {
+  std::uint64_t requests = 0;        ///< HTTP requests sent, retries included
+  std::uint64_t bytes = 0;           ///< body bytes received
+  std::uint64_t retries = 0;         ///< requests sent again after a retryable failure
+  std::uint64_t throttled = 0;       ///< answers that asked to slow down (503, SlowDown)
+  std::uint64_t peak_in_flight = 0;  ///< most requests in flight at once (gauge)
+  std::int64_t backoff_ns = 0;       ///< time requests waited to be retried
+  std::int64_t first_byte_ns = 0;    ///< summed time to the first byte
+  std::int64_t request_ns = 0;       ///< summed time of whole requests
+  unsigned read_requests = 0;        ///< GETs the loader keeps in flight at most (gauge)
+
+  /// Mean time to the first byte of a request, in milliseconds (0 before any request).
+  [[nodiscard]] double mean_first_byte_ms() const {
+    return requests == 0 ? 0.0
+                         : static_cast<double>(first_byte_ns) / 1e6 / static_cast<double>(requests);
+  }
+};
+
 /// A consistent-enough snapshot of a loader's counters (each counter is read atomically).
 struct LoaderStats {
   std::array<StageStats, kStageCount> stages{};
@@ -55,6 +75,8 @@ struct LoaderStats {
   std::uint64_t device_bytes = 0;       ///< device memory held by the device slots
   double pinned_h2d_bytes_per_s = 0;    ///< measured when the loader started
   double pageable_h2d_bytes_per_s = 0;  ///< measured when the loader started
+  /// Set for a file in object storage.
+  std::optional<NetworkStats> network;
   /// Every change of workers=auto / prefetch=auto since the loader started, oldest first.
   std::vector<TuningChange> tuning;
 

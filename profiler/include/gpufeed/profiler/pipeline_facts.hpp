@@ -35,6 +35,17 @@ struct InputPoolFacts {
 /// Inputs to the recommendation model. Every field is optional; leave unknowns empty and the
 /// recommendations that need them say so instead of guessing. pipebench fills it from its
 /// options and LoaderStats.
+/// A file in object storage: what reading it asked of the network over the run.
+struct NetworkFacts {
+  std::uint64_t requests = 0;
+  std::uint64_t throttled = 0;  ///< answers that asked to slow down (503, SlowDown)
+  std::uint64_t retries = 0;
+  std::uint64_t peak_in_flight = 0;  ///< most GETs in flight at once
+  unsigned read_requests = 0;        ///< GETs the loader may keep in flight
+  double mean_first_byte_ms = 0;
+  std::int64_t backoff_ns = 0;  ///< time spent waiting to retry
+};
+
 struct PipelineFacts {
   /// The input is a gpufeed Loader whose settings the recommendations may change. False: an
   /// input known only by the consumer's waits (a torch DataLoader, a generator).
@@ -53,6 +64,7 @@ struct PipelineFacts {
   std::optional<std::uint64_t> chunks_read_once;  ///< distinct chunks touched (the minimum)
   std::optional<std::uint64_t> transfer_bytes_per_sample;  ///< bytes copied H2D per sample
   std::optional<std::uint64_t> uint8_bytes_per_sample;     ///< the same sample as uint8
+  std::optional<NetworkFacts> network;                     ///< set for a file in object storage
   /// The worker pool feeding the loop when it is not a gpufeed Loader (loader_settings false).
   std::optional<InputPoolFacts> input_pool;
 };

@@ -23,15 +23,15 @@ struct InputSetting {
 };
 
 struct Recommendation {
-  std::string kind;                   ///< echo, workers, prefetch, pinned_memory, chunk_cache,
-                                      ///< transfer_dtype, host_sync, launch; for a torch
-                                      ///< DataLoader: num_workers, pack, persistent_workers,
-                                      ///< pin_memory, input
-  std::vector<Setting> settings;      ///< loader settings to change; empty: a change in words only
-  std::string words;                  ///< the rest of the change ("remove .item() from the loop")
-  std::string reason;                 ///< the measurement that triggered it
-  std::string predicted_effect;       ///< in words, with numbers
-  double predicted_device_util = -1;  ///< model prediction; negative when not modelled
+  std::string kind;               ///< echo, workers, prefetch, pinned_memory, chunk_cache,
+                                  ///< object_store, transfer_dtype, host_sync, launch; for a torch
+                                  ///< DataLoader: num_workers, pack, persistent_workers,
+                                  ///< pin_memory, input
+  std::vector<Setting> settings;  ///< loader settings to change; empty: a change in words only
+  std::string words;              ///< the rest of the change ("remove .item() from the loop")
+  std::string reason;             ///< the measurement that triggered it
+  std::string predicted_effect;   ///< in words, with numbers
+  double predicted_device_util = -1;           ///< model prediction; negative when not modelled
   std::vector<InputSetting> input_settings{};  ///< an input's own settings (then words spell them)
 
   /// The settings as `spelling` writes them, then the words: "echo=2", "--echo 2",

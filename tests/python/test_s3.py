@@ -1,0 +1,211 @@
+"""Datasets in S3-compatible object storage, against a real server on loopback (moto's
+standalone server, tests/common/s3_server.py): the Loader reads s3:// exactly as it reads the
+local file, h5pack uploads, inspects and verifies s3:// files, cache_dir serves later epochs from
+disk, and a failing server (a fault-injecting proxy) slows the job without losing a sample."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gpufeed
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVER = os.path.join(HERE, "..", "common", "s3_server.py")
+BUCKET = "data"
+
+pytest.importorskip("moto", reason="moto (python/requirements-dev.txt) is not installed")
+
+
+class Endpoint:
+    """One s3_server.py process: its URL, stopped by closing its standard input."""
+
+    def __init__(self, *args: str) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+        self.process = subprocess.Popen(
+            [sys.executable, SERVER, *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        self.url = self.process.stdout.readline().strip()
+        if not self.url.startswith("http://"):
+            self.stop()
+            raise RuntimeError(f"s3_server.py {' '.join(args)} did not start: {self.url!r}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+@pytest.fixture(scope="module")
+def moto():
+    server = Endpoint("moto", "--bucket", BUCKET)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3_env(moto, monkeypatch):
+    """The standard AWS variables pointing at the moto server (signed requests)."""
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_SESSION_TOKEN", "AWS_NO_SIGN_REQUEST"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto.url)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing-key")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing-secret-never-shown")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "5")
+    return moto
+
+
+def h5pack(*args: str) -> subprocess.CompletedProcess:
+    tool = os.environ.get("GPUFEED_H5PACK")
+    if not tool:
+        pytest.skip("GPUFEED_H5PACK is not set (h5pack was not built)")
+    return subprocess.run([tool, *args], capture_output=True, text=True, timeout=120)
+
+
+def upload(local: str, key: str) -> str:
+    """Copies a local file to s3://data/KEY (the library's uploader, which h5pack uses)."""
+    url = f"s3://{BUCKET}/{key}"
+    gpufeed._native.upload_file(local, url)
+    return url
+
+
+def batches(loader: gpufeed.Loader, epoch: int):
+    out = []
+    for images, labels in loader.epoch(epoch):
+        out.append((np.array(images), np.array(labels)))
+    return out
+
+
+def same_batches(a, b) -> None:
+    assert len(a) == len(b)
+    for (ia, la), (ib, lb) in zip(a, b):
+        np.testing.assert_array_equal(la, lb)
+        np.testing.assert_array_equal(ia, ib)
+
+
+def test_the_loader_reads_an_s3_file_exactly_as_the_local_file(s3_env, synthetic_file):
+    url = upload(synthetic_file, "synthetic.h5")
+    settings = dict(batch_size=64, workers=2, seed=3, device="cpu")
+    local = batches(gpufeed.Loader(synthetic_file, **settings), 1)
+    remote_loader = gpufeed.Loader(url, **settings)
+    remote = batches(remote_loader, 1)
+    same_batches(local, remote)
+    network = remote_loader.stats()["network"]
+    assert network is not None and network["requests"] > 0
+    assert network["retries"] == 0
+    assert gpufeed.Loader(synthetic_file, **settings).stats()["network"] is None
+
+
+def test_a_jpeg_layout_file_reads_the_same_from_s3(s3_env, jpeg_file):
+    url = upload(jpeg_file, "photos.h5")
+    settings = dict(batch_size=16, workers=2, seed=1, device="cpu", size=(32, 32))
+    same_batches(
+        batches(gpufeed.Loader(jpeg_file, **settings), 0),
+        batches(gpufeed.Loader(url, **settings), 0),
+    )
+
+
+def test_h5pack_converts_to_inspects_and_verifies_s3(s3_env, data_dir):
+    url = f"s3://{BUCKET}/packed/raw.h5"
+    done = h5pack("convert", "300:12x10x3", url, "--chunk", "16")
+    assert done.returncode == 0, done.stderr
+    assert f"uploaded {url}" in done.stdout
+    info = h5pack("info", url, "--json")
+    assert info.returncode == 0, info.stderr
+    facts = json.loads(info.stdout)
+    assert facts["samples"] == 300 and facts["shape"] == [12, 10, 3]
+    verify = h5pack("verify", url)
+    assert verify.returncode == 0, verify.stderr + verify.stdout
+    assert "ok: 300 samples" in verify.stdout
+
+
+def test_a_missing_key_is_one_line_that_names_it_and_never_the_secret(s3_env):
+    with pytest.raises(gpufeed.FormatError) as error:
+        gpufeed.Loader(f"s3://{BUCKET}/no/such.h5", device="cpu")
+    message = str(error.value)
+    assert "s3://data/no/such.h5" in message
+    assert "404" in message and s3_env.url in message
+    assert "AWS_ACCESS_KEY_ID" in message
+    assert "testing-secret-never-shown" not in message
+    assert "\n" not in message
+
+
+def test_cache_dir_serves_the_next_epoch_from_disk(s3_env, synthetic_file, tmp_path):
+    url = upload(synthetic_file, "cached.h5")
+    settings = dict(batch_size=50, workers=2, seed=9, device="cpu")
+    cache = tmp_path / "cache"
+    loader = gpufeed.Loader(url, cache_dir=cache, **settings)
+    first = batches(loader, 0)
+    fetched = loader.stats()["network"]["requests"]
+    files = [p for p in cache.rglob("*") if p.is_file()]
+    assert files and not any(p.name.startswith(".tmp-") for p in files)
+    loader.reset_stats()
+    second = batches(loader, 1)
+    assert loader.stats()["network"]["requests"] == 0, "the second epoch read the disk"
+    same_batches(second, batches(gpufeed.Loader(synthetic_file, **settings), 1))
+    assert len(first) == len(second) and fetched > 0
+
+
+@pytest.mark.parametrize("fault", ["503", "500", "reset", "short"])
+def test_a_failing_server_slows_the_job_and_loses_nothing(s3_env, synthetic_file, monkeypatch,
+                                                          fault):
+    url = upload(synthetic_file, f"faulty-{fault}.h5")
+    proxy = Endpoint("proxy", "--target", s3_env.url, "--fault", fault, "--every", "3")
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", proxy.url)
+        settings = dict(batch_size=64, workers=2, seed=4, device="cpu")
+        loader = gpufeed.Loader(url, **settings)
+        remote = batches(loader, 0)
+        same_batches(batches(gpufeed.Loader(synthetic_file, **settings), 0), remote)
+        seen = np.concatenate([labels for _, labels in remote])
+        assert len(seen) == 1000
+        network = loader.stats()["network"]
+        assert network["retries"] > 0
+        if fault == "503":
+            assert network["throttled"] > 0
+    finally:
+        proxy.stop()
+
+
+def test_a_server_that_always_fails_is_one_clear_error_and_no_hang(
+    s3_env, synthetic_file, monkeypatch
+):
+    url = upload(synthetic_file, "broken.h5")
+    proxy = Endpoint("proxy", "--target", s3_env.url, "--fault", "503", "--match", "GET")
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", proxy.url)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+        with pytest.raises(gpufeed.FormatError) as error:
+            gpufeed.Loader(url, batch_size=64, workers=2, device="cpu")
+        message = str(error.value)
+        assert "503" in message and "s3://data/broken.h5" in message
+        assert "\n" not in message
+    finally:
+        proxy.stop()
+
+
+def test_a_resume_state_refuses_a_loader_that_would_deliver_other_samples(s3_env, synthetic_file):
+    url = upload(synthetic_file, "resume.h5")
+    settings = dict(batch_size=100, workers=2, seed=2, device="cpu")
+    loader = gpufeed.Loader(url, **settings)
+    it = iter(loader.epoch(0))
+    next(it)
+    state = loader.state_dict()
+    assert len(state["next_samples"]) == 16
+    gpufeed.Loader(url, **settings).load_state_dict(state)  # the same file and settings
+    tampered = dict(state, next_samples="0" * 16)
+    with pytest.raises(gpufeed.UsageError, match="would resume with other samples"):
+        gpufeed.Loader(url, **settings).load_state_dict(tampered)
