@@ -6,6 +6,19 @@ reading its own shard of the file through gpufeed.
         --trace trace.json        # one trace per rank: trace.rank0.json, trace.rank1.json, ...
     pipebench analyze trace.rank*.json   # the ranks side by side, and the straggler named
 
+Across hosts, with the data in object storage (every host reads it; endpoint and credentials from
+the standard AWS variables), a checkpoint every 20 steps and one restart allowed:
+
+    # on each host, NODE_RANK 0 and 1:
+    torchrun --nnodes=2 --nproc_per_node=2 --rdzv_backend=c10d --rdzv_endpoint=host-a:29400 \
+        --rdzv_id=job1 --max_restarts=1 examples/python/train_ddp.py \
+        --data s3://bucket/train.h5 --checkpoint /shared/ckpt.pt --checkpoint-every 20
+
+A restarted job (a rank was killed, torchrun restarted the group) resumes from the checkpoint:
+the model, the optimizer and loader.state_dict(), so the epoch goes on from the last checkpoint
+and only the steps after it are delivered twice. tests/multihost/two_hosts.sh runs exactly this
+on one machine: two network namespaces as two hosts, one rank killed mid-epoch.
+
 gpufeed.Loader takes RANK and WORLD_SIZE from the environment torchrun sets (shard=), and a
 "cuda" device follows LOCAL_RANK: every rank reads a disjoint share of each epoch, the same
 number of batches everywhere, in an order that depends only on the seed and the epoch.
@@ -38,6 +51,15 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--order", default="random", choices=["random", "chunk", "sequential"])
     p.add_argument("--trace", help="per-rank Chrome trace: NAME.rankR.json")
     p.add_argument("--record", help="write each rank's sample indices to DIR/rankR.json")
+    p.add_argument("--checkpoint", help="a path every rank can read: rank 0 saves the model, "
+                   "the optimizer and loader.state_dict() there; a (re)started job resumes from it")
+    p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints")
+    p.add_argument("--log-steps", help="testing aid: each rank appends 'epoch step indices' per "
+                   "step to DIR/rankR.attemptA.log (written as it goes, so a killed rank's steps "
+                   "are there too)")
+    p.add_argument("--kill-rank", type=int, default=-1,
+                   help="testing aid: this rank SIGKILLs itself at --kill-step of the first attempt")
+    p.add_argument("--kill-step", type=int, default=0)
     p.add_argument("--stall-rank", type=int, default=-1,
                    help="testing aid: this rank's loader gets --stall injected")
     p.add_argument("--stall", default="read:200@1", help="the injected stall, STAGE:MS@EVERY")
@@ -67,6 +89,15 @@ def shared_dataset(args: argparse.Namespace, scratch: str) -> str:
     return path
 
 
+def save_checkpoint(path: str, epoch: int, step: int, model, optimizer, loader) -> None:
+    """Rank 0, between steps (every rank has consumed the same number of batches, so its loader
+    state describes the whole job). Written aside and renamed: a crash leaves the previous one."""
+    partial = path + ".partial"
+    torch.save({"epoch": epoch, "step": step, "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(), "data": loader.state_dict()}, partial)
+    os.replace(partial, path)
+
+
 def main() -> None:
     args = parse_args()
     cuda = use_cuda(args.device)
@@ -90,14 +121,34 @@ def main() -> None:
         torch.nn.Flatten(), torch.nn.Linear(32 * 16, 10)).to(device)
     model = DistributedDataParallel(model, device_ids=[local_rank] if cuda else None)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    first_epoch, step = 0, 0
+    if args.checkpoint and os.path.exists(args.checkpoint):
+        saved = torch.load(args.checkpoint, map_location=device)
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        loader.load_state_dict(saved["data"])  # refuses a state of another file or order
+        first_epoch, step = saved["epoch"], saved["step"]
+        if rank == 0:
+            print(f"resumed from {args.checkpoint}: epoch {first_epoch} after step {step}")
+    attempt = int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
+    log = None
+    if args.log_steps:
+        os.makedirs(args.log_steps, exist_ok=True)
+        log = os.open(os.path.join(args.log_steps, f"rank{rank}.attempt{attempt}.log"),
+                      os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     seen = torch.zeros((), dtype=torch.int64, device=device)
     indices = {}
     # The trace goes to NAME.rankR.json on every rank; watch() times DDP's all-reduces.
     with gpufeed.profile(trace=args.trace) as prof:
         prof.watch(model)
-        for epoch in range(args.epochs):
+        for epoch in range(first_epoch, args.epochs):
             indices[epoch] = []
+            if epoch != first_epoch:
+                step = 0
             for batch in loader.epoch(epoch):
+                step += 1
+                if rank == args.kill_rank and step == args.kill_step and attempt == 0:
+                    os.kill(os.getpid(), 9)  # SIGKILL: no clean-up, as a lost host would be
                 images, labels = batch
                 with prof.step():
                     loss = F.cross_entropy(model(images), labels)
@@ -106,6 +157,12 @@ def main() -> None:
                     optimizer.step()
                 seen += labels.numel()
                 indices[epoch].extend(batch.indices)
+                if log is not None:
+                    os.write(log, f"{epoch} {step} {','.join(map(str, batch.indices))}\n".encode())
+                if args.checkpoint and args.checkpoint_every and step % args.checkpoint_every == 0:
+                    if rank == 0:
+                        save_checkpoint(args.checkpoint, epoch, step, model, optimizer, loader)
+                    dist.barrier()  # no rank runs ahead of a checkpoint being written
     if args.record:
         os.makedirs(args.record, exist_ok=True)
         with open(os.path.join(args.record, f"rank{rank}.json"), "w") as f:
