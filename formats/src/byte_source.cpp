@@ -12,6 +12,7 @@
 #include "disk_cache.hpp"
 #include "file_io.hpp"
 #include "gpufeed/formats/error.hpp"
+#include "h5.hpp"
 #include "s3_client.hpp"
 
 namespace gpufeed::formats::detail {
@@ -55,7 +56,7 @@ class LocalSource final : public ByteSource {
 // ---------------------------------------------------------------------------------------------
 // An object: what every reader of one URL shares (size, ETag, the client, the metadata reads).
 
-constexpr std::uint64_t kMetadataEdgeBytes = std::uint64_t{1} << 20;  // fetched at open
+constexpr std::uint64_t kMetadataEdgeBytes = h5::kMetadataBlockBytes;  // fetched at open
 constexpr std::uint64_t kMetadataBlockBytes = std::uint64_t{256} << 10;
 constexpr std::uint64_t kMetadataCacheBytes = std::uint64_t{64} << 20;
 
@@ -84,6 +85,24 @@ struct RemoteObject {
     cached_bytes += bytes.size();
     cached.emplace(offset, std::move(bytes));
   }
+
+  /// cache_dir, when one was attached: every range read is kept there.
+  std::shared_ptr<DiskCache> disk_cache() {
+    std::lock_guard lock(mutex);
+    return disk;
+  }
+  void attach(const std::string& dir, std::uint64_t budget) {
+    std::lock_guard lock(mutex);
+    if (disk && disk_dir == dir && disk_budget == budget) return;
+    disk = std::make_shared<DiskCache>(dir, budget, url.text(), info.etag);
+    disk_dir = dir;
+    disk_budget = budget;
+  }
+
+  std::once_flag edges_once;  // the first and last MiB, fetched at the first metadata read
+  std::shared_ptr<DiskCache> disk;
+  std::string disk_dir;
+  std::uint64_t disk_budget = 0;
 };
 
 void rethrow_as_read(const std::exception_ptr& error, const Describe& what) {
@@ -112,6 +131,7 @@ class Planner : public std::enable_shared_from_this<Planner> {
     queue_.clear();
     settings_ = settings;
     settings_.requests = std::max(1u, settings_.requests);
+    window_ = std::min(settings_.requests, kFirstWindow);
     frontier_ = 0;
     std::uint64_t seq = 0;
     std::shared_ptr<Block> open;
@@ -185,6 +205,10 @@ class Planner : public std::enable_shared_from_this<Planner> {
   };
   /// A fetched block this far behind the furthest block read is taken to be skipped.
   static constexpr std::uint64_t kStaleBlocks = 4096;
+  /// GETs in flight when a plan starts; each one that lands allows one more, up to
+  /// settings_.requests (slow start: the window doubles per round trip). All requests at once
+  /// would share the link evenly, and the first batch would wait for the whole first wave.
+  static constexpr unsigned kFirstWindow = 8;
 
   std::shared_ptr<Block> find_locked(std::uint64_t offset, std::uint64_t length) const {
     auto it = blocks_.upper_bound(offset);
@@ -228,7 +252,7 @@ class Planner : public std::enable_shared_from_this<Planner> {
 
   void pump_locked(Started& started) {
     bool swept = false;
-    while (!queue_.empty() && in_flight_ < settings_.requests) {
+    while (!queue_.empty() && in_flight_ < window_) {
       const std::shared_ptr<Block>& next = queue_.front();
       if (held_ != 0 && held_ + next->extent.length > settings_.budget_bytes) {
         if (swept || !drop_stale_locked()) return;
@@ -267,6 +291,7 @@ class Planner : public std::enable_shared_from_this<Planner> {
     block->error = std::move(error);
     block->state = block->error ? State::failed : State::done;
     if (block->dropped) held_ -= block->extent.length;
+    if (!block->error && window_ < settings_.requests) ++window_;
     done_.notify_all();
     pump_locked(started);
     lock.unlock();
@@ -281,6 +306,7 @@ class Planner : public std::enable_shared_from_this<Planner> {
   std::deque<std::shared_ptr<Block>> queue_;                     // not yet fetched, in order
   std::uint64_t held_ = 0;  // bytes of blocks fetching, or fetched and not yet dropped
   unsigned in_flight_ = 0;
+  unsigned window_ = 1;         // GETs allowed in flight now (slow start up to settings_.requests)
   std::uint64_t frontier_ = 0;  // the furthest block a read was served from
 };
 
@@ -300,7 +326,7 @@ class RemoteSource final : public ByteSource {
     check_within(out.size(), offset, what);
     if (out.empty()) return;
     const Extent extent{offset, out.size()};
-    const std::shared_ptr<DiskCache> disk = disk_cache();
+    const std::shared_ptr<DiskCache> disk = object_->disk_cache();
     if (disk && disk->read(extent, out)) return;
     if (!planner_->serve(out, offset, what)) {
       try {
@@ -337,27 +363,13 @@ class RemoteSource final : public ByteSource {
   }
 
   void plan(std::vector<Extent> extents, const ReadAhead& settings) const override {
-    std::shared_ptr<DiskCache> disk;
-    if (!settings.cache_dir.empty()) {
-      std::lock_guard lock(disk_mutex_);
-      if (!disk_ || disk_dir_ != settings.cache_dir || disk_budget_ != settings.cache_dir_bytes) {
-        disk_ = std::make_shared<DiskCache>(settings.cache_dir, settings.cache_dir_bytes, name(),
-                                            object_->info.etag);
-        disk_dir_ = settings.cache_dir;
-        disk_budget_ = settings.cache_dir_bytes;
-      }
-      disk = disk_;
+    if (const std::shared_ptr<DiskCache> disk = object_->disk_cache()) {
+      std::erase_if(extents, [&](const Extent& e) { return disk->contains(e); });
     }
-    if (disk) std::erase_if(extents, [&](const Extent& e) { return disk->contains(e); });
     planner_->plan(std::move(extents), settings);
   }
 
  private:
-  std::shared_ptr<DiskCache> disk_cache() const {
-    std::lock_guard lock(disk_mutex_);
-    return disk_;
-  }
-
   void check_within(std::uint64_t length, std::uint64_t offset, const Describe& what) const {
     if (offset > size() || length > size() - offset) {
       truncated(*this, offset + length, size(), what);
@@ -366,10 +378,6 @@ class RemoteSource final : public ByteSource {
 
   const std::shared_ptr<RemoteObject> object_;
   const std::shared_ptr<Planner> planner_;
-  mutable std::mutex disk_mutex_;
-  mutable std::shared_ptr<DiskCache> disk_;  // cache_dir, from the plan's settings
-  mutable std::string disk_dir_;
-  mutable std::uint64_t disk_budget_ = 0;
 };
 
 // One object is opened several times in a row (the layout probe, then the reader; each rank's
@@ -396,16 +404,27 @@ void fetch_edges(const RemoteSource& source) {
     const std::uint64_t tail = std::max(kMetadataEdgeBytes, size - kMetadataEdgeBytes);
     extents.push_back({tail, size - tail});
   }
-  std::vector<std::vector<std::uint8_t>> bytes(extents.size());
+  // From cache_dir when it has them: an epoch served from there opens with one HEAD.
+  const std::shared_ptr<DiskCache> disk = object.disk_cache();
+  std::vector<Extent> fetch;
+  std::vector<std::vector<std::uint8_t>> fetched;
   std::vector<std::span<std::uint8_t>> outs;
-  for (std::size_t i = 0; i < extents.size(); ++i) {
-    bytes[i].resize(extents[i].length);
-    outs.emplace_back(bytes[i]);
+  for (const Extent& e : extents) {
+    std::vector<std::uint8_t> bytes(e.length);
+    if (disk && disk->read(e, bytes)) {
+      object.keep(e.offset, std::move(bytes));
+    } else {
+      fetch.push_back(e);
+      fetched.push_back(std::move(bytes));
+    }
   }
-  source.read_many(extents, outs,
+  for (auto& bytes : fetched) outs.emplace_back(bytes);
+  source.read_many(fetch, outs,
                    [&] { return std::string("the HDF5 metadata of ") + source.name(); });
-  for (std::size_t i = 0; i < extents.size(); ++i)
-    object.keep(extents[i].offset, std::move(bytes[i]));
+  for (std::size_t i = 0; i < fetch.size(); ++i) {
+    if (disk) disk->write(fetch[i], fetched[i]);
+    object.keep(fetch[i].offset, std::move(fetched[i]));
+  }
 }
 
 std::shared_ptr<const ByteSource> open_remote(const std::string& path) {
@@ -432,7 +451,6 @@ std::shared_ptr<const ByteSource> open_remote(const std::string& path) {
     throw IoError(std::string("cannot open ") + path + ": " + e.what());
   }
   auto source = std::make_shared<RemoteSource>(object);
-  if (object->info.size != 0) fetch_edges(*source);
   std::lock_guard lock(recent.mutex);
   recent.open[path] = object;
   recent.last = object;
@@ -458,6 +476,13 @@ std::shared_ptr<const ByteSource> open_source(const std::string& path) {
   return std::make_shared<LocalSource>(path, std::move(fd), size);
 }
 
+void attach_cache_dir(const ByteSource& source, const std::string& dir,
+                      std::uint64_t budget_bytes) {
+  if (const auto* remote = dynamic_cast<const RemoteSource*>(&source)) {
+    remote->object().attach(dir, budget_bytes);
+  }
+}
+
 void read_metadata(const ByteSource& source, std::span<std::uint8_t> out, std::uint64_t offset) {
   const auto* remote = dynamic_cast<const RemoteSource*>(&source);
   const Describe what = [&] {
@@ -466,6 +491,7 @@ void read_metadata(const ByteSource& source, std::span<std::uint8_t> out, std::u
   };
   if (remote == nullptr || out.size() >= kMetadataEdgeBytes) return source.read(out, offset, what);
   RemoteObject& object = remote->object();
+  std::call_once(object.edges_once, [&] { fetch_edges(*remote); });
   if (object.copy_cached(out, offset)) return;
   const std::uint64_t start = offset / kMetadataBlockBytes * kMetadataBlockBytes;
   const std::uint64_t end =

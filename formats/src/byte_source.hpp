@@ -70,6 +70,11 @@ class ByteSource {
 /// when it cannot be opened (no such file or key, no permission), UsageError for a malformed URL.
 std::shared_ptr<const ByteSource> open_source(const std::string& path);
 
+/// Keeps every range read from the object `source` under `dir` (cache_dir; budget 0: half the
+/// free space), for every reader of the object in this process; its first and last MiB too, so a
+/// later open takes them from the disk. Nothing for a local file.
+void attach_cache_dir(const ByteSource& source, const std::string& dir, std::uint64_t budget_bytes);
+
 /// Reads `extent` of an object source through its small-read cache (the HDF5 driver's reads of
 /// the file's metadata: the object's first and last MiB are fetched when it is opened, other
 /// small reads in 256 KiB blocks). Reads of 1 MiB or more are not cached.

@@ -1,5 +1,6 @@
 #include "gpufeed/formats/object_store.hpp"
 
+#include "byte_source.hpp"
 #include "s3_client.hpp"
 
 namespace gpufeed::formats {
@@ -8,6 +9,10 @@ ObjectStoreStats object_store_stats() {
   // Counting needs no client: a process that never read an object has nothing to report.
   const std::shared_ptr<s3::Client> client = s3::Client::shared_if_made();
   return client ? client->stats() : ObjectStoreStats{};
+}
+
+void use_cache_dir(const std::string& url, const std::string& dir, std::uint64_t budget_bytes) {
+  detail::attach_cache_dir(*detail::open_source(url), dir, budget_bytes);
 }
 
 void check_object_url(const std::string& url) {

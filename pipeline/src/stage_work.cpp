@@ -121,8 +121,6 @@ void StageWork::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position,
 formats::ReadAhead StageWork::read_ahead() const {
   formats::ReadAhead r;
   r.budget_bytes = std::max<std::uint64_t>(std::uint64_t{64} << 20, options_.cache_bytes / 2);
-  r.cache_dir = options_.cache_dir;
-  r.cache_dir_bytes = options_.cache_dir_bytes;
   if (!options_.read_requests.is_auto()) {
     r.requests = options_.read_requests.value_or(r.requests);
     return r;

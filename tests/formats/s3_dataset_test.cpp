@@ -3,6 +3,7 @@
 // coalesces neighbouring chunks into few GETs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -83,6 +84,28 @@ TEST_F(S3Dataset, APlannedReadCoalescesNeighbouringChunksIntoFewGets) {
   const DatasetReader again(url_);
   for (std::uint64_t c = 0; c < 10; ++c) again.read_chunk(c, b);
   EXPECT_EQ(requests() - unplanned, 10u);
+}
+
+TEST_F(S3Dataset, WithACacheDirALaterProcessOpensWithOneHeadAndReadsTheDisk) {
+  const std::string cache = dir_.file("cache");
+  std::vector<std::uint8_t> expected(DatasetReader(local_).chunk_buffer_bytes()), got;
+  DatasetReader(local_).read_chunk(5, expected);
+  {
+    use_cache_dir(url_, cache, 0);
+    const DatasetReader first(url_);
+    got.resize(first.chunk_buffer_bytes());
+    first.read_chunk(5, got);
+    EXPECT_EQ(got, expected);
+  }
+  // What another process of the node (or a later job) does: the object opened anew.
+  env_.set("AWS_MAX_ATTEMPTS", "3");  // another configuration: another client, nothing shared
+  const std::uint64_t before = s3::Client::shared()->stats().requests;
+  use_cache_dir(url_, cache, 0);
+  const DatasetReader second(url_);
+  std::fill(got.begin(), got.end(), 0);
+  second.read_chunk(5, got);
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(requests() - before, 1u) << "a HEAD (the ETag still matches); the rest from disk";
 }
 
 TEST_F(S3Dataset, AMissingObjectSaysWhichKeyEndpointAndCredentialsWereUsed) {

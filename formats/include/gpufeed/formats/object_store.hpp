@@ -37,14 +37,17 @@ struct ReadAhead {
   std::uint64_t coalesce_gap_bytes = std::uint64_t{64} << 10;
   /// A coalesced GET stops growing at this size.
   std::uint64_t max_request_bytes = std::uint64_t{16} << 20;
-  /// Non-empty: a node-local directory that keeps every range read (one file each, tied to
-  /// the object's ETag, shared safely by the processes of a node), so later epochs read the
-  /// disk; ranges found there are not fetched.
-  std::string cache_dir;
-  /// The cache directory's budget, least recently used files removed past it; 0: half the
-  /// free space of its filesystem.
-  std::uint64_t cache_dir_bytes = 0;
 };
+
+/// Opens the object at `url` (a HEAD) and keeps every range its readers in this process read
+/// under the node-local directory `dir` (created if missing): one file each, tied to the
+/// object's ETag (a replaced object is never served from an older copy), written under a
+/// temporary name and renamed (the processes of a node share it safely), least recently used
+/// files removed past `budget_bytes` (0: half the free space of its filesystem). The readers
+/// opened next take from it, their opening metadata included: an epoch served from there
+/// fetches nothing but the HEAD, and planned ranges found there are not fetched. Throws
+/// UsageError for a malformed URL, IoError for an unusable directory or a failed HEAD.
+void use_cache_dir(const std::string& url, const std::string& dir, std::uint64_t budget_bytes);
 
 /// Throws UsageError when `url` is not s3://bucket/key (checked before any work is done).
 void check_object_url(const std::string& url);

@@ -1,0 +1,63 @@
+"""One epoch of gpufeed.Loader on an s3:// URL or a local file, timed. Prints one JSON line.
+
+    gpufeed_epoch.py --data s3://bench/data.h5 [--cache-dir DIR] [--workers 2] [--batch 256]
+    gpufeed_epoch.py --data data.h5
+
+The Loader is made with batch_size, workers, device="cpu" and every other keyword at its
+default (order, read-ahead, chunk cache), plus cache_dir when --cache-dir is given. The time
+runs from constructing the Loader (for s3:// that is the first requests: HEAD, the file's
+metadata) to the last batch of epoch 0, and each batch is touched as bench/python's
+python_loader.py touches it (one float per 4 KiB page, and the labels). A second Loader with
+the same --cache-dir reads what the first one kept there ("cached epoch").
+
+Failures do not raise: the line then has "error" (the exception's type and message), so the
+benchmark reports the peers when gpufeed's side cannot run.
+"""
+import argparse
+import json
+import time
+
+STATS_KEYS = ("cache", "bottleneck", "wall_s", "network")
+
+
+def run(args):
+    import torch  # noqa: F401  (imported by the Loader for its output; not part of the time)
+    import gpufeed
+    keywords = {"batch_size": args.batch, "workers": args.workers, "device": "cpu"}
+    if args.cache_dir:
+        keywords["cache_dir"] = args.cache_dir
+    start = time.monotonic()
+    loader = gpufeed.Loader(args.data, **keywords)
+    constructed = time.monotonic() - start
+    samples, checksum, first_batch = 0, 0.0, None
+    for images, labels in loader.epoch(0):
+        checksum += float(images.view(-1)[::1024].sum()) + float(labels.sum())
+        samples += images.shape[0]
+        first_batch = first_batch or time.monotonic() - start
+    seconds = time.monotonic() - start
+    stats = loader.stats()
+    kept = {k: v for k, v in stats.items() if k in STATS_KEYS}
+    options = loader.options()
+    return {"samples": samples, "seconds": seconds, "samples_per_s": samples / seconds,
+            "construct_s": constructed, "first_batch_s": first_batch,
+            "order": options.get("order"), "workers": loader.workers, "batch": args.batch,
+            "checksum": checksum, "stats": kept, "gpufeed": gpufeed.__version__}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", required=True, help="s3://bucket/key or a local file")
+    ap.add_argument("--cache-dir", default=None)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=256)
+    args = ap.parse_args()
+    try:
+        result = run(args)
+    except Exception as e:  # reported, not raised: the peers' figures still count
+        result = {"error": f"{type(e).__name__}: {e}"}
+    result.update(data=args.data, cache_dir=args.cache_dir)
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
