@@ -132,6 +132,28 @@ def test_h5pack_converts_to_inspects_and_verifies_s3(s3_env, data_dir):
     assert "ok: 300 samples" in verify.stdout
 
 
+def test_pipebench_runs_and_sweeps_an_s3_file_and_reports_the_network(s3_env, synthetic_file,
+                                                                      tmp_path):
+    tool = os.environ.get("GPUFEED_PIPEBENCH")
+    if not tool:
+        pytest.skip("GPUFEED_PIPEBENCH is not set (pipebench was not built)")
+    url = upload(synthetic_file, "bench.h5")
+    report = tmp_path / "run.json"
+    run = subprocess.run([tool, "run", "--data", url, "--epochs", "1", "--batch", "100",
+                          "--workers", "2", "--device", "cpu", "--read-requests", "4",
+                          "--json", str(report)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "network" in run.stdout and "GETs" in run.stdout
+    network = json.loads(report.read_text())["network"]
+    assert network["requests"] > 0 and network["read_requests"] == 4
+    sweep = subprocess.run([tool, "sweep", "--data", url, "--epochs", "1", "--batch", "100",
+                            "--workers", "1,2", "--device", "cpu",
+                            "--csv", str(tmp_path / "sweep.csv")],
+                           capture_output=True, text=True, timeout=120)
+    assert sweep.returncode == 0, sweep.stderr
+    assert len((tmp_path / "sweep.csv").read_text().splitlines()) == 3
+
+
 def test_a_missing_key_is_one_line_that_names_it_and_never_the_secret(s3_env):
     with pytest.raises(gpufeed.FormatError) as error:
         gpufeed.Loader(f"s3://{BUCKET}/no/such.h5", device="cpu")

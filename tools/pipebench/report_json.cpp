@@ -74,6 +74,7 @@ json report_json(const BenchReport& r) {
   j["peak_rss_bytes"] = r.peak_rss_bytes;
   j["slot_bytes"] = s.slot_bytes;
   j["cache"] = stats["cache"];
+  j["network"] = stats["network"];  // null for a local file
   j["skipped_samples"] = s.skipped_samples;
   j["memory"] = stats["memory"];
   j["memory"]["cache_peak_bytes"] = s.cache_peak_bytes;
