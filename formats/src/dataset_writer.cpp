@@ -120,7 +120,7 @@ DatasetWriter::DatasetWriter(std::string path, std::uint64_t num_samples, Sample
   w.channel_sum_sq.assign(shape.channels, 0.0);
   w.temporary_path = w.path + ".tmp." + std::to_string(::getpid());
   w.pending.emplace(w.temporary_path);  // before the file exists: an interrupt removes it
-  w.file = h5::create_file(w.temporary_path, h5::metadata_block_for(w.num_chunks));
+  w.file = h5::create_file(w.temporary_path);
   const std::array<hsize_t, 4> dims = {num_samples, shape.height, shape.width, shape.channels};
   w.images =
       create_images(w.file.get(), dims, w.samples_per_chunk, options.gzip_level, w.context());

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -248,13 +247,7 @@ void write_vector(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, 
 
 // Creating the file with open() first turns a missing directory or a permission problem into
 // a plain "No such file or directory" instead of HDF5's long internal description.
-std::uint64_t metadata_block_for(std::uint64_t chunks) {
-  // A v1 B-tree entry of a 4-D chunk is about 60 bytes; nodes are half full at worst.
-  const std::uint64_t wanted = chunks * 128 + (std::uint64_t{16} << 10);
-  return std::min(kMetadataBlockBytes, std::bit_ceil(wanted));
-}
-
-Id create_file(const std::string& path, std::uint64_t metadata_bytes) {
+Id create_file(const std::string& path) {
   UniqueFd probe(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!probe) {
     const bool known = !errno_advice(errno).empty();  // a full disk, a read-only filesystem
@@ -264,9 +257,6 @@ Id create_file(const std::string& path, std::uint64_t metadata_bytes) {
   probe.reset();
   const Id access = check_id(H5Pcreate(H5P_FILE_ACCESS), "cannot create " + path);
   check(H5Pset_sieve_buf_size(access.get(), 0), "cannot create " + path);
-  if (metadata_bytes != 0) {
-    check(H5Pset_meta_block_size(access.get(), metadata_bytes), "cannot create " + path);
-  }
   return check_id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access.get()),
                   "cannot create " + path);
 }

@@ -97,20 +97,13 @@ void read_prefix(hid_t dataset, hid_t mem_type, std::uint64_t count, void* out,
 void write_vector(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, const void* data,
                   std::uint64_t count, std::string_view context);
 
-/// What a reader of an object fetches first: its first (and last) bytes, where HDF5's metadata
-/// and h5pack's small datasets are. Also the most metadata the writers keep together.
+/// What a reader of an object fetches first: its first and last bytes, where HDF5's metadata
+/// and h5pack's small datasets (labels, index, offsets) are.
 inline constexpr std::uint64_t kMetadataBlockBytes = std::uint64_t{1} << 20;
-/// HDF5's metadata aggregation block for a file whose chunk index has `chunks` entries: room
-/// for its B-tree nodes (created as chunks are written) and the object headers, at most
-/// kMetadataBlockBytes. HDF5 allocates the first block at the front, so the index of a file in
-/// object storage comes with its first GET instead of one GET per node scattered among the
-/// chunks.
-std::uint64_t metadata_block_for(std::uint64_t chunks);
-/// Creates (truncates) an HDF5 file, with metadata aggregated in blocks of `metadata_bytes`
-/// (0: HDF5's default); a missing directory or a permission problem reads as the
+/// Creates (truncates) an HDF5 file; a missing directory or a permission problem reads as the
 /// operating system's reason. Throws IoError or FormatError naming `path`. Raw data is written
 /// when H5Dwrite is called (no sieve buffer), so a failing disk fails that call, not a close.
-Id create_file(const std::string& path, std::uint64_t metadata_bytes = 0);
+Id create_file(const std::string& path);
 
 /// For a file being written that will be deleted: the writes HDF5 still makes to it (closing
 /// flushes its caches) go to an anonymous in-memory file instead, and the disk space of the real

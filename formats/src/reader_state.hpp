@@ -63,6 +63,10 @@ struct ReaderState {
   h5::Id images;
   std::uint64_t file_bytes = 0;
   std::uint64_t stored_bytes = 0;  ///< what HDF5 says the images occupy in the file
+  /// stored_bytes is the sum of /index/chunk_size instead, and the index is not compared with
+  /// HDF5's (a file in object storage, where HDF5 would read every node of its chunk index, a
+  /// GET each, to tell).
+  bool size_from_index = false;
   ImagesLayout layout;
   ReadPath read_path = ReadPath::hyperslab;
   std::uint64_t contiguous_offset = 0;    ///< absolute byte offset of sample 0 (contiguous path)
