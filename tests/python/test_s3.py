@@ -141,15 +141,17 @@ def test_pipebench_runs_and_sweeps_an_s3_file_and_reports_the_network(s3_env, sy
     report = tmp_path / "run.json"
     run = subprocess.run([tool, "run", "--data", url, "--epochs", "1", "--batch", "100",
                           "--workers", "2", "--device", "cpu", "--read-requests", "4",
-                          "--json", str(report)], capture_output=True, text=True, timeout=120)
+                          "--json", str(report)], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "network" in run.stdout and "GETs" in run.stdout
     network = json.loads(report.read_text())["network"]
     assert network["requests"] > 0 and network["read_requests"] == 4
     sweep = subprocess.run([tool, "sweep", "--data", url, "--epochs", "1", "--batch", "100",
                             "--workers", "1,2", "--device", "cpu",
-                            "--csv", str(tmp_path / "sweep.csv")],
-                           capture_output=True, text=True, timeout=120)
+                            "--csv", str(tmp_path / "sweep.csv"),
+                            "--json", str(tmp_path / "sweep.json")],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert sweep.returncode == 0, sweep.stderr
     assert len((tmp_path / "sweep.csv").read_text().splitlines()) == 3
 
