@@ -384,14 +384,7 @@ void StageWork::fill_stats(LoaderStats& s) const {
       return network_base_;
     }();
     NetworkStats& n = s.network.emplace();
-    n.requests = now.requests - base.requests;
-    n.bytes = now.bytes - base.bytes;
-    n.retries = now.retries - base.retries;
-    n.throttled = now.throttled - base.throttled;
-    n.backoff_ns = now.backoff_ns - base.backoff_ns;
-    n.first_byte_ns = now.first_byte_ns - base.first_byte_ns;
-    n.request_ns = now.request_ns - base.request_ns;
-    n.peak_in_flight = now.peak_in_flight;
+    static_cast<formats::ObjectStoreStats&>(n) = now.since(base);
     n.read_requests = read_ahead().requests;
   }
   if (staging_) {

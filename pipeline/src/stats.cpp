@@ -43,15 +43,7 @@ LoaderStats LoaderStats::since(const LoaderStats& earlier) const {
   d.cache_misses -= earlier.cache_misses;
   d.skipped_samples -= earlier.skipped_samples;
   if (d.network && earlier.network) {
-    NetworkStats& n = *d.network;
-    const NetworkStats& e = *earlier.network;
-    n.requests -= e.requests;
-    n.bytes -= e.bytes;
-    n.retries -= e.retries;
-    n.throttled -= e.throttled;
-    n.backoff_ns -= e.backoff_ns;
-    n.first_byte_ns -= e.first_byte_ns;
-    n.request_ns -= e.request_ns;
+    static_cast<formats::ObjectStoreStats&>(*d.network) = d.network->since(*earlier.network);
   }
   return d;
 }

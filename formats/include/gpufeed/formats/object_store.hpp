@@ -25,6 +25,20 @@ struct ObjectStoreStats {
   std::int64_t backoff_ns = 0;       ///< time requests waited to be retried
   std::int64_t first_byte_ns = 0;    ///< sum over requests of the time to the first byte
   std::int64_t request_ns = 0;       ///< sum over requests of their whole time
+
+  /// What happened between `earlier` (a snapshot of the same counters) and this one: counters
+  /// differenced, the gauges (in_flight, peak_in_flight) this snapshot's.
+  [[nodiscard]] ObjectStoreStats since(const ObjectStoreStats& earlier) const {
+    ObjectStoreStats d = *this;
+    d.requests -= earlier.requests;
+    d.bytes -= earlier.bytes;
+    d.retries -= earlier.retries;
+    d.throttled -= earlier.throttled;
+    d.backoff_ns -= earlier.backoff_ns;
+    d.first_byte_ns -= earlier.first_byte_ns;
+    d.request_ns -= earlier.request_ns;
+    return d;
+  }
 };
 
 /// How a dataset in object storage is read ahead of the loader: the ranges the next batches

@@ -10,6 +10,7 @@
 
 #include "gpufeed/base/knobs.hpp"
 #include "gpufeed/base/stages.hpp"
+#include "gpufeed/formats/object_store.hpp"
 
 namespace gpufeed {
 
@@ -28,18 +29,11 @@ struct TuningChange {
   std::string reason;         ///< what it measured
 };
 
-/// A file in object storage: what reading it asked of the network. The counters are the
-/// process's object-store client's (shared by the loaders of one process).
-struct NetworkStats {
-  std::uint64_t requests = 0;        ///< HTTP requests sent, retries included
-  std::uint64_t bytes = 0;           ///< body bytes received
-  std::uint64_t retries = 0;         ///< requests sent again after a retryable failure
-  std::uint64_t throttled = 0;       ///< answers that asked to slow down (503, SlowDown)
-  std::uint64_t peak_in_flight = 0;  ///< most requests in flight at once (gauge)
-  std::int64_t backoff_ns = 0;       ///< time requests waited to be retried
-  std::int64_t first_byte_ns = 0;    ///< summed time to the first byte
-  std::int64_t request_ns = 0;       ///< summed time of whole requests
-  unsigned read_requests = 0;        ///< GETs the loader keeps in flight at most (gauge)
+/// A file in object storage: what reading it asked of the network (the counters of the
+/// object-store client it reads through, shared by the loaders of one process with the same
+/// AWS configuration), and the GETs the loader keeps in flight at most.
+struct NetworkStats : formats::ObjectStoreStats {
+  unsigned read_requests = 0;
 
   /// Mean time to the first byte of a request, in milliseconds (0 before any request).
   [[nodiscard]] double mean_first_byte_ms() const {
