@@ -49,7 +49,11 @@ bool micros_to_ns(const json& e, const char* key, std::int64_t& ns) {
   if (it->is_number_float()) {
     const double us = it->get<double>();
     if (!(std::fabs(us) <= static_cast<double>(kMaxMicros))) return false;  // NaN too
-    ns = static_cast<std::int64_t>(std::llround(us * 1000.0));
+    // Not llround(us * 1000): epoch timestamps (about 1.7e15 us) in nanoseconds pass 2^53, where
+    // a double resolves only 256 ns, so whole microseconds came out up to 128 ns off and landed
+    // on the wrong side of a microsecond boundary. The whole part and the fraction are exact.
+    const double whole = std::floor(us);
+    ns = static_cast<std::int64_t>(whole) * 1000 + std::llround((us - whole) * 1000.0);
     return true;
   }
   return false;

@@ -108,6 +108,26 @@ TEST(KinetoTrace, SampledRankCountsAndHtaIdleBreakdown) {
   EXPECT_EQ(t.non_compute_ns, 172'428'000);
 }
 
+TEST(KinetoTrace, NanosecondTraceCountsAndHtaIdleBreakdown) {
+  const std::string path = trace_path("ns_resolution.trace.json.gz");
+  REQUIRE_TRACE(path);
+  const KinetoTrace k = KinetoTrace::read(path);
+  EXPECT_EQ(k.counts.kernels, 4350u);
+  EXPECT_EQ(k.counts.memcpys, 1600u);
+  EXPECT_EQ(k.counts.memsets, 145u);
+  // Fractional microseconds at epoch scale: HTA rounds each start up and each end down, the
+  // end taken as ts + dur in float64 (a quarter-microsecond grid there). Exact ends would give
+  // 10,706 us of idle time; the reader's former ts * 1000 rounding, 11,324.
+  const std::vector<StreamIdle> idle = idle_time_breakdown(k.timeline);
+  EXPECT_EQ(stream(idle, 7).activities, 4876u);
+  expect_hta(idle, {{7, 1'709, 8'404, 0}});
+  const TemporalBreakdown t = temporal_breakdown(k.timeline);
+  EXPECT_EQ(t.span_ns, 384'634'000);
+  EXPECT_EQ(t.idle_ns, 10'113'000);
+  EXPECT_EQ(t.compute_ns, 372'150'000);
+  EXPECT_EQ(t.non_compute_ns, 2'371'000);
+}
+
 TEST(KinetoTrace, GapReportOnARealTraceIsConsistent) {
   const std::string path = trace_path("sampled_rank0.trace.json.gz");
   REQUIRE_TRACE(path);

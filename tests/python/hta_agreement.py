@@ -3,7 +3,8 @@ breakdown (host wait, kernel wait, other) and its temporal breakdown (idle, comp
 non-compute) must agree within one percentage point.
 
 Traces: the PyTorch profiler traces in ../shared/data/kineto (when present) and generated ones
-with HTA's corner cases: nanosecond-resolution (fractional microsecond) timestamps, gaps just
+with HTA's corner cases: nanosecond-resolution (fractional microsecond) timestamps, near zero
+and at epoch scale (where HTA's float64 microseconds are a quarter microsecond apart), gaps just
 under and over HTA's 30-unit kernel-wait threshold, ProfilerStep annotations (HTA leaves out
 the last step), kernels launched before the trace began, NCCL and memory kernels, and the
 driver's sync and stream-wait records.
@@ -29,14 +30,23 @@ from hta.trace_analysis import TraceAnalysis  # noqa: E402
 
 TOLERANCE = 1.0  # percentage points
 KINETO_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "data", "kineto")
+# HTA 0.5.0's idle time per stream (microseconds) on the shared traces, also checked against
+# pipebench, so that a change of HTA's answers shows as such. ns_resolution has fractional
+# epoch-scale timestamps: exact arithmetic gives 10,706 us, HTA's float64 one 10,113.
+HTA_0_5_IDLE_US = {
+    "ns_resolution.trace.json.gz": {7: {"host_wait": 1709.0, "kernel_wait": 8404.0,
+                                        "other": 0.0}},
+}
+EPOCH_US = 1_712_195_495_000_000.0  # a PyTorch profiler timestamp of April 2024
 
 
-def generated_trace(seed: int, fractional: bool) -> dict:
-    """A synthetic PyTorch profiler trace of a few steps on three streams."""
+def generated_trace(seed: int, fractional: bool, origin: float = 0.0) -> dict:
+    """A synthetic PyTorch profiler trace of a few steps on three streams, `origin`
+    microseconds after the epoch."""
     rng = random.Random(seed)
     events = []
     correlation = 1000
-    t = 1_000_000.0  # microseconds
+    t = origin + 1_000_000.0  # microseconds
 
     def stamp(x: float) -> float:
         return round(x, 3) if fractional else float(int(x))
@@ -91,11 +101,43 @@ def generated_trace(seed: int, fractional: bool) -> dict:
                 e["dur"] = stamp(t - step_start)
     # A kernel launched before the trace began: no runtime call in the trace.
     events.append({"ph": "X", "cat": "kernel", "name": "void early_kernel()", "pid": 0,
-                   "tid": 7, "ts": stamp(999_000.0), "dur": stamp(50),
+                   "tid": 7, "ts": stamp(origin + 999_000.0), "dur": stamp(50),
                    "args": {"stream": 7, "device": 0, "correlation": 1}})
     return {"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": 0,
                                                       "world_size": 1},
             "traceEvents": events}
+
+
+def dense_epoch_trace(seed: int) -> dict:
+    """One stream of short kernels, nearly back to back, launched well ahead by the host, at
+    nanosecond resolution and epoch-scale microseconds: like a training step of a small model.
+    Most gaps are kernel waits of a microsecond or two, so rounding a quarter microsecond more
+    or less per gap shows."""
+    rng = random.Random(seed)
+    events = []
+    t = EPOCH_US + rng.uniform(0, 1000)
+    device_t = t + 50
+    for step in range(3):
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}",
+                       "pid": 1, "tid": 1, "ts": round(t, 3), "dur": 0.0, "_start": t})
+        for _ in range(400):
+            correlation = len(events) + 1000
+            launch = t + rng.uniform(0.5, 3)
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                           "pid": 1, "tid": 1, "ts": round(launch, 3), "dur": 4.123,
+                           "args": {"correlation": correlation}})
+            begin = max(device_t + rng.uniform(0, 3), launch + 5)
+            duration = rng.uniform(1, 40)
+            events.append({"ph": "X", "cat": "kernel", "name": "void conv_kernel()", "pid": 0,
+                           "tid": 7, "ts": round(begin, 3), "dur": round(duration, 3),
+                           "args": {"stream": 7, "device": 0, "correlation": correlation}})
+            device_t = begin + duration
+            t = launch + rng.uniform(2, 12)  # a host wait now and then
+        t = max(t, device_t) + 100
+    for e in events:
+        if "_start" in e:
+            e["dur"] = round(t - e.pop("_start"), 3)
+    return {"schemaVersion": 1, "displayTimeUnit": "ns", "traceEvents": events}
 
 
 def hta_results(path: str) -> tuple[dict, dict]:
@@ -139,6 +181,21 @@ def pipebench_results(pipebench: str, path: str) -> tuple[dict, dict]:
     return temporal, streams
 
 
+def compare_reference(name: str, ours: tuple) -> bool:
+    """pipebench's idle time against HTA 0.5.0's figures, where the trace has them."""
+    ok = True
+    for stream, categories in HTA_0_5_IDLE_US.get(name, {}).items():
+        mine = ours[1].get(stream, {"total_us": 0.0})
+        total = sum(categories.values())
+        for category, value in categories.items():
+            got = mine.get(category, 0.0) * mine["total_us"] / 100.0
+            agree = abs(got - value) <= 0.01 * max(total, 1.0)
+            ok &= agree
+            print(f"{name}: stream {stream:>10} {category:12} HTA 0.5.0 {value:9.0f} us  "
+                  f"pipebench {got:11.3f} us  {'ok' if agree else 'DIFFERS'}")
+    return ok
+
+
 def compare(name: str, ours: tuple, theirs: tuple) -> bool:
     ok = True
     for key, value in theirs[0].items():
@@ -178,15 +235,21 @@ def main() -> int:
         print(f"note: {KINETO_DIR} not found; only generated traces are compared")
     work = tempfile.mkdtemp()
     try:
-        for seed in range(6):
+        for seed in range(8):
             path = os.path.join(work, f"generated_{seed}.json")
             with open(path, "w") as f:
-                json.dump(generated_trace(seed, fractional=seed % 2 == 1), f)
+                json.dump(generated_trace(seed, fractional=seed % 2 == 1,
+                                          origin=EPOCH_US if seed >= 6 else 0.0), f)
             traces.append(path)
+        path = os.path.join(work, "generated_dense_epoch.json")
+        with open(path, "w") as f:
+            json.dump(dense_epoch_trace(0), f)
+        traces.append(path)
         ok = True
         for path in traces:
-            ok &= compare(os.path.basename(path), pipebench_results(pipebench, path),
-                          hta_results(path))
+            ours = pipebench_results(pipebench, path)
+            ok &= compare(os.path.basename(path), ours, hta_results(path))
+            ok &= compare_reference(os.path.basename(path), ours)
     finally:
         shutil.rmtree(work)
     print("agrees with HolisticTraceAnalysis" if ok else "DIFFERS from HolisticTraceAnalysis")

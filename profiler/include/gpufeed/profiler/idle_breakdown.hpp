@@ -42,7 +42,9 @@ struct StreamIdle {
 /// began after the previous activity ended; otherwise "kernel wait" when the gap is under
 /// options.kernel_wait_threshold_ns; otherwise "other". As in HTA, gaps are not clipped
 /// (overlap on a stream counts negative), an activity without a known launch is never "host
-/// wait", and timestamps finer than a microsecond are rounded inwards (start up, end down).
+/// wait", and timestamps finer than a microsecond are rounded inwards (start up, end down),
+/// the end being start + duration summed in float64 microseconds as HTA sums them (a quarter
+/// of a microsecond apart at today's epoch timestamps).
 std::vector<StreamIdle> idle_time_breakdown(const Timeline& timeline,
                                             const HtaOptions& options = {});
 
