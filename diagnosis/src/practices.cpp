@@ -251,7 +251,9 @@ PracticeCheck training_loop(const PracticeInputs& in, const Language& /*language
         "process and one Python thread");
   }
   if (in.habits.empty_cache_calls > 0) {
-    findings.push_back(format("torch.cuda.empty_cache() called %llu times in the loop",
+    // Counted inside the steps, from the user's code: a framework's own call when it starts
+    // or tears down (Lightning's) is not the loop's.
+    findings.push_back(format("torch.cuda.empty_cache() called %llu times inside the steps",
                               static_cast<unsigned long long>(in.habits.empty_cache_calls)));
     advice.push_back(
         "remove torch.cuda.empty_cache() from the loop: it hands the caching "

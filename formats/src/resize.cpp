@@ -28,6 +28,15 @@ double triangle_weight(double x) {
   return x < 1.0 ? 1.0 - x : 0.0;
 }
 
+// Pillow's bicubic (a = -0.5), support 2: negative lobes, so sums are clamped (clip8).
+double bicubic_weight(double x) {
+  constexpr double a = -0.5;
+  x = std::fabs(x);
+  if (x < 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+  if (x < 2.0) return (((x - 5.0) * x + 8.0) * x - 4.0) * a;
+  return 0.0;
+}
+
 inline std::int32_t fixed_point(double weight) {
   const double scaled = weight * (1 << detail::kPrecisionBits);
   return static_cast<std::int32_t>(scaled < 0 ? scaled - 0.5 : scaled + 0.5);
@@ -72,8 +81,12 @@ void Resizer::compute_taps(int in_size, double in0, double in1, int out_size, Re
       taps.filter == filter) {
     return;
   }
-  const double support_unit = filter == ResizeFilter::area ? 0.5 : 1.0;
-  double (*const weight_of)(double) = filter == ResizeFilter::area ? box_weight : triangle_weight;
+  const double support_unit =
+      filter == ResizeFilter::area ? 0.5 : (filter == ResizeFilter::bicubic ? 2.0 : 1.0);
+  double (*const weight_of)(double) =
+      filter == ResizeFilter::area
+          ? box_weight
+          : (filter == ResizeFilter::bicubic ? bicubic_weight : triangle_weight);
   const double scale = (in1 - in0) / out_size;
   const double filter_scale = std::max(scale, 1.0);
   const double support = support_unit * filter_scale;

@@ -21,6 +21,17 @@ formats::ReaderOptions raw_options(const LoaderOptions& o) {
 }
 
 void check_raw_options(const LoaderOptions& o, const formats::SampleShape& stored) {
+  if (o.geometry.active()) {
+    const formats::SampleShape out = loader_geometry(o, false).output(stored);
+    if (o.height != 0 && o.geometry.crop == Geometry::Crop::none &&
+        (o.height != out.height || o.width != out.width)) {
+      throw OptionError("size", "{size}=" + std::to_string(o.height) + "x" +
+                                    std::to_string(o.width) + " without a crop: " + o.path +
+                                    " stores " + formats::to_string(stored) +
+                                    " images; set {resize} to change their size");
+    }
+    return;
+  }
   if (o.augment == Augment::crop_flip || o.augment == Augment::center) {
     throw OptionError("augment", "{augment}=" + to_string(o.augment) +
                                      " resizes and so needs a jpeg-layout file; raw files take "
@@ -75,6 +86,11 @@ const std::optional<formats::ChannelStats>& DatasetSource::channel_stats() const
 }
 
 formats::SampleShape DatasetSource::slot_shape(const LoaderOptions& options) const {
+  if (options.geometry.active()) {
+    const formats::SampleShape stored =
+        raw ? raw->sample_shape() : formats::SampleShape{0, 0, 3, formats::Layout::nhwc};
+    return loader_geometry(options, !raw).output(stored);
+  }
   if (raw) return raw->sample_shape();
   const std::uint32_t h = options.height != 0 ? options.height : kDefaultJpegSide;
   const std::uint32_t w = options.width != 0 ? options.width : kDefaultJpegSide;

@@ -1,8 +1,10 @@
 #include "image_samples.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/stages.hpp"
 #include "gpufeed/formats/crop.hpp"
 #include "gpufeed/formats/image.hpp"
@@ -30,12 +32,13 @@ formats::CropBox crop_of(Augment augment, std::uint32_t image_width, std::uint32
 }  // namespace
 
 ImageSamples::ImageSamples(const formats::JpegDatasetReader& reader, std::uint32_t height,
-                           std::uint32_t width, Augment augment, formats::ResizeFilter filter,
-                           std::uint64_t seed)
+                           std::uint32_t width, Augment augment, const Geometry& geometry,
+                           formats::ResizeFilter filter, std::uint64_t seed)
     : reader_(reader),
       height_(height),
       width_(width),
       augment_(augment),
+      geometry_(geometry),
       filter_(filter),
       seed_(seed) {}
 
@@ -53,6 +56,12 @@ DecodeTiming ImageSamples::decode(std::uint64_t sample, std::uint64_t epoch,
   GPUFEED_RANGE(stage_name(Stage::decode));
   if (s.decoder.source() != reader_.path()) s.decoder.set_source(reader_.path());
   const formats::ImageInfo info = s.decoder.header(s.bytes, sample);
+  if (geometry_.active()) {
+    decode_placed(sample, epoch, info, s, out);
+    timing.read_ns = t1 - t0;
+    timing.decode_ns = profiler::now_ns() - t1;
+    return timing;
+  }
   const formats::CropBox crop =
       crop_of(augment_, info.width, info.height, width_, height_, seed_, epoch, sample);
   const formats::ImageView dst{out, width_, height_, 3, std::size_t{width_} * 3};
@@ -84,6 +93,46 @@ DecodeTiming ImageSamples::decode(std::uint64_t sample, std::uint64_t epoch,
   timing.read_ns = t1 - t0;
   timing.decode_ns = profiler::now_ns() - t1;
   return timing;
+}
+
+void ImageSamples::decode_placed(std::uint64_t sample, std::uint64_t epoch,
+                                 const formats::ImageInfo& info, DecodeScratch& s,
+                                 std::uint8_t* out) const {
+  Placement p;
+  try {
+    p = place(geometry_, info.width, info.height, width_, height_, seed_, epoch, sample);
+  } catch (const UsageError& e) {
+    throw FormatError(reader_.path() + ": sample " + std::to_string(sample) + ": " + e.what());
+  }
+  const formats::ImageView dst{out, width_, height_, 3, std::size_t{width_} * 3};
+  if (p.inner_width == 0 || p.inner_height == 0) {  // the crop shows only padding
+    render({}, p, dst, s.resizer, filter_);
+    return;
+  }
+  if (info.format == formats::ImageFormat::jpeg) {
+    // The box at the smallest DCT scale that still covers the inner rectangle, decoded only
+    // where the filter reads.
+    const formats::ScalingFactor scale = formats::fastest_scale(
+        static_cast<std::uint32_t>(std::ceil(p.box.width())),
+        static_cast<std::uint32_t>(std::ceil(p.box.height())), p.inner_width, p.inner_height);
+    const std::uint32_t sw = scale.scale(info.width), sh = scale.scale(info.height);
+    const double fx = double(sw) / info.width, fy = double(sh) / info.height;
+    Placement scaled = p;
+    scaled.box = {std::min(p.box.left * fx, double(sw)), std::min(p.box.top * fy, double(sh)),
+                  std::min(p.box.right * fx, double(sw)), std::min(p.box.bottom * fy, double(sh))};
+    const formats::PixelRect needed =
+        s.resizer.footprint(sw, sh, scaled.box, p.inner_width, p.inner_height, filter_);
+    const formats::DecodedRegion region =
+        s.decoder.jpeg().decode_region(s.bytes, info.jpeg, scale, needed, sample);
+    render({region.pixels, region.x, region.y, sw, sh}, scaled, dst, s.resizer, filter_);
+    return;
+  }
+  s.whole.width = info.width;
+  s.whole.height = info.height;
+  s.whole.channels = 3;
+  s.whole.pixels.resize(std::size_t{info.width} * info.height * 3);
+  s.decoder.decode(s.bytes, info, s.whole.view(), sample);
+  render({s.whole.view(), 0, 0, info.width, info.height}, p, dst, s.resizer, filter_);
 }
 
 void flip_horizontal(std::uint8_t* pixels, std::uint32_t height, std::uint32_t width,

@@ -10,6 +10,7 @@
 #include "gpufeed/formats/resize.hpp"
 #include "gpufeed/formats/scratch_pool.hpp"
 #include "gpufeed/pipeline/augment.hpp"
+#include "gpufeed/pipeline/geometry.hpp"
 
 namespace gpufeed::detail {
 
@@ -40,8 +41,11 @@ struct DecodeScratch {
 /// gpufeed does not decode).
 class ImageSamples {
  public:
+  /// `geometry` (LoaderOptions' resolved one, loader_geometry()) replaces `augment` when it is
+  /// active.
   ImageSamples(const formats::JpegDatasetReader& reader, std::uint32_t height, std::uint32_t width,
-               Augment augment, formats::ResizeFilter filter, std::uint64_t seed);
+               Augment augment, const Geometry& geometry, formats::ResizeFilter filter,
+               std::uint64_t seed);
 
   /// Decodes `sample` of `epoch` into `out` (height x width x 3, HWC, densely packed).
   DecodeTiming decode(std::uint64_t sample, std::uint64_t epoch, std::uint8_t* out) const;
@@ -52,10 +56,15 @@ class ImageSamples {
   static constexpr std::size_t kScratchKeepBytes = std::size_t{64} << 20;
 
  private:
+  /// The geometry path: the sample's Placement, decoded and rendered into `out`.
+  void decode_placed(std::uint64_t sample, std::uint64_t epoch, const formats::ImageInfo& info,
+                     DecodeScratch& s, std::uint8_t* out) const;
+
   const formats::JpegDatasetReader& reader_;
   const std::uint32_t height_;
   const std::uint32_t width_;
   const Augment augment_;
+  const Geometry geometry_;
   const formats::ResizeFilter filter_;
   const std::uint64_t seed_;
   mutable formats::detail::ScratchPool<DecodeScratch> scratch_{[](DecodeScratch& s) {

@@ -87,8 +87,12 @@ formats::SampleShape Batch::sample_shape() const {
   return slot_->format->sample;
 }
 
+const void* Batch::host_images() const {
+  return slot_->images.get();
+}
+
 std::span<const float> Batch::images() const {
-  if (!slot_->images) return {};
+  if (!slot_->images || slot_->format->dtype != DType::float32) return {};
   return {reinterpret_cast<const float*>(slot_->images.get()),
           slot_->count * slot_->format->sample.bytes()};
 }
@@ -197,6 +201,10 @@ unsigned Loader::workers() const {
 LoaderStats Loader::stats() const {
   return core_->stats();
 }
+void Loader::add_stage_work(Stage stage, std::int64_t busy_ns, std::uint64_t items) {
+  core_->add_stage_work(stage, busy_ns, items);
+}
+
 void Loader::reset_stats() {
   core_->reset_stats();
 }

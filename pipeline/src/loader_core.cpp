@@ -62,11 +62,12 @@ std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
 LoaderOptions with_resolved_device(LoaderOptions o) {
   check_options(o);
   o.device = resolve_device(o.device);
-  if (o.device.is_cpu() &&
-      (o.dtype != DType::float32 || o.output_layout != formats::Layout::nchw)) {
+  if (o.device.is_cpu() && ((o.dtype != DType::float32 && o.dtype != DType::uint8) ||
+                            o.output_layout != formats::Layout::nchw)) {
     throw OptionError("dtype", "{dtype}=" + to_string(o.dtype) +
                                    ", {output_layout}=" + formats::to_string(o.output_layout) +
-                                   " needs a CUDA device; the CPU device delivers float32 NCHW");
+                                   " needs a CUDA device; the CPU device delivers float32 or "
+                                   "uint8, NCHW");
   }
   return o;
 }

@@ -40,6 +40,9 @@ class LoaderCore {
   void release_ref(Slot* slot) noexcept;
   [[nodiscard]] LoaderStats stats() const;
   void reset_stats();
+  void add_stage_work(Stage stage, std::int64_t busy_ns, std::uint64_t items) {
+    work_.counters.add(stage, busy_ns, items);
+  }
 
   [[nodiscard]] const DatasetSource& source() const { return work_.source(); }
   /// One sample in a slot, before normalization.

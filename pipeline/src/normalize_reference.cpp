@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -65,6 +66,11 @@ void store(DType dtype, double value, void* out, std::uint64_t index) {
     case DType::bfloat16: {
       const std::uint16_t b = double_to_bf16_bits(value);
       std::memcpy(static_cast<unsigned char*>(out) + index * 2, &b, 2);
+      return;
+    }
+    case DType::uint8: {
+      static_cast<unsigned char*>(out)[index] =
+          static_cast<unsigned char>(std::clamp(std::nearbyint(value), 0.0, 255.0));
       return;
     }
   }

@@ -56,7 +56,7 @@ SlotPlan plan_slots(const LoaderOptions& o, std::uint64_t sample_bytes, bool sta
   plan.echo_slots = reaugments_echoes ? 1 : 0;
   plan.raw_bytes = sample_bytes;
   plan.echo_raw_bytes = staging ? 0 : sample_bytes;
-  plan.output_bytes = staging ? 0 : sample_bytes * sizeof(float);
+  plan.output_bytes = staging ? 0 : sample_bytes * dtype_size(o.dtype);
   return plan;
 }
 

@@ -55,7 +55,26 @@ std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const Dat
                                                const formats::SampleShape& shape) {
   if (!source.jpeg) return std::nullopt;
   return std::optional<ImageSamples>(std::in_place, *source.jpeg, shape.height, shape.width,
-                                     o.augment, o.resize_filter, o.seed);
+                                     o.augment, loader_geometry(o, true), o.resize_filter, o.seed);
+}
+
+std::optional<RawSamples> make_raw_samples(const LoaderOptions& o, const DatasetSource& source) {
+  if (!source.raw || !o.geometry.active()) return std::nullopt;
+  return std::optional<RawSamples>(std::in_place, o.path, source.raw->sample_shape(),
+                                   loader_geometry(o, false), o.resize_filter, o.seed);
+}
+
+/// One uint8 sample of `shape` into `out` as CHW.
+void to_planar(const std::uint8_t* in, const formats::SampleShape& shape, std::uint8_t* out) {
+  const std::size_t plane = std::size_t{shape.height} * shape.width;
+  const std::uint32_t c = shape.channels;
+  if (shape.layout == formats::Layout::nchw || c == 1) {
+    std::memcpy(out, in, plane * c);
+    return;
+  }
+  for (std::size_t i = 0; i < plane; ++i) {
+    for (std::uint32_t ch = 0; ch < c; ++ch) out[ch * plane + i] = in[i * c + ch];
+  }
 }
 
 /// Runs a stage's work; running out of memory in it becomes a message that says what to do
@@ -89,6 +108,7 @@ StageWork::StageWork(const LoaderOptions& options, oneapi::tbb::task_arena& aren
       source_(DatasetSource::open(options)),
       shape_(source_.slot_shape(options)),
       image_samples_(make_image_samples(options, source_, shape_)),
+      raw_samples_(make_raw_samples(options, source_)),
       norm_(normalize_params(options, source_, shape_.channels)),
       staging_(make_staging(options, shape_, norm_)),
       cache_(options.cache_bytes) {
@@ -163,6 +183,7 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
   const formats::DatasetReader& reader = *source_.raw;
   const std::uint64_t k = reader.samples_per_chunk();
   const std::uint64_t sample_bytes = shape_.bytes();
+  const std::uint64_t stored_bytes = reader.sample_shape().bytes();
   std::int64_t read_ns = 0;
   const std::int64_t t0 = profiler::now_ns();
   std::uint32_t i = begin;
@@ -187,9 +208,12 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
     const std::uint64_t chunk_first = chunk * k;
     for (; i < end && slot.indices[slot.by_chunk[i]] / k == chunk; ++i) {
       const std::uint32_t pos = slot.by_chunk[i];
-      std::memcpy(slot.raw.get() + pos * sample_bytes,
-                  data->bytes.get() + (slot.indices[pos] - chunk_first) * sample_bytes,
-                  sample_bytes);
+      const std::uint8_t* in = data->bytes.get() + (slot.indices[pos] - chunk_first) * stored_bytes;
+      if (raw_samples_) {
+        raw_samples_->place(in, slot.indices[pos], slot.epoch, slot.raw.get() + pos * sample_bytes);
+      } else {
+        std::memcpy(slot.raw.get() + pos * sample_bytes, in, sample_bytes);
+      }
     }
   }
   counters.add(Stage::assemble, profiler::now_ns() - t0 - read_ns, 0);
@@ -308,6 +332,17 @@ void StageWork::normalize(Slot& slot) {
 
 void StageWork::normalize_on_host(Slot& slot) {
   const std::uint64_t bytes = shape_.bytes();
+  if (options_.dtype == DType::uint8) {
+    // The pixels as they are, NCHW: a transpose of HWC samples, a copy of CHW ones.
+    for_samples(slot.count, 16, [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
+      const std::int64_t t0 = profiler::now_ns();
+      for (std::uint32_t s = r.begin(); s < r.end(); ++s) {
+        to_planar(slot.raw.get() + s * bytes, shape_, slot.images.get() + s * bytes);
+      }
+      counters.add(Stage::normalize, profiler::now_ns() - t0, 0);
+    });
+    return;
+  }
   for_samples(slot.count, 16, [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
     const std::int64_t t0 = profiler::now_ns();
     float* out = reinterpret_cast<float*>(slot.images.get());
@@ -318,8 +353,11 @@ void StageWork::normalize_on_host(Slot& slot) {
 }
 
 bool StageWork::reaugments_echoes() const {
+  // An echo's flip is a fair coin relative to the fresh one: it keeps the flip's distribution
+  // only where that is a fair coin too.
   return options_.reaugment_echoes && options_.echo.enabled() &&
-         (options_.augment == Augment::flip || options_.augment == Augment::crop_flip);
+         (options_.augment == Augment::flip || options_.augment == Augment::crop_flip ||
+          options_.geometry.hflip == 0.5);
 }
 
 void StageWork::reaugment(Slot& from, Slot& target, std::uint32_t repeat) {

@@ -17,6 +17,7 @@
 #include "gpufeed/pipeline/normalize.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 #include "image_samples.hpp"
+#include "raw_samples.hpp"
 #include "slot_pool.hpp"
 
 namespace gpufeed::detail {
@@ -89,6 +90,7 @@ class StageWork {
   const DatasetSource source_;
   const formats::SampleShape shape_;                 // one sample in a slot, before normalization
   const std::optional<ImageSamples> image_samples_;  // the encoded (jpeg) layout's decoder
+  const std::optional<RawSamples> raw_samples_;      // the raw layout through a Geometry
   const NormalizeParams norm_;
   const std::unique_ptr<CudaStaging> staging_;  // null on the CPU device
   ChunkCache cache_;

@@ -6,7 +6,7 @@ namespace gpufeed {
 
 double LoaderStats::busy_fraction(Stage s) const {
   if (wall_ns <= 0) return 0.0;
-  const bool consumer_side = s == Stage::wait || s == Stage::step;
+  const bool consumer_side = s == Stage::wait || s == Stage::step || s == Stage::transform;
   const double capacity =
       static_cast<double>(wall_ns) * (consumer_side || workers == 0 ? 1.0 : workers);
   return static_cast<double>((*this)[s].busy_ns) / capacity;
@@ -15,7 +15,8 @@ double LoaderStats::busy_fraction(Stage s) const {
 std::optional<Stage> LoaderStats::bottleneck() const {
   std::optional<Stage> best;
   double best_busy = 0.0;
-  for (Stage s : {Stage::read, Stage::decode, Stage::assemble, Stage::h2d, Stage::normalize}) {
+  for (Stage s : {Stage::read, Stage::decode, Stage::assemble, Stage::h2d, Stage::normalize,
+                  Stage::transform}) {
     const double busy = busy_fraction(s);
     if ((*this)[s].items > 0 && busy > best_busy) {
       best = s;

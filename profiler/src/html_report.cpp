@@ -105,7 +105,7 @@ std::string stages(const GapReport& r) {
 std::string legend() {
   std::string s = "<p class=\"legend\">";
   for (const char* name : {"step", "wait", "sync", "launch", "read", "decode", "assemble", "h2d",
-                           "normalize", "echo"}) {
+                           "normalize", "echo", "transform"}) {
     s += "<span><i class=\"sw\" style=\"background:" + std::string(detail::range_color(name)) +
          "\"></i>" + name + "</span>";
   }

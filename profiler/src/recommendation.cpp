@@ -347,13 +347,14 @@ std::optional<Recommendation> pool_pack_rule(const GapReport& r, const InputPool
                      {},
                      "gpufeed.pack(dataset, \"train.h5\"" + store +
                          ") once, then gpufeed.Loader(\"train.h5\", batch_size=" +
-                         std::to_string(std::lround(m->samples)) + ")",
+                         std::to_string(std::lround(m->samples)) + p.pack_loader_keywords + ")",
                      "the dataset's __getitem__ costs " + ms((m->c - m->collate) / m->samples) +
                          " a sample: " + std::to_string(n) +
                          (n > 1 ? " workers make" : " worker makes") + " at most " +
                          std::to_string(std::lround(m->rate(n))) + " samples/s",
                      "",
                      -1};
+  if (!p.pack_transform_note.empty()) rec.reason += "; " + p.pack_transform_note;
   if (p.packed_samples_per_s > 0) {
     const double util = m->util(std::max(m->q, m->samples * 1e9 / p.packed_samples_per_s));
     if (util < with_workers + 0.02) return {};  // the workers do as well

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import threading
 from typing import Any, Iterator, Literal, Optional, Sequence, Tuple, Union
 
 from . import _native, _profile
+from ._transform import PLANNED_KEYWORDS, TransformPlan, check_on_batch, plan_transform
 
 PathLike = Union[str, "os.PathLike[str]"]
 Output = Literal["torch", "numpy", "dlpack"]
@@ -107,11 +109,10 @@ class Epoch:
             raise StopIteration
         convert = loader._convert
         labels = delivery.labels
-        return Batch(
-            convert(delivery.images),
-            None if labels is None else convert(labels),
-            delivery,
-        )
+        images = convert(delivery.images)
+        if loader._plan is not None and loader._plan.steps:
+            images = loader._on_batch(images, delivery)
+        return Batch(images, None if labels is None else convert(labels), delivery)
 
     def __len__(self) -> int:
         """Fresh batches of this epoch (fewer when it continues a restored state)."""
@@ -187,6 +188,16 @@ class Loader:
         reaugment_echoes: bool = True,
         resize_filter: str = "bilinear",
         inject_stall: Optional[str] = None,
+        resize: Union[None, int, Tuple[int, int]] = None,
+        resize_max: int = 0,
+        crop: str = "none",
+        crop_scale: Tuple[float, float] = (0.08, 1.0),
+        crop_ratio: Tuple[float, float] = (3.0 / 4.0, 4.0 / 3.0),
+        crop_padding: Union[int, Tuple[int, ...]] = 0,
+        pad_if_needed: bool = False,
+        hflip: float = 0.0,
+        vflip: float = 0.0,
+        transform: Any = None,
         output: Output = "torch",
         **unknown: Any,
     ) -> None:
@@ -199,21 +210,77 @@ class Loader:
                 f"gpufeed.Loader() got an unexpected keyword argument {name!r}"
                 + (f"; use {hint}" if hint else "")
             )
-        # Every keyword but these two is a LoaderOptions field, converted and checked in C++.
+        # Every keyword but these is a LoaderOptions field, converted and checked in C++.
         keywords = {
-            k: v for k, v in locals().items() if k not in ("self", "path", "output", "unknown")
+            k: v for k, v in locals().items()
+            if k not in ("self", "path", "output", "unknown", "transform")
         }
         if cache_dir is not None:
             keywords["cache_dir"] = os.fspath(cache_dir)
         self._path = os.fspath(path)
-        self._keywords = keywords
+        self._keywords = dict(keywords, transform=transform)
         self._output = output
         self._convert = _converter(output)
+        self._plan: Optional[TransformPlan] = None
+        self._dtype = None
+        if transform is not None:
+            keywords = self._planned(transform, keywords, output)
         self._native = _native.Loader(self._path, keywords)
+        if self._plan is not None:
+            check_on_batch(self._plan, self._native.sample_shape, keywords["dtype"])
         self._generation = 0
         self._next_epoch = 0
         self._lock = threading.Lock()
         _profile.note_input(self)
+
+    def _planned(self, transform: Any, keywords: dict, output: str) -> dict:
+        """The keywords with `transform`'s fused part in them; the plan kept for the rest."""
+        defaults = inspect.signature(Loader).parameters
+        given = [k for k in PLANNED_KEYWORDS if keywords[k] != defaults[k].default]
+        if given:
+            raise _native.UsageError(
+                f"{given[0]}={keywords[given[0]]!r} beside transform=: the transform sets the "
+                "crops, flips, size and normalization; pass one of them")
+        plan = self._plan = plan_transform(transform)
+        dtype = str(keywords["dtype"]).replace("torch.", "")
+        wanted = plan.keywords["dtype"]
+        if plan.steps:
+            if output != "torch":
+                raise _native.UsageError(
+                    f"output={output!r} with transform ops that run on the batch "
+                    f"({plan.on_batch[0]}, ...): they run with torch; use output='torch'")
+            if dtype != "float32":
+                self._dtype = dtype  # the steps run in float32; the batch is cast after them
+        elif wanted == "uint8" and dtype not in ("float32", "uint8"):
+            raise _native.UsageError(
+                f"dtype={dtype!r}: the transform has no ToTensor/ToDtype, so it delivers uint8 "
+                "pixels; add the conversion to the transform, or drop dtype")
+        elif wanted != "uint8":
+            wanted = dtype
+        return dict(keywords, **dict(plan.keywords, dtype=wanted))
+
+    def _on_batch(self, images: Any, delivery: Any) -> Any:
+        """The transform's ops that run on the delivered batch, timed as the loader's
+        `transform` stage (the consumer waits for it, as for any other stage)."""
+        begin = _native.now_ns()
+        images = self._plan.apply(images, delivery.indices, self._keywords["seed"],
+                                  delivery.epoch)
+        if self._dtype is not None:
+            import torch
+
+            images = images.to(getattr(torch, self._dtype))
+        end = _native.now_ns()
+        self._native.add_transform_work(end - begin, len(delivery.indices))
+        current = _profile._active
+        if current is not None:
+            current._input_stage("transform", begin, end)
+        return images
+
+    @property
+    def transform_plan(self) -> Optional[str]:
+        """How the transform runs: what is fused into the decode and normalize, what runs on
+        the delivered batch. None without a transform."""
+        return None if self._plan is None else self._plan.describe()
 
     def epoch(self, epoch: int) -> Epoch:
         """Starts epoch ``epoch`` (ending an unfinished one) and returns its batches. The

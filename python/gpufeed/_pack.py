@@ -5,9 +5,10 @@ crops and flips itself."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from typing import Any, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 from . import _native
 
@@ -60,6 +61,42 @@ def _label(dataset: Any, index: int, label: Any) -> int:
         return int(label)
     except (TypeError, ValueError):
         raise _bad_item(dataset, index, f"has the label {label!r}, not an int") from None
+
+
+@contextlib.contextmanager
+def untransformed(dataset: Any) -> Iterator[Any]:
+    """`dataset` with its `transform` attribute off while inside: the items as stored, not one
+    random augmentation of them (the transform goes to the Loader, which draws it anew every
+    epoch). Restored after."""
+    transform = getattr(dataset, "transform", None)
+    if transform is None:
+        yield dataset
+        return
+    dataset.transform = None
+    try:
+        yield dataset
+    finally:
+        dataset.transform = transform
+
+
+def transform_advice(dataset: Any) -> tuple:
+    """What the pack advice adds for `dataset`'s own transform: the Loader keywords and a note
+    saying what is fused, what runs on the batch, and what cannot move as it is. ("", "") for a
+    dataset without one."""
+    from ._transform import plan_transform
+
+    transform = getattr(dataset, "transform", None)
+    target = getattr(dataset, "target_transform", None)
+    notes = []
+    if transform is not None:
+        try:
+            notes.append("its transform runs in the Loader: " + plan_transform(transform).describe())
+        except _native.UsageError as error:
+            notes.append(f"its transform cannot move as it is: {error}")
+    if target is not None:
+        notes.append("dataset.target_transform is not the Loader's: apply it to the labels "
+                     "in the loop")
+    return (", transform=dataset.transform" if transform is not None else ""), "; ".join(notes)
 
 
 def _image_files(dataset: Any) -> Optional[list]:
@@ -162,10 +199,11 @@ def pack(
     they are), or pixels as above (encoded as JPEG). Every image is decoded once, on every
     core, to check it and to compute the channel statistics. ``quality`` (1-100) re-encodes
     every image; ``max_side`` shrinks those larger than it. A torchvision ImageFolder is packed
-    from its files (``dataset.samples``, with its class names), without its transform."""
-    import numpy as np
-    from torch.utils.data import DataLoader
+    from its files (``dataset.samples``, with its class names).
 
+    A dataset's ``transform`` attribute is off while its items are read: the file keeps the
+    images as they are, and ``gpufeed.Loader(path, transform=dataset.transform)`` draws the
+    augmentation anew every epoch, as the DataLoader did."""
     path = os.fspath(path)
     samples = len(dataset)
     if samples == 0:
@@ -181,6 +219,16 @@ def pack(
         raise _native.UsageError(f"gpufeed.pack: max_side={max_side!r}: use 0 (no limit) or "
                                  "a side in pixels")
     show = sys.stderr.isatty() if progress is None else progress
+    with untransformed(dataset):
+        return _pack(dataset, path, store, workers, chunk, quality, max_side, show)
+
+
+def _pack(dataset: Any, path: str, store: str, workers: int, chunk: int, quality: int,
+          max_side: int, show: bool) -> str:
+    import numpy as np
+    from torch.utils.data import DataLoader
+
+    samples = len(dataset)
     if store == "jpeg":
         try:
             _pack_jpeg(dataset, path, workers, chunk, quality, max_side, show)
@@ -238,6 +286,13 @@ def measure_rate(dataset: Any, batch_size: int, size: Optional[tuple] = None, it
     for about ``read_s`` (``size``: the training size of a jpeg-layout file). Returns
     ``(samples_per_s, items_packed, store, note)``: a rate of 0 with the note saying why when
     the items cannot be packed."""
+    transform = getattr(dataset, "transform", None)
+    with untransformed(dataset):
+        return _measure_rate(dataset, transform, batch_size, size, items, budget_s, read_s)
+
+
+def _measure_rate(dataset: Any, transform: Any, batch_size: int, size: Optional[tuple],
+                  items: int, budget_s: float, read_s: float) -> tuple:
     import tempfile
     import time
 
@@ -269,9 +324,19 @@ def measure_rate(dataset: Any, batch_size: int, size: Optional[tuple] = None, it
                  progress=False)
         except (_native.FormatError, _native.UsageError) as error:
             return 0.0, 0, store, str(error).replace("gpufeed.pack: ", "")
+        # With the dataset's own transform when the Loader takes it: the rate of the advice.
         keywords = {"size": size} if store == "jpeg" and size else {}
+        output = "numpy"
+        if transform is not None:
+            from ._transform import plan_transform
+
+            try:
+                plan_transform(transform)
+                keywords, output = {"transform": transform}, "torch"
+            except _native.UsageError:
+                pass  # the advice names the op; the rate is the fused part's
         loader = Loader(path, batch_size=max(1, min(batch_size, len(picked))), order="random",
-                        output="numpy", **keywords)
+                        output=output, **keywords)
         try:
             delivered, begin = 0, None
             while begin is None or time.perf_counter() - begin < read_s:

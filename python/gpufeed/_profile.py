@@ -105,25 +105,68 @@ _HOST_READS = ("item", "cpu", "numpy", "tolist")
 
 
 def _user_frame(depth: int = 2) -> Any:
-    """The first caller outside torch and gpufeed: where the user's code made the call."""
+    """Where the user's code made the call: the first caller outside torch, gpufeed and the
+    standard library (a call through them is its caller's), or None when that caller is
+    another installed package's. A framework's own loop (Lightning's, Accelerate's, a
+    transformers Trainer's) is not the user's to change, however it reads or frees tensors."""
     frame = sys._getframe(depth)
-    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY_DIRS):
+    while frame is not None:
+        owner = _code_owner(frame.f_code.co_filename)
+        if owner != "through":
+            return frame if owner == "user" else None
         frame = frame.f_back
-    return frame
+    return None
 
 
-_LIBRARY_DIRS: tuple = ()
+_LIBRARY_DIRS: tuple = ()  # torch's and gpufeed's directories
+_STDLIB_DIRS: tuple = ()  # the standard library's (site-packages may lie inside it)
+_PACKAGE_DIRS: tuple = ()  # the frameworks' directories, wherever they are installed
+_INSTALLED = tuple(f"{os.sep}{d}{os.sep}" for d in ("site-packages", "dist-packages"))
+_FRAMEWORKS = ("lightning", "pytorch_lightning", "lightning_fabric", "accelerate", "transformers")
+_code_owners: dict = {}  # file -> "through", "package" or "user"
+
+
+def _code_owner(path: str) -> str:
+    """Whose code a file is: "through" (torch, gpufeed, the standard library), "package"
+    (another installed package) or "user"."""
+    owner = _code_owners.get(path)
+    if owner is None:
+        if path.startswith(_LIBRARY_DIRS) or path.startswith("<frozen "):
+            owner = "through"
+        elif path.startswith(_PACKAGE_DIRS) or any(d in path for d in _INSTALLED):
+            owner = "package"
+        elif path.startswith(_STDLIB_DIRS):
+            owner = "through"
+        else:
+            owner = "user"
+        _code_owners[path] = owner
+    return owner
+
+
+def _find_code_owners(torch: Any) -> None:
+    """The directories _code_owner sorts files by."""
+    global _LIBRARY_DIRS, _STDLIB_DIRS, _PACKAGE_DIRS
+    import sysconfig
+
+    def directories(paths: Any) -> tuple:
+        return tuple(sorted({os.path.join(p, "") for p in paths if p}))
+
+    _LIBRARY_DIRS = directories((os.path.dirname(torch.__file__), os.path.dirname(__file__)))
+    _STDLIB_DIRS = directories(sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib"))
+    _PACKAGE_DIRS = directories(os.path.dirname(getattr(sys.modules[name], "__file__", None) or "")
+                                for name in _FRAMEWORKS if name in sys.modules)
+    _code_owners.clear()
 
 
 def _watch_habits() -> None:
     """While a profile runs: counts the loop's host reads of tensors (.item(), .cpu(),
     .numpy(), .tolist()) inside its steps with where they are, notes a DataParallel forward
-    and counts torch.cuda.empty_cache() calls. Restored by _unwatch_habits()."""
-    global _LIBRARY_DIRS
+    and counts torch.cuda.empty_cache() calls inside the steps; reads and calls only from the
+    user's code (_user_frame). Restored by _unwatch_habits()."""
     torch = sys.modules.get("torch")
     if torch is None or _habit_patches:
         return
-    _LIBRARY_DIRS = (os.path.dirname(torch.__file__), os.path.dirname(__file__))
+    _find_code_owners(torch)
 
     def patch(owner: Any, name: str, make: Any) -> None:
         original = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(
@@ -159,8 +202,9 @@ def _watch_habits() -> None:
 
     def empty_cache(original: Any) -> Any:
         def counted() -> None:
-            if _active is not None:
-                _active._empty_cache_calls += 1
+            current = _active
+            if current is not None and current._in_step() and _user_frame() is not None:
+                current._empty_cache_calls += 1
             return original()
 
         return counted
@@ -318,7 +362,42 @@ class _FileCounters(_FetchCounters):
             pass  # the profile ended and took its directory: nobody reads this any more
 
 
+class _InputCounters:
+    """What one DataLoader did during a profile (an iterator made before it counts as one),
+    kept apart from the others': a training loader's counters are never its validation
+    loader's. Its fetches are its own process's, plus its workers' from `workers_dir`."""
+
+    def __init__(self, source: Any) -> None:
+        self.source = source  # held until the profile ends: its id stays its own
+        self.fetches = _FetchCounters()
+        self.workers_dir: Optional[str] = None
+        self.starts = 0  # iterators started: worker pools, when it has workers
+        self.startup_ns = 0  # from each start to its first batch
+        self.samples = 0  # its batches' samples (the first dimension of each batch's images)
+        self.training_batches = 0  # batches a module in training mode was run on
+        self.evaluation_batches = 0  # batches a module in eval mode was run on
+        self._last_training = self._last_evaluation = -1
+
+    def used(self, batch: int, training: bool) -> None:
+        """A module in training mode (or in eval mode) ran on batch number `batch`: counted
+        once a batch."""
+        if training and self._last_training != batch:
+            self._last_training = batch
+            self.training_batches += 1
+        elif not training and self._last_evaluation != batch:
+            self._last_evaluation = batch
+            self.evaluation_batches += 1
+
+    def role(self) -> Optional[str]:
+        """"training" when a module in training mode ran on its batches, "evaluation" when
+        only modules in eval mode did, None when none ran inside the steps."""
+        if self.training_batches:
+            return "training"
+        return "evaluation" if self.evaluation_batches else None
+
+
 _fetch_counters: Optional[_FetchCounters] = None  # where this process's fetch times go
+_fetch_routes: Any = None  # fetcher -> its DataLoader's counters (weak keys), while profiled
 _original_fetch: dict = {}  # fetcher class -> its own fetch while timed
 
 
@@ -344,6 +423,8 @@ def _timed_fetch(original: Any) -> Any:
         counters = _fetch_counters
         if counters is None:
             return original(fetcher, index)
+        if _fetch_routes is not None:
+            counters = _fetch_routes.get(fetcher, counters)
         collate = fetcher.collate_fn
         if not isinstance(collate, _TimedCollate):
             collate = fetcher.collate_fn = _TimedCollate(collate)  # once per fetcher
@@ -357,13 +438,24 @@ def _timed_fetch(original: Any) -> Any:
     return fetch
 
 
+def _route_fetches(iterator: Any, counters: _InputCounters) -> None:
+    """This process's fetches for a DataLoader iterator (num_workers=0) go to its loader's
+    counters."""
+    fetcher = getattr(iterator, "_dataset_fetcher", None)
+    if fetcher is not None and _fetch_routes is not None:
+        _fetch_routes[fetcher] = counters.fetches
+
+
 def _time_fetchers(counters: Optional[_FetchCounters]) -> None:
     """Times DataLoader fetchers (the dataset's items and collate) in this process into
     `counters`; None stops it."""
-    global _fetch_counters
+    global _fetch_counters, _fetch_routes
+    import weakref
+
     from torch.utils.data._utils import fetch as fetchers
 
     _fetch_counters = counters
+    _fetch_routes = None if counters is None else weakref.WeakKeyDictionary()
     for cls in (fetchers._MapDatasetFetcher, fetchers._IterableDatasetFetcher):
         if counters is not None and cls not in _original_fetch:
             _original_fetch[cls] = cls.fetch
@@ -416,7 +508,7 @@ def _time_dataloaders(prof: "profile") -> None:
             iterator = get_iterator(loader)
         else:
             init = loader.worker_init_fn
-            loader.worker_init_fn = _WorkerTiming(current._worker_dir(), init)
+            loader.worker_init_fn = _WorkerTiming(current._worker_dir(loader), init)
             try:
                 iterator = get_iterator(loader)
             finally:
@@ -585,16 +677,18 @@ class profile:
         self._implicit_steps = 0
         self._step_begin: Optional[int] = None  # the last timed batch's arrival
         self._steps_at_batch = 0
-        self._inputs: dict[int, dict] = {}  # id(DataLoader iterator) -> its facts
-        self._datasets: dict[int, Any] = {}  # id(DataLoader iterator) -> its dataset, until exit
+        # id(DataLoader) (or of an iterator made before the profile) -> its facts, its
+        # counters, its dataset (until exit); id(iterator) -> its DataLoader's id.
+        self._inputs: dict[int, dict] = {}
+        self._input_counters: dict[int, _InputCounters] = {}
+        self._datasets: dict[int, Any] = {}
+        self._input_of: dict[int, int] = {}
+        self._last_input: Optional[int] = None  # the DataLoader of the last timed batch
         self._wait_ns = 0  # the timed inputs' waits, summed
         self._entered_ns = 0
         self._exited_ns = 0
-        self._main_fetches = _FetchCounters()  # num_workers=0: this process makes the batches
-        self._workers_dir: Optional[str] = None  # where worker processes write their counters
+        self._main_fetches = _FetchCounters()  # this process's fetches for no DataLoader seen
         self._starting: dict[int, int] = {}  # id(iterator) -> when it started, until a batch
-        self._startup_ns = 0
-        self._starts = 0
         self._cuda_batches = False  # a DataLoader batch held CUDA tensors
         self._marked_depth = 0  # inside `with prof.step()`
         self._host_reads: dict = {}  # (file, line, method) -> calls inside steps
@@ -631,28 +725,53 @@ class profile:
             self._step_begin is not None and self._steps == self._steps_at_batch
         )
 
-    def _worker_dir(self) -> str:
-        if self._workers_dir is None:
+    def _counters_of(self, source: Any) -> _InputCounters:
+        """The counters of a DataLoader, or of an iterator made before the profile (its loader
+        is not known), with its facts: made the first time the profile sees it."""
+        key = id(source)
+        counters = self._input_counters.get(key)
+        if counters is None:
+            counters = self._input_counters[key] = _InputCounters(source)
+            self._inputs[key] = _dataloader_facts(source)
+            is_loader = hasattr(source, "num_workers")
+            self._datasets[key] = getattr(source, "dataset" if is_loader else "_dataset", None)
+        return counters
+
+    def _worker_dir(self, loader: Any) -> str:
+        """Where `loader`'s worker processes write their counters: a directory of its own."""
+        counters = self._counters_of(loader)
+        if counters.workers_dir is None:
             import tempfile
 
-            self._workers_dir = tempfile.mkdtemp(prefix="gpufeed-profile-")
-        return self._workers_dir
+            counters.workers_dir = tempfile.mkdtemp(prefix="gpufeed-profile-")
+        return counters.workers_dir
 
     def _iterator_started(self, iterator: Any, loader: Any) -> None:
         self._starting[id(iterator)] = _native.now_ns()
-        self._starts += 1
-        if id(iterator) not in self._inputs:
-            self._inputs[id(iterator)] = _dataloader_facts(loader)
-            self._datasets[id(iterator)] = getattr(loader, "dataset", None)
+        counters = self._counters_of(loader)
+        counters.starts += 1
+        self._input_of[id(iterator)] = id(loader)
+        _route_fetches(iterator, counters)
 
-    def _worker_fetches(self) -> _FetchCounters:
-        """The worker processes' counters, summed (each wrote its own file)."""
-        total = _FetchCounters()
-        directory, self._workers_dir = self._workers_dir, None
+    def _input_key(self, iterator: Any) -> int:
+        """The id of the DataLoader `iterator` belongs to (its own, if made before the
+        profile)."""
+        key = self._input_of.get(id(iterator))
+        if key is None:
+            _route_fetches(iterator, self._counters_of(iterator))
+            key = self._input_of[id(iterator)] = id(iterator)
+        return key
+
+    @staticmethod
+    def _worker_fetches(counters: _InputCounters) -> None:
+        """Adds the counters of a DataLoader's worker processes (each wrote its own file) to
+        its fetches."""
+        directory, counters.workers_dir = counters.workers_dir, None
         if directory is None:
-            return total
+            return
         import shutil
 
+        total = counters.fetches
         for name in os.listdir(directory):
             if name.endswith(".json"):
                 try:
@@ -665,29 +784,53 @@ class profile:
                 total.fetch_ns += one["fetch_ns"]
                 total.collate_ns += one["collate_ns"]
         shutil.rmtree(directory, ignore_errors=True)
-        return total
 
-    def _input_pool(self) -> Optional[_native.InputPoolFacts]:
-        """The DataLoader pool that delivered the most batches, with what its fetches cost."""
+    def _fed_input(self) -> Optional[int]:
+        """The DataLoader that fed the training steps: the one whose batches most went through
+        a module in training mode; without modules in the steps, the one that delivered the
+        most batches. A validation loader beside it is never it."""
         if not self._inputs:
             return None
-        facts = max(self._inputs.values(), key=lambda i: i["batches"])
-        fetches = self._worker_fetches() if facts["num_workers"] else self._main_fetches
+        return max(self._inputs, key=lambda key: (self._input_counters[key].training_batches,
+                                                  self._inputs[key]["batches"]))
+
+    def _settle_inputs(self) -> None:
+        """At the end: each DataLoader's own counters into its facts."""
+        fed = self._fed_input()
+        for key, facts in self._inputs.items():
+            counters = self._input_counters[key]
+            self._worker_fetches(counters)
+            facts["fetch"] = counters.fetches.as_dict()
+            facts["samples"] = counters.samples
+            facts["starts"] = counters.starts
+            facts["startup_ns"] = counters.startup_ns
+            facts["role"] = counters.role()
+            facts["diagnosed"] = key == fed
+            counters.source = None
+
+    def _input_pool(self) -> Optional[_native.InputPoolFacts]:
+        """The pool of the DataLoader that fed the training steps, with what its fetches
+        cost."""
+        key = self._fed_input()
+        if key is None:
+            return None
+        facts, counters = self._inputs[key], self._input_counters[key]
+        fetches = counters.fetches
         pool = _native.InputPoolFacts()
         pool.workers = facts["num_workers"] or 0
         pool.batches = fetches.batches
         pool.samples = fetches.samples
         pool.fetch_ns = fetches.fetch_ns
         pool.collate_ns = fetches.collate_ns
-        pool.startup_ns = self._startup_ns
-        pool.starts = self._starts
+        pool.startup_ns = counters.startup_ns
+        pool.starts = counters.starts
         pool.persistent_workers = bool(facts["persistent_workers"])
         pool.pin_memory = bool(facts["pin_memory"])
         pool.prefetch_factor = facts["prefetch_factor"] or 0
         pool.cuda = bool(self._cuda_batches)
         pool.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
         facts["fetch"] = fetches.as_dict()
-        dataset = self._datasets.get(next(k for k, v in self._inputs.items() if v is facts))
+        dataset = self._datasets.get(key)
         if self._measure_pack and self._dataset_is_the_cost(fetches, dataset):
             from ._pack import measure_rate
 
@@ -703,6 +846,12 @@ class profile:
             pool.packed_store, pool.pack_note = store, note
             facts["packed_sample"] = {"samples_per_s": rate, "items": items, "store": store,
                                       "note": note or None}
+        if dataset is not None:
+            from ._pack import transform_advice
+
+            # The advice keeps the dataset's transform: the model sees the same inputs.
+            pool.pack_loader_keywords, pool.pack_transform_note = transform_advice(dataset)
+            facts["transform"] = pool.pack_transform_note or None
         return pool
 
     def _dataset_is_the_cost(self, fetches: _FetchCounters, dataset: Any) -> bool:
@@ -731,6 +880,7 @@ class profile:
         native = self._native
         if native is None:
             return fetch() if source is None else fetch(source)
+        key = None if source is None else self._input_key(source)
         begin = _native.now_ns()
         if self._step_begin is not None:
             self._close_step(begin)
@@ -749,18 +899,18 @@ class profile:
         self._last_batch, self._last_storages = item, None
         self._step_begin = end
         self._steps_at_batch = self._steps
-        if source is not None:
-            facts = self._inputs.get(id(source))
-            if facts is None:
-                facts = self._inputs[id(source)] = _dataloader_facts(source)
-                self._datasets[id(source)] = getattr(source, "_dataset", None)
+        self._last_input = key
+        if key is not None:
+            facts, counters = self._inputs[key], self._input_counters[key]
             facts["batches"] += 1
             if facts["batches"] == 1:
                 facts["batch_shape"] = shape
+            if shape:
+                counters.samples += shape[0]
             if self._starting:
                 started = self._starting.pop(id(source), None)
                 if started is not None:
-                    self._startup_ns += end - started
+                    counters.startup_ns += end - started
                     self._cuda_batches = self._cuda_batches or _on_cuda(item)  # a first batch
             elif facts["batches"] == 1:
                 self._cuda_batches = self._cuda_batches or _on_cuda(item)
@@ -771,17 +921,23 @@ class profile:
             self._last_storages = _batch_storages(self._last_batch)
         return _storage(tensor) in self._last_storages
 
+    def _batch_used(self, training: bool) -> None:
+        """A module ran, in training mode or not, inside the step of the last timed batch."""
+        if self._last_input is not None:
+            self._input_counters[self._last_input].used(self._batches, training)
+
     def _forward_seen(self, torch: Any, module: Any, inputs: Any) -> None:
         """A module's forward inside a step: its mode, autograd, device, autocast, kind."""
+        self._batch_used(module.training)
         seen = self._forwards
         seen.forwards = True
         if module.training:
             seen.training_forwards = True
         elif torch.is_grad_enabled() and not _inference_mode(torch):
-            seen.eval_grad_forwards += 1
-            if not seen.eval_grad_site:
-                frame = _user_frame(3)
-                if frame is not None:
+            frame = _user_frame(3)
+            if frame is not None:  # the user's forward, not a framework's
+                seen.eval_grad_forwards += 1
+                if not seen.eval_grad_site:
                     seen.eval_grad_site = f"{os.path.basename(frame.f_code.co_filename)}:" \
                                           f"{frame.f_lineno}"
         if not seen.cuda_forwards and any(getattr(x, "is_cuda", False) for x in inputs):
@@ -802,6 +958,17 @@ class profile:
         self._steps_at_batch = self._steps
         self._last_batch, self._last_storages = item, None
         return item
+
+    def _input_stage(self, name: str, begin: int, end: int) -> None:
+        """Work of the input that runs on the consumer's thread after its batch arrived (a
+        Loader's transform ops on the batch): a range of its own, and a wait for input, since
+        the loop waits for it as for any other stage."""
+        native = self._native
+        if native is None:
+            return
+        native.record(_native.range_name(name), begin, end, self._batches)
+        native.record(self._wait_name, begin, end, self._batches)
+        self._wait_ns += end - begin
 
     def _close_step(self, end: int) -> None:
         """Records the work between the last timed batch and `end` as a step, unless the loop
@@ -891,6 +1058,7 @@ class profile:
             loop.deterministic = bool(torch.are_deterministic_algorithms_enabled())
         self._rank, self._world_size = _job_place(torch)
         loop.rank, loop.world_size = self._rank, self._world_size
+        self._settle_inputs()
         loop.input_pool = self._input_pool()
         reads = self._host_read_sites()
         habits = _native.LoopHabits()
@@ -963,40 +1131,61 @@ class profile:
         text = self._finished().summary()
         if self._batches:
             # The loop's input was timed even though no gpufeed.Loader fed it.
-            inputs = ", ".join(
-                f"DataLoader(num_workers={i['num_workers']}, batch_size={i['batch_size']})"
-                for i in self._inputs.values()
-            ) or "prof.input()"
-            fetched = [
-                i["fetch"] for i in self._inputs.values() if i.get("fetch", {}).get("samples")
-            ]
-            inside = "its work inside is not seen"
-            if fetched:
-                f = fetched[0]
-                item_ms = (f["fetch_ns"] - f["collate_ns"]) / f["samples"] * 1e-6
-                collate_ms = f["collate_ns"] / f["batches"] * 1e-6
-                inside = (f"its fetches: {item_ms:.2f} ms a sample in the dataset, "
-                          f"{collate_ms:.2f} ms a batch in collate_fn")
             text = text.replace(
                 "note: no gpufeed.Loader ran inside the profile; input stages unknown\n",
-                f"input       {self._batches} batches from {inputs}, each next() timed as a "
-                f"wait for input; {inside}\n",
-            )
+                self._input_line())
         return text
+
+    def _input_line(self) -> str:
+        """The summary's line on the timed inputs: the DataLoaders, with their batches and
+        what they fed when there are several, and the fetches of the one diagnosed."""
+        def name(i: dict) -> str:
+            return f"DataLoader(num_workers={i['num_workers']}, batch_size={i['batch_size']})"
+
+        inputs = list(self._inputs.values())
+        if len(inputs) <= 1:
+            source = name(inputs[0]) if inputs else "prof.input()"
+            sources = f"{self._batches} batches from {source}"
+        else:
+            parts = []
+            for i in inputs:
+                notes = ", ".join(n for n in (i["role"], i["diagnosed"] and "diagnosed") if n)
+                parts.append(f"{i['batches']} from {name(i)}" + (f" ({notes})" if notes else ""))
+            sources = f"{self._batches} batches: {', '.join(parts)}"
+        fed = next((i for i in inputs if i["diagnosed"]), None)
+        f = fed["fetch"] if fed is not None else None
+        inside = "its work inside is not seen"
+        if f and f["samples"]:
+            item_ms = (f["fetch_ns"] - f["collate_ns"]) / f["samples"] * 1e-6
+            collate_ms = f["collate_ns"] / f["batches"] * 1e-6
+            whose = "its" if len(inputs) <= 1 else "the diagnosed one's"
+            inside = (f"{whose} fetches: {item_ms:.2f} ms a sample in the dataset, "
+                      f"{collate_ms:.2f} ms a batch in collate_fn")
+        return f"input       {sources}, each next() timed as a wait for input; {inside}\n"
+
+    def _fed_samples(self) -> int:
+        """The samples of the batches that fed the training steps: the diagnosed DataLoader's
+        (a validation loader's are not the loop's throughput), else every timed batch's."""
+        fed = next((i for i in self._inputs.values() if i["diagnosed"]), None)
+        return fed["samples"] if fed is not None and fed["samples"] else self._timed_samples
 
     def results(self) -> dict:
         """The diagnosis as data: pipebench's --json keys (samples_per_s, device_util,
         idle_by_cause, bottleneck_stage, verdict, stages, echo, practices, profile, ...), and
-        ``inputs``: the DataLoaders the loop read, with their settings."""
+        ``inputs``: the DataLoaders the loop read, each with its settings and its own counters
+        (batches, samples, fetches, starts), its ``role`` ("training" or "evaluation", by the
+        modules its batches went through) and whether it is the one ``diagnosed``: the one
+        that fed the training steps, whose samples are ``samples``."""
         out = _json.loads(self._finished().json())
         out["inputs"] = list(self._inputs.values())
         out["timed_batches"] = self._batches
-        if not out.get("samples") and self._timed_samples:
+        samples = self._fed_samples()
+        if not out.get("samples") and samples:
             # No gpufeed.Loader counted them: the timed inputs' batches did, over the profile.
             wall_s = (self._exited_ns - self._entered_ns) * 1e-9
-            out["samples"] = self._timed_samples
+            out["samples"] = samples
             out["wall_s"] = wall_s
-            out["samples_per_s"] = self._timed_samples / wall_s if wall_s > 0 else 0.0
+            out["samples_per_s"] = samples / wall_s if wall_s > 0 else 0.0
         steps = out.get("steps") or 0
         sites = self._host_read_sites()
         out["host_reads"] = {

@@ -28,6 +28,8 @@ nb::dlpack::dtype dlpack_dtype(DType dtype) {
       return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
     case DType::bfloat16:
       return {static_cast<std::uint8_t>(nb::dlpack::dtype_code::Bfloat), 16, 1};
+    case DType::uint8:
+      return nb::dtype<std::uint8_t>();
   }
   return nb::dtype<float>();
 }
@@ -82,8 +84,8 @@ nb::object BatchArray::dlpack(nb::handle self, nb::handle stream, nb::handle max
   nb::dlpack::dtype dtype = nb::dtype<std::int64_t>();
   if (part_ == Part::images) {
     for (const std::int64_t d : b.shape()) shape.push_back(static_cast<std::size_t>(d));
-    data = cuda ? b.device_images() : static_cast<const void*>(b.images().data());
-    dtype = cuda ? dlpack_dtype(b.dtype()) : nb::dtype<float>();
+    data = cuda ? b.device_images() : b.host_images();
+    dtype = dlpack_dtype(b.dtype());
   } else {
     shape.push_back(b.size());
     data = cuda ? static_cast<const void*>(b.device_labels())

@@ -111,6 +111,13 @@ void bind_loader(nb::module_& m) {
       .def("stats_json",
            [](NativeLoader& l) { return diagnosis::stats_json(l.get().stats()).dump(); })
       .def("reset_stats", [](NativeLoader& l) { l.get().reset_stats(); })
+      .def(
+          "add_transform_work",
+          [](NativeLoader& l, std::int64_t busy_ns, std::uint64_t items) {
+            l.get().add_stage_work(Stage::transform, busy_ns, items);
+          },
+          nb::arg("busy_ns"), nb::arg("items"),
+          "Counts a transform's ops on a delivered batch as the loader's `transform` stage.")
       .def_prop_ro("batches_per_epoch", [](NativeLoader& l) { return l.get().batches_per_epoch(); })
       .def_prop_ro("samples_per_epoch", [](NativeLoader& l) { return l.get().samples_per_epoch(); })
       .def_prop_ro("batches_in_epoch", [](NativeLoader& l) { return l.get().batches_in_epoch(); })
@@ -139,6 +146,27 @@ void bind_loader(nb::module_& m) {
         return out;
       },
       "The table of LoaderOptions fields: (field, Python keyword, pipebench flag).");
+  m.def(
+      "geometry_draws",
+      [](const nb::dict& keywords, std::uint32_t width, std::uint32_t height, std::uint64_t seed,
+         std::uint64_t epoch, std::uint64_t samples) {
+        const LoaderOptions o = options_from_keywords("", keywords);
+        check_options(o);
+        const Geometry g = loader_geometry(o, false);
+        const formats::SampleShape out = g.output({height, width, 3, formats::Layout::nhwc});
+        nb::list draws;
+        for (std::uint64_t s = 0; s < samples; ++s) {
+          const Placement p = place(g, width, height, out.width, out.height, seed, epoch, s);
+          draws.append(nb::make_tuple(p.box.left, p.box.top, p.box.width(), p.box.height(),
+                                      p.inner_x, p.inner_y, p.hflip, p.vflip));
+        }
+        return draws;
+      },
+      nb::arg("keywords"), nb::arg("width"), nb::arg("height"), nb::arg("seed"), nb::arg("epoch"),
+      nb::arg("samples"),
+      "The fused geometry's placements of samples 0..samples-1 of a width x height image: "
+      "(left, top, width, height) of the box in stored pixels, the inner offset (x, y) and the "
+      "flips. For tests against torchvision's own draws.");
   m.def("default_keywords", &default_keywords,
         "The keywords of gpufeed.Loader with LoaderOptions' defaults.");
 

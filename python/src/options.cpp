@@ -137,10 +137,80 @@ void set_echo(LoaderOptions& o, nb::handle value) {
   }
 }
 
+/// A probability, 0 to 1.
+double to_probability(const char* key, nb::handle value) {
+  if ((!PyFloat_Check(value.ptr()) && !PyLong_Check(value.ptr())) || PyBool_Check(value.ptr())) {
+    bad_type(key, value, "a probability (a number from 0 to 1)");
+  }
+  const double p = nb::cast<double>(value);
+  if (!(p >= 0 && p <= 1)) {
+    throw OptionError(key, "{" + std::string(key) + "}=" + nb::cast<std::string>(nb::repr(value)) +
+                               ": a probability, 0 to 1");
+  }
+  return p;
+}
+
+/// A (low, high) pair of numbers.
+void to_pair(const char* key, nb::handle value, double& low, double& high) {
+  if (nb::isinstance<nb::str>(value) || !PySequence_Check(value.ptr()) || nb::len(value) != 2) {
+    bad_type(key, value, "(low, high)");
+  }
+  for (int i = 0; i < 2; ++i) {
+    nb::handle item = value[i];
+    if ((!PyFloat_Check(item.ptr()) && !PyLong_Check(item.ptr())) || PyBool_Check(item.ptr())) {
+      bad_type(key, value, "(low, high), two numbers");
+    }
+  }
+  low = nb::cast<double>(value[0]);
+  high = nb::cast<double>(value[1]);
+}
+
+/// resize=None | N (the shorter side) | (h, w).
+void set_resize(LoaderOptions& o, nb::handle value) {
+  Geometry& g = o.geometry;
+  if (value.is_none()) {
+    g.resize = Geometry::Resize::none;
+    g.resize_height = g.resize_width = 0;
+    return;
+  }
+  if (PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
+    g.resize = Geometry::Resize::shorter;
+    g.resize_height = static_cast<std::uint32_t>(to_count("resize", value, 1, 16384));
+    return;
+  }
+  if (!PySequence_Check(value.ptr()) || nb::isinstance<nb::str>(value) || nb::len(value) != 2) {
+    bad_type("resize", value, "an int (the shorter side), (height, width) or None");
+  }
+  g.resize = Geometry::Resize::exact;
+  g.resize_height = static_cast<std::uint32_t>(to_count("resize", value[0], 1, 16384));
+  g.resize_width = static_cast<std::uint32_t>(to_count("resize", value[1], 1, 16384));
+}
+
+/// crop_padding=N | (left/right, top/bottom) | (left, top, right, bottom), as RandomCrop's.
+void set_padding(LoaderOptions& o, nb::handle value) {
+  std::vector<std::uint32_t> p;
+  if (PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
+    p.assign(4, static_cast<std::uint32_t>(to_count("crop_padding", value, 0, 16384)));
+  } else if (PySequence_Check(value.ptr()) && !nb::isinstance<nb::str>(value) &&
+             (nb::len(value) == 2 || nb::len(value) == 4)) {
+    for (nb::handle item : value) {
+      p.push_back(static_cast<std::uint32_t>(to_count("crop_padding", item, 0, 16384)));
+    }
+    if (p.size() == 2) p = {p[0], p[1], p[0], p[1]};
+  } else {
+    bad_type("crop_padding", value, "an int, (horizontal, vertical) or (left, top, right, bottom)");
+  }
+  o.geometry.pad_left = p[0];
+  o.geometry.pad_top = p[1];
+  o.geometry.pad_right = p[2];
+  o.geometry.pad_bottom = p[3];
+}
+
 formats::ResizeFilter parse_filter(const std::string& text) {
   if (text == "bilinear") return formats::ResizeFilter::bilinear;
   if (text == "area") return formats::ResizeFilter::area;
-  throw_usage("resize_filter='" + text + "': use 'bilinear' or 'area'");
+  if (text == "bicubic") return formats::ResizeFilter::bicubic;
+  throw_usage("resize_filter='" + text + "': use 'bilinear', 'bicubic' or 'area'");
 }
 
 using Setter = std::function<void(LoaderOptions&, nb::handle)>;
@@ -216,6 +286,30 @@ const std::map<std::string, Setter>& setters() {
        [](LoaderOptions& o, nb::handle v) { o.augment = parse_augment(to_text("augment", v)); }},
       {"on_error",
        [](LoaderOptions& o, nb::handle v) { o.on_error = parse_on_error(to_text("on_error", v)); }},
+      {"resize", set_resize},
+      {"resize_max",
+       [](LoaderOptions& o, nb::handle v) {
+         o.geometry.resize_max = static_cast<std::uint32_t>(to_count("resize_max", v));
+       }},
+      {"crop",
+       [](LoaderOptions& o, nb::handle v) { o.geometry.crop = parse_crop(to_text("crop", v)); }},
+      {"crop_scale",
+       [](LoaderOptions& o, nb::handle v) {
+         to_pair("crop_scale", v, o.geometry.scale_min, o.geometry.scale_max);
+       }},
+      {"crop_ratio",
+       [](LoaderOptions& o, nb::handle v) {
+         to_pair("crop_ratio", v, o.geometry.ratio_min, o.geometry.ratio_max);
+       }},
+      {"crop_padding", set_padding},
+      {"pad_if_needed",
+       [](LoaderOptions& o, nb::handle v) {
+         o.geometry.pad_if_needed = to_bool("pad_if_needed", v);
+       }},
+      {"hflip",
+       [](LoaderOptions& o, nb::handle v) { o.geometry.hflip = to_probability("hflip", v); }},
+      {"vflip",
+       [](LoaderOptions& o, nb::handle v) { o.geometry.vflip = to_probability("vflip", v); }},
   };
   return table;
 }
@@ -275,6 +369,16 @@ nb::dict default_keywords() {
   d["resize_filter"] = "bilinear";
   d["augment"] = to_string(o.augment);
   d["on_error"] = to_string(o.on_error);
+  const Geometry& g = o.geometry;
+  d["resize"] = nb::none();
+  d["resize_max"] = g.resize_max;
+  d["crop"] = to_string(g.crop);
+  d["crop_scale"] = nb::make_tuple(g.scale_min, g.scale_max);
+  d["crop_ratio"] = nb::make_tuple(g.ratio_min, g.ratio_max);
+  d["crop_padding"] = 0;
+  d["pad_if_needed"] = g.pad_if_needed;
+  d["hflip"] = g.hflip;
+  d["vflip"] = g.vflip;
   return d;
 }
 

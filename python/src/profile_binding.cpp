@@ -216,7 +216,9 @@ void bind_profile(nb::module_& m) {
       .def_rw("packed_samples_per_s", &profiler::InputPoolFacts::packed_samples_per_s)
       .def_rw("packed_items", &profiler::InputPoolFacts::packed_items)
       .def_rw("packed_store", &profiler::InputPoolFacts::packed_store)
-      .def_rw("pack_note", &profiler::InputPoolFacts::pack_note);
+      .def_rw("pack_note", &profiler::InputPoolFacts::pack_note)
+      .def_rw("pack_loader_keywords", &profiler::InputPoolFacts::pack_loader_keywords)
+      .def_rw("pack_transform_note", &profiler::InputPoolFacts::pack_transform_note);
   m.def("per_rank_path", &diagnosis::per_rank_path, nb::arg("path"), nb::arg("rank"),
         nb::arg("world_size"));
 

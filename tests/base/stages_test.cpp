@@ -28,7 +28,7 @@ TEST(Stages, EveryStageHasAUniqueNameThatParsesBack) {
 TEST(Stages, NamesAreTheOnesReportsAndOptionsUse) {
   std::string all;
   for (const StageInfo& s : kStages) all += std::string(all.empty() ? "" : " ") + s.name;
-  EXPECT_EQ(all, "read decode assemble h2d normalize echo wait step");
+  EXPECT_EQ(all, "read decode assemble h2d normalize echo transform wait step");
 }
 
 TEST(Stages, UnknownNamesDoNotParse) {

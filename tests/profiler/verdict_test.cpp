@@ -290,6 +290,16 @@ TEST(Recommendation, ADataLoaderPoolGetsWorkersForWhatABatchCostsIt) {
             "batch_size=8)");
   EXPECT_LT(recs[1].predicted_device_util, 0);
   EXPECT_NE(recs[1].reason.find("2 workers would keep up"), std::string::npos) << recs[1].reason;
+  // A dataset with a transform: the advice keeps it, and says what runs where.
+  facts.input_pool->pack_loader_keywords = ", transform=dataset.transform";
+  facts.input_pool->pack_transform_note = "its transform: fused RandomResizedCrop(224)";
+  EXPECT_EQ(recommend(r, facts)[1].action(),
+            "gpufeed.pack(dataset, \"train.h5\") once, then gpufeed.Loader(\"train.h5\", "
+            "batch_size=8, transform=dataset.transform)");
+  EXPECT_NE(recommend(r, facts)[1].reason.find("; its transform: fused RandomResizedCrop(224)"),
+            std::string::npos);
+  facts.input_pool->pack_loader_keywords.clear();
+  facts.input_pool->pack_transform_note.clear();
   facts.input_pool->pack_note = "its items are float32";
   EXPECT_NE(recommend(r, facts)[1].predicted_effect.find("not measured: its items are float32"),
             std::string::npos);

@@ -25,6 +25,8 @@ const char* filter_name(gpufeed::formats::ResizeFilter filter) {
       return "bilinear";
     case gpufeed::formats::ResizeFilter::area:
       return "area";
+    case gpufeed::formats::ResizeFilter::bicubic:
+      return "bicubic";
   }
   return "?";
 }
@@ -68,6 +70,16 @@ nlohmann::json default_keywords() {
   d["resize_filter"] = filter_name(o.resize_filter);
   d["augment"] = gpufeed::to_string(o.augment);
   d["on_error"] = gpufeed::to_string(o.on_error);
+  const gpufeed::Geometry& g = o.geometry;
+  d["resize"] = none;
+  d["resize_max"] = g.resize_max;
+  d["crop"] = gpufeed::to_string(g.crop);
+  d["crop_scale"] = {g.scale_min, g.scale_max};
+  d["crop_ratio"] = {g.ratio_min, g.ratio_max};
+  d["crop_padding"] = g.pad_left;
+  d["pad_if_needed"] = g.pad_if_needed;
+  d["hflip"] = g.hflip;
+  d["vflip"] = g.vflip;
   return d;
 }
 

@@ -178,7 +178,7 @@ def test_keyword_defaults_are_the_cpp_defaults():
     for name, default in native.items():
         assert name in signature.parameters, f"Loader has no keyword {name}"
         assert signature.parameters[name].default == default, name
-    python_only = {"path", "output", "unknown"}
+    python_only = {"path", "output", "unknown", "transform"}
     assert set(signature.parameters) - set(native) == python_only
 
 
@@ -188,7 +188,7 @@ def test_the_field_table_names_every_keyword():
     fields = _native.loader_fields()
     keywords = {keyword for _, keyword, _ in fields}
     signature = inspect.signature(gpufeed.Loader)
-    assert keywords == set(signature.parameters) - {"output", "unknown"}
+    assert keywords == set(signature.parameters) - {"output", "unknown", "transform"}
     by_field = {field: keyword for field, keyword, _ in fields}
     # C++ and Python share names and units; only `size` stands for two fields.
     assert all(field == keyword for field, keyword in by_field.items() if keyword != "size")
@@ -244,13 +244,14 @@ def test_every_keyword_default_is_the_loader_options_default(synthetic_file):
     # writes out by hand (resize_filter, on_error) must follow the C++ one too.
     cpp = cpp_defaults()
     signature = inspect.signature(gpufeed.Loader)
-    assert set(signature.parameters) - {"path", "output", "unknown"} == set(cpp)
+    assert set(signature.parameters) - {"path", "output", "unknown", "transform"} == set(cpp)
     for name, default in cpp.items():
         assert signature.parameters[name].default == default, name
     assert cpp["resize_filter"] == "bilinear" and cpp["on_error"] == "fail"
     # What a loader made without keywords was really given.
     made = gpufeed.Loader(synthetic_file).options()
     assert made.pop("output") == "torch"
+    assert made.pop("transform") is None
     assert made == cpp
     native = _native.default_keywords()
     for name, default in cpp.items():
@@ -304,7 +305,8 @@ def test_properties_and_stats(synthetic_file):
     stats = loader.stats()
     assert stats["batches"] == 10 and stats["samples"] == 1000
     assert stats["fresh_batches"] == 10 and stats["echoed_batches"] == 0
-    assert set(stats["stages"]) == {"read", "decode", "assemble", "h2d", "normalize", "echo", "wait"}
+    assert set(stats["stages"]) == {"read", "decode", "assemble", "h2d", "normalize", "echo",
+                                    "transform", "wait"}
     assert stats["stages"]["read"]["items"] > 0 and stats["stages"]["normalize"]["busy_s"] > 0
     assert stats["cache"]["chunk_reads"] == 32  # 1000 samples in chunks of 32
     assert stats["memory"]["slot_bytes"] > 0

@@ -129,6 +129,43 @@ void set_size(LoaderOptions& lo, const std::string& text) {
   lo.width = static_cast<std::uint32_t>(std::stoul(m[2].str()));
 }
 
+/// torchvision's geometric transforms as LoaderOptions::geometry (--crop's size is --size).
+void add_geometry_options(CLI::App& cmd, LoaderOptions& lo) {
+  Geometry& g = lo.geometry;
+  cmd.add_option_function<std::string>(
+      "--resize", [&g](const std::string& v) { parse_resize(v, g); },
+      "N (the shorter side, Resize(N)) or HxW, before the crop");
+  cmd.add_option("--resize-max", g.resize_max, "Resize's max_size for the longer side")
+      ->check(CLI::Range(0, 16384));
+  cmd.add_option_function<std::string>(
+         "--resize-filter",
+         [&lo](const std::string& v) {
+           if (v == "bilinear") lo.resize_filter = formats::ResizeFilter::bilinear;
+           if (v == "bicubic") lo.resize_filter = formats::ResizeFilter::bicubic;
+           if (v == "area") lo.resize_filter = formats::ResizeFilter::area;
+         },
+         "bilinear, bicubic or area (Pillow's, antialiased)")
+      ->check(CLI::IsMember({"bilinear", "bicubic", "area"}));
+  cmd.add_option_function<std::string>(
+      "--crop", [&g](const std::string& v) { g.crop = parse_crop(v); },
+      "none, center, random or random-resized, to --size");
+  cmd.add_option_function<std::string>(
+      "--crop-scale",
+      [&g](const std::string& v) { parse_range("crop_scale", v, g.scale_min, g.scale_max); },
+      "LOW,HIGH: random-resized area fraction (default 0.08,1)");
+  cmd.add_option_function<std::string>(
+      "--crop-ratio",
+      [&g](const std::string& v) { parse_range("crop_ratio", v, g.ratio_min, g.ratio_max); },
+      "LOW,HIGH: random-resized aspect ratio (default 0.75,1.333)");
+  cmd.add_option_function<std::string>(
+      "--crop-padding", [&g](const std::string& v) { parse_padding(v, g); },
+      "N, H,V or L,T,R,B: random crop's zero padding");
+  cmd.add_flag("--pad-if-needed", g.pad_if_needed, "random crop: pad images smaller than it");
+  cmd.add_option("--hflip", g.hflip, "probability of a horizontal flip")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--vflip", g.vflip, "probability of a vertical flip")->check(CLI::Range(0.0, 1.0));
+}
+
 void add_sample_options(CLI::App& cmd, BenchOptions& o) {
   LoaderOptions& lo = o.loader;
   cmd.add_option_function<std::string>(
@@ -137,12 +174,13 @@ void add_sample_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option_function<std::string>(
       "--augment", [&lo](const std::string& v) { lo.augment = parse_augment(v); },
       "none, flip, crop-flip or center");
+  add_geometry_options(cmd, lo);
   cmd.add_option_function<std::string>(
       "--on-error", [&lo](const std::string& v) { lo.on_error = parse_on_error(v); },
       "fail or skip undecodable samples");
   cmd.add_option_function<std::string>(
       "--dtype", [&lo](const std::string& v) { lo.dtype = parse_dtype(v); },
-      "float32, float16 or bfloat16 (CUDA device)");
+      "float32, float16 or bfloat16 (CUDA device), or uint8 (not normalized)");
   cmd.add_option("--trace", o.trace, "write a Chrome trace (opens in Perfetto) to OUT.json");
   cmd.add_option("--report", o.report, "write a self-contained HTML report to OUT.html");
   cmd.add_option_function<std::string>(

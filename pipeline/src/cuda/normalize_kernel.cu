@@ -54,6 +54,9 @@ struct Out {
   __device__ static __nv_bfloat16 from(float v, const __nv_bfloat16*) {
     return __float2bfloat16_rn(v);
   }
+  __device__ static std::uint8_t from(float v, const std::uint8_t*) {
+    return static_cast<std::uint8_t>(__float2uint_rn(fminf(fmaxf(v, 0.0f), 255.0f)));
+  }
 };
 
 constexpr unsigned kPixels = 4;  ///< output pixels per thread, kThreads apart
@@ -187,6 +190,9 @@ void launch_normalize_chunk(const NormalizeKernelArgs& args, const std::uint8_t*
     case DType::bfloat16:
       return launch_chunk(args, in_device, count, augment_device,
                           static_cast<__nv_bfloat16*>(out_device), s, max_blocks, k);
+    case DType::uint8:
+      return launch_chunk(args, in_device, count, augment_device,
+                          static_cast<std::uint8_t*>(out_device), s, max_blocks, k);
   }
 }
 

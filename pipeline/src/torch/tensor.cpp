@@ -56,13 +56,13 @@ void check_batch(const Batch& batch, const char* what) {
                    "or build against a CUDA LibTorch");
 }
 
-struct Geometry {
+struct TensorGeometry {
   std::array<std::int64_t, 4> sizes;
   std::array<std::int64_t, 4> strides;
 };
 
 /// [N, C, H, W] sizes, with channels-last strides for an NHWC batch.
-Geometry geometry(const Batch& batch) {
+TensorGeometry geometry(const Batch& batch) {
   const auto s = batch.shape();
   if (batch.layout() == formats::Layout::nhwc) {
     const std::int64_t n = s[0], h = s[1], w = s[2], c = s[3];
@@ -78,7 +78,7 @@ Geometry geometry(const Batch& batch) {
 }
 
 void* image_data(const Batch& batch) {
-  const void* data = on_cuda(batch) ? batch.device_images() : batch.images().data();
+  const void* data = on_cuda(batch) ? batch.device_images() : batch.host_images();
   return const_cast<void*>(data);  // the tensor may write; the slot is the batch's own memory
 }
 
@@ -93,7 +93,7 @@ void wait_ready(const Batch& batch) {
 }
 
 ::torch::ScalarType image_type(const Batch& batch) {
-  return on_cuda(batch) ? scalar_type(batch.dtype()) : ::torch::kFloat32;
+  return scalar_type(batch.dtype());
 }
 
 /// Owns a batch for the tensors made from it; releases it when the last one dies.
@@ -122,7 +122,7 @@ class Holder {
 ::torch::Tensor owning_images(const std::shared_ptr<Holder>& holder) {
   const Batch& batch = holder->batch();
   wait_ready(batch);
-  const Geometry g = geometry(batch);
+  const TensorGeometry g = geometry(batch);
   return ::torch::from_blob(
       image_data(batch), g.sizes, g.strides, [holder](void*) { (void)holder; },
       options_for(batch, image_type(batch)));
@@ -163,6 +163,8 @@ std::shared_ptr<Holder> take(Batch& batch, const char* what) {
       return ::torch::kFloat16;
     case DType::bfloat16:
       return ::torch::kBFloat16;
+    case DType::uint8:
+      return ::torch::kUInt8;
     case DType::float32:
       break;
   }
@@ -186,7 +188,7 @@ BatchTensors tensors(Batch&& batch) {
 ::torch::Tensor images_view(const Batch& batch) {
   check_batch(batch, "images_view");
   wait_ready(batch);
-  const Geometry g = geometry(batch);
+  const TensorGeometry g = geometry(batch);
   return ::torch::from_blob(image_data(batch), g.sizes, g.strides,
                             options_for(batch, image_type(batch)));
 }

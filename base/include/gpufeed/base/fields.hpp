@@ -32,7 +32,7 @@ struct FieldName {
 
 inline constexpr std::uint64_t kMaxBytesSetting = std::uint64_t{1} << 40;  ///< 1 TiB
 
-inline constexpr std::array<FieldName, 34> kLoaderFields{{
+inline constexpr std::array<FieldName, 43> kLoaderFields{{
     {"path", "path", "--data", 0, {}},
     {"images", "images", "--images", 0, {}},
     {"labels", "labels", "--labels", 0, {}},
@@ -68,8 +68,18 @@ inline constexpr std::array<FieldName, 34> kLoaderFields{{
     {"height", "size", "--size", 0, {}},
     {"width", "size", "--size", 0, {}},
     {"size", "size", "--size", 0, {}},
-    {"resize_filter", "resize_filter", "", 0, {}},
+    {"resize_filter", "resize_filter", "--resize-filter", 0, {}},
     {"augment", "augment", "--augment", 0, {}},
+    // LoaderOptions::geometry's fields: torchvision's geometric transforms, fused.
+    {"resize", "resize", "--resize", 0, {}},
+    {"resize_max", "resize_max", "--resize-max", 0, {0, 16384, false}},
+    {"crop", "crop", "--crop", 0, {}},
+    {"crop_scale", "crop_scale", "--crop-scale", 0, {}},
+    {"crop_ratio", "crop_ratio", "--crop-ratio", 0, {}},
+    {"crop_padding", "crop_padding", "--crop-padding", 0, {}},
+    {"pad_if_needed", "pad_if_needed", "--pad-if-needed", 0, {}},
+    {"hflip", "hflip", "--hflip", 0, {}},
+    {"vflip", "vflip", "--vflip", 0, {}},
     {"on_error", "on_error", "--on-error", 0, {}},
 }};
 

@@ -8,8 +8,20 @@
 
 namespace gpufeed {
 
-enum class Stage : std::uint8_t { read, decode, assemble, h2d, normalize, echo, wait, step };
-inline constexpr std::size_t kStageCount = 8;
+/// `transform`: a Python transform's ops that run on the delivered batch, on the consumer's
+/// thread, before the consumer gets it.
+enum class Stage : std::uint8_t {
+  read,
+  decode,
+  assemble,
+  h2d,
+  normalize,
+  echo,
+  transform,
+  wait,
+  step
+};
+inline constexpr std::size_t kStageCount = 9;
 
 struct StageInfo {
   Stage stage;
@@ -27,13 +39,15 @@ inline constexpr std::array<StageInfo, kStageCount> kStages{{
     {Stage::h2d, "h2d", true},
     {Stage::normalize, "normalize", true},
     {Stage::echo, "echo", true},
+    {Stage::transform, "transform", true},
     {Stage::wait, "wait", false},
     {Stage::step, "step", false},
 }};
 
 /// The loader's stages, in table order.
-inline constexpr std::array<Stage, 6> kLoaderStages{Stage::read, Stage::decode,    Stage::assemble,
-                                                    Stage::h2d,  Stage::normalize, Stage::echo};
+inline constexpr std::array<Stage, 7> kLoaderStages{
+    Stage::read,      Stage::decode, Stage::assemble, Stage::h2d,
+    Stage::normalize, Stage::echo,   Stage::transform};
 
 [[nodiscard]] constexpr const char* stage_name(Stage stage) noexcept {
   return kStages[static_cast<std::size_t>(stage)].name;

@@ -11,6 +11,7 @@ namespace gpufeed::formats {
 enum class ResizeFilter {
   bilinear,  ///< triangle filter: Pillow's Image.BILINEAR (antialiased when downscaling)
   area,      ///< box filter: Pillow's Image.BOX, the mean over each output pixel's footprint
+  bicubic,   ///< Pillow's Image.BICUBIC (a = -0.5, antialiased when downscaling)
 };
 
 /// A region of the source in pixel-edge coordinates (Pillow's `box`): the whole of a W x H

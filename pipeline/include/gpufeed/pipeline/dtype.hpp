@@ -6,12 +6,13 @@
 namespace gpufeed {
 
 /// Element type of normalized batches.
-enum class DType { float32, float16, bfloat16 };
-inline constexpr std::array<const char*, 3> kDTypeNames{"float32", "float16", "bfloat16"};
+/// uint8: the un-normalized pixels (PILToTensor's), in the output layout.
+enum class DType { float32, float16, bfloat16, uint8 };
+inline constexpr std::array<const char*, 4> kDTypeNames{"float32", "float16", "bfloat16", "uint8"};
 
 std::string to_string(DType dtype);
-/// Parses "float32" | "float16" | "bfloat16" (also "fp32", "fp16", "half", "bf16"); throws
-/// UsageError otherwise.
+/// Parses "float32" | "float16" | "bfloat16" | "uint8" (also "fp32", "fp16", "half", "bf16");
+/// throws UsageError otherwise.
 DType parse_dtype(const std::string& text);
 std::size_t dtype_size(DType dtype);
 

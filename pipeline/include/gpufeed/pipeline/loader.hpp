@@ -18,6 +18,7 @@
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/dtype.hpp"
 #include "gpufeed/pipeline/echo.hpp"
+#include "gpufeed/pipeline/geometry.hpp"
 #include "gpufeed/pipeline/loader_state.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
@@ -95,12 +96,22 @@ struct LoaderOptions {
   std::uint32_t width = 0;
   formats::ResizeFilter resize_filter = formats::ResizeFilter::bilinear;
   Augment augment = Augment::none;
+  /// torchvision's geometric transforms, fused into the decode (both layouts); its fields are
+  /// settings of their own (resize, crop, crop_scale, ...). A crop's output size is
+  /// height x width (`size`). Set, it replaces `augment`, which must stay none.
+  Geometry geometry;
   OnError on_error = OnError::fail;
 };
 
 /// Throws OptionError for a numeric field outside its range (kLoaderFields). The Loader calls
 /// it; a front end may call it to check settings before it builds anything.
 void check_options(const LoaderOptions& options);
+
+/// The geometry the loader applies: options.geometry with its crop size taken from `size`
+/// (height x width), and, for a jpeg file (`stored` 0x0) that sets only flips, the resize to
+/// `size` (224x224 by default) that `augment` applies. Throws OptionError when a crop has no
+/// size, when `augment` is set beside it, or when it leaves a jpeg file's output size open.
+Geometry loader_geometry(const LoaderOptions& options, bool jpeg);
 
 /// One delivered batch: float32 NCHW images, labels and the sample indices they came from.
 /// Move-only. Holds one slot of the loader's pool; release() (or destruction) returns it.
@@ -123,6 +134,8 @@ class Batch {
   [[nodiscard]] formats::SampleShape sample_shape() const;
   /// [size, C, H, W] float32, normalized, in host memory (CPU device only; empty otherwise).
   [[nodiscard]] std::span<const float> images() const;
+  /// The host images in dtype() (float32 or uint8), [size, C, H, W]; null on a CUDA device.
+  [[nodiscard]] const void* host_images() const;
   /// The device the batch lives on: the CPU or a CUDA device with its index.
   [[nodiscard]] Device device() const;
   [[nodiscard]] DType dtype() const;
@@ -246,6 +259,9 @@ class Loader {
   [[nodiscard]] unsigned workers() const;
   [[nodiscard]] LoaderStats stats() const;
   void reset_stats();
+  /// Adds work a front end did for the loader on the consumer's thread (Stage::transform: a
+  /// Python transform's ops on the delivered batch) to its stage counters. Thread-safe.
+  void add_stage_work(Stage stage, std::int64_t busy_ns, std::uint64_t items);
 
  private:
   std::shared_ptr<detail::LoaderCore> core_;

@@ -79,7 +79,7 @@ struct LoaderStats {
   }
   /// busy_ns / (wall_ns * workers) for pipeline stages; busy_ns / wall_ns for wait and step.
   [[nodiscard]] double busy_fraction(Stage s) const;
-  /// The pipeline stage (read, decode, assemble, normalize, h2d) with the largest busy
+  /// The pipeline stage (read, decode, assemble, normalize, h2d, transform) with the largest busy
   /// fraction; nullopt before any work.
   [[nodiscard]] std::optional<Stage> bottleneck() const;
   /// What happened between `earlier` (a snapshot of the same loader) and this snapshot: the

@@ -30,6 +30,12 @@ struct InputPoolFacts {
   std::uint64_t packed_items = 0;  ///< items in that sample
   std::string packed_store;        ///< its layout: "raw" or "jpeg"
   std::string pack_note;           ///< why no rate was measured (items not packable), or empty
+  /// The dataset's own transform, so the advice keeps training on the same inputs: the keywords
+  /// it adds to the Loader's call (", transform=dataset.transform"), and what of it is fused,
+  /// what runs on the batch, what cannot move as it is (a target_transform, an op the loader
+  /// refuses). Empty: the dataset has no transform.
+  std::string pack_loader_keywords;
+  std::string pack_transform_note;
 };
 
 /// Inputs to the recommendation model. Every field is optional; leave unknowns empty and the

@@ -1,0 +1,314 @@
+"""A torchvision transform as the Loader runs it: the geometric prefix and the conversions fused
+into the C++ decode and the normalize step, every other op run on the delivered batch, per
+sample, with torchvision's own code and parameter draws seeded from (seed, epoch, sample)."""
+
+from __future__ import annotations
+
+import random as _random
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+from . import _native
+
+# The keywords a transform sets; passing one beside `transform=` is ambiguous.
+PLANNED_KEYWORDS = ("augment", "size", "mean", "stddev", "resize", "resize_max", "crop",
+                    "crop_scale", "crop_ratio", "crop_padding", "pad_if_needed", "hflip", "vflip",
+                    "resize_filter")
+
+_MASK = (1 << 64) - 1
+
+
+def _mix(z: int) -> int:
+    """SplitMix64's finalizer (the C++ sampler's), so seeds of neighbouring samples differ."""
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9 & _MASK
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EB & _MASK
+    return z ^ (z >> 31)
+
+
+def sample_seed(seed: int, epoch: int, sample: int, position: int) -> int:
+    """The seed of op `position`'s draws for `sample` of `epoch`: a function of these only."""
+    z = _mix((seed + 0x9E3779B97F4A7C15) & _MASK)
+    for part in (epoch, sample, position):
+        z = _mix(z ^ (part & _MASK))
+    return z >> 1  # torch's manual_seed takes up to 2^63 - 1
+
+
+def _name(op: Any) -> str:
+    return type(op).__name__
+
+
+def _spelled(op: Any) -> str:
+    """The op as its repr says it, on one line."""
+    return " ".join(repr(op).split())
+
+
+def _flatten(transform: Any) -> List[Any]:
+    """The ops of a (nested) Compose, or the single transform, in order."""
+    inner = getattr(transform, "transforms", None)
+    if _name(transform) == "Compose" and isinstance(inner, (list, tuple)):
+        ops: List[Any] = []
+        for op in inner:
+            ops.extend(_flatten(op))
+        return ops
+    return [transform]
+
+
+def _interpolation(op: Any, position: int) -> str:
+    mode = str(getattr(op, "interpolation", "bilinear")).lower()
+    for name in ("bilinear", "bicubic"):
+        if name in mode:
+            return name
+    raise _native.UsageError(
+        f"transform op {position} ({_spelled(op)}): interpolation {mode!r} is not fused; use "
+        "InterpolationMode.BILINEAR or BICUBIC (Pillow's, antialiased)")
+
+
+def _pair(size: Any) -> Tuple[int, int]:
+    if isinstance(size, int):
+        return size, size
+    size = list(size)
+    return (int(size[0]), int(size[0])) if len(size) == 1 else (int(size[0]), int(size[1]))
+
+
+def _padding(op: Any, position: int) -> Tuple[int, int, int, int]:
+    padding = op.padding
+    if padding is None:
+        return 0, 0, 0, 0
+    if getattr(op, "padding_mode", "constant") != "constant" or op.fill not in (0, None):
+        raise _native.UsageError(
+            f"transform op {position} ({_spelled(op)}): only zero padding is fused "
+            "(padding_mode='constant', fill=0)")
+    if isinstance(padding, int):
+        return padding, padding, padding, padding
+    padding = [int(p) for p in padding]
+    if len(padding) == 1:
+        return tuple(padding * 4)  # type: ignore[return-value]
+    if len(padding) == 2:
+        return padding[0], padding[1], padding[0], padding[1]
+    return tuple(padding)  # type: ignore[return-value]
+
+
+@dataclass
+class _Step:
+    """One thing done to the delivered batch: a transform op per sample, or a conversion."""
+
+    kind: str  # "op" | "to_float" | "normalize"
+    position: int = -1
+    op: Any = None
+    mean: Optional[Sequence[float]] = None
+    std: Optional[Sequence[float]] = None
+
+
+@dataclass
+class TransformPlan:
+    """What a transform becomes: the Loader keywords of its fused part, the steps run on the
+    delivered batch, and its description (the advice and stats say it)."""
+
+    keywords: dict = field(default_factory=dict)
+    fused: List[str] = field(default_factory=list)
+    steps: List[_Step] = field(default_factory=list)
+    on_batch: List[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        fused = ", ".join(self.fused) if self.fused else "nothing"
+        text = f"fused into the decode and normalize: {fused}"
+        if self.on_batch:
+            text += f"; on the delivered batch, per sample: {', '.join(self.on_batch)}"
+        return text
+
+    def apply(self, images: Any, indices: Sequence[int], seed: int, epoch: int) -> Any:
+        """The batch after the steps. The ops draw their parameters from torch's CPU generator
+        (and Python's `random`), seeded per sample and op; the caller's generator states are
+        restored after, so the training loop's own randomness never changes."""
+        import torch
+
+        generator = torch.random.default_generator
+        saved, saved_py = generator.get_state(), _random.getstate()
+        try:
+            for step in self.steps:
+                if step.kind == "to_float":
+                    images = images.to(torch.float32).div_(255.0)
+                elif step.kind == "normalize":
+                    mean = torch.tensor(step.mean, dtype=images.dtype, device=images.device)
+                    std = torch.tensor(step.std, dtype=images.dtype, device=images.device)
+                    images = (images - mean.view(-1, 1, 1)) / std.view(-1, 1, 1)
+                else:
+                    out = []
+                    for i, sample in enumerate(indices):
+                        s = sample_seed(seed, epoch, int(sample), step.position)
+                        generator.manual_seed(s)
+                        _random.seed(s)
+                        out.append(step.op(images[i]))
+                    images = torch.stack(out)
+        finally:
+            generator.set_state(saved)
+            _random.setstate(saved_py)
+        return images
+
+
+_GEOMETRIC = ("Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
+              "RandomVerticalFlip")
+_TO_UINT8 = ("PILToTensor", "ToImage", "ToImageTensor", "ToPureTensor")
+_REFUSED = {
+    "ToPILImage": "the loader's batches are tensors: drop it (the ops after it run on tensors)",
+    "Lambda": "a Lambda is opaque to the loader: make it a transform class that takes a tensor "
+              "image (C, H, W), or apply it to the batch yourself (dtype=\"uint8\")",
+}
+
+
+class _Planner:
+    """Walks the ops once: the fused prefix into keywords, the rest into steps."""
+
+    def __init__(self) -> None:
+        self.plan = TransformPlan()
+        self.stage = "uint8"  # what the ops at this point see: uint8, float (0-1), normalized
+        self.fusing = True
+        self.crop_seen = False
+        self.resize_seen = False
+        self.delivered = "uint8"  # what the native loader hands the first step
+
+    def run(self, ops: List[Any]) -> TransformPlan:
+        for position, op in enumerate(ops):
+            if not callable(op):
+                raise _native.UsageError(
+                    f"transform op {position} ({op!r}) is not callable; pass torchvision "
+                    "transforms")
+            name = _name(op)
+            if name in _REFUSED:
+                raise _native.UsageError(
+                    f"transform op {position} ({_spelled(op)}) cannot run in the loader: "
+                    f"{_REFUSED[name]}")
+            if self.fusing and name in _GEOMETRIC and self._fuse_geometry(op, position):
+                continue
+            if self._conversion(op, position):
+                continue
+            if self.fusing:
+                self.delivered, self.fusing = self.stage, False
+            self.plan.steps.append(_Step("op", position, op))
+            self.plan.on_batch.append(_spelled(op))
+        if self.fusing:
+            self.delivered = self.stage
+        self.plan.keywords["dtype"] = "uint8" if self.delivered == "uint8" else "float32"
+        return self.plan
+
+    def _fuse_geometry(self, op: Any, position: int) -> bool:
+        k = self.plan.keywords
+        name = _name(op)
+        if name in ("RandomHorizontalFlip", "RandomVerticalFlip"):
+            key = "hflip" if name == "RandomHorizontalFlip" else "vflip"
+            if key in k:
+                return False
+            k[key] = float(op.p)
+        elif name == "Resize":
+            if self.resize_seen or self.crop_seen or getattr(op, "antialias", None) is False:
+                return False
+            size = op.size
+            if isinstance(size, int) or (isinstance(size, (list, tuple)) and len(size) == 1):
+                k["resize"] = size if isinstance(size, int) else int(size[0])
+                if getattr(op, "max_size", None):
+                    k["resize_max"] = int(op.max_size)
+            else:
+                k["resize"] = _pair(size)
+            k["resize_filter"] = _interpolation(op, position)
+            self.resize_seen = True
+        else:  # a crop
+            if self.crop_seen or (name == "RandomResizedCrop" and self.resize_seen):
+                return False
+            if name == "RandomResizedCrop" and getattr(op, "antialias", None) is False:
+                return False
+            k["size"] = _pair(op.size)
+            if name == "CenterCrop":
+                k["crop"] = "center"
+            elif name == "RandomCrop":
+                k["crop"] = "random"
+                k["crop_padding"] = _padding(op, position)
+                k["pad_if_needed"] = bool(op.pad_if_needed)
+            else:
+                k["crop"] = "random-resized"
+                k["crop_scale"] = tuple(float(s) for s in op.scale)
+                k["crop_ratio"] = tuple(float(r) for r in op.ratio)
+                k["resize_filter"] = _interpolation(op, position)
+            self.crop_seen = True
+        self.plan.fused.append(_spelled(op))
+        return True
+
+    def _conversion(self, op: Any, position: int) -> bool:
+        """ToTensor & co. and Normalize: fused while nothing runs on the batch yet, else steps."""
+        import torch
+
+        name = _name(op)
+        to_float = name == "ToTensor" or (
+            name in ("ToDtype", "ConvertImageDtype")
+            and getattr(op, "dtype", None) in (torch.float32, torch.float)
+            and getattr(op, "scale", True))
+        if name in _TO_UINT8:
+            if self.stage != "uint8":
+                return False  # a float image back to uint8: torchvision's own op does it
+            if self.fusing:
+                self.plan.fused.append(name)
+            return True
+        if to_float:
+            if self.stage != "uint8":
+                return False
+            self.stage = "float"
+            if self.fusing:
+                self.plan.fused.append(_spelled(op))
+            else:
+                self.plan.steps.append(_Step("to_float", position))
+                self.plan.on_batch.append(_spelled(op))
+            return True
+        if name == "Normalize":
+            if self.stage != "float" or getattr(op, "inplace", False) not in (False, None):
+                return False
+            mean = [float(m) for m in op.mean]
+            std = [float(s) for s in op.std]
+            self.stage = "normalized"
+            if self.fusing:
+                self.plan.keywords["mean"] = [m * 255.0 for m in mean]
+                self.plan.keywords["stddev"] = [s * 255.0 for s in std]
+                self.plan.fused.append(_spelled(op))
+            else:
+                self.plan.steps.append(_Step("normalize", position, mean=mean, std=std))
+                self.plan.on_batch.append(_spelled(op))
+            return True
+        return False
+
+
+def plan_transform(transform: Any) -> TransformPlan:
+    """The plan of `transform` (a torchvision Compose of v1 or v2 ops, or one op). Raises
+    UsageError naming the op and its position for one the loader cannot run."""
+    plan = _Planner().run(_flatten(transform))
+    k = plan.keywords
+    stage_out = "uint8" if k["dtype"] == "uint8" else "float"
+    if stage_out == "float" and "mean" not in k:
+        k["mean"], k["stddev"] = [0.0, 0.0, 0.0], [255.0, 255.0, 255.0]  # ToTensor's 0-1
+    return plan
+
+
+def check_on_batch(plan: TransformPlan, shape: Tuple[int, int, int], dtype: str) -> None:
+    """Runs every per-sample step once on a blank batch of two samples (the loader's delivered
+    `shape`, HWC, and `dtype`): an op that cannot take a tensor image is refused now, in one
+    line naming it, not at the first batch of a training run."""
+    if not plan.steps:
+        return
+    import torch
+
+    h, w, c = shape
+    blank = torch.zeros((2, c, h, w), dtype=torch.uint8 if dtype == "uint8" else torch.float32)
+    images = blank
+    for step in plan.steps:
+        try:
+            images = TransformPlan(steps=[step]).apply(images, [0, 1], 0, 0)
+        except Exception as error:  # noqa: BLE001 - any op's failure is the user's to see
+            raise _native.UsageError(
+                f"transform op {step.position} ({_spelled(step.op)}) fails on a tensor image "
+                f"{tuple(images.shape[1:])} {images.dtype}: {type(error).__name__}: {error}; "
+                "give it a tensor-capable op, or apply it yourself on the batch "
+                "(dtype=\"uint8\")") from None
+
+
+def runs_on_batch(plan: Optional[TransformPlan]) -> bool:
+    return plan is not None and bool(plan.steps)
+
+
+Apply = Callable[[Any, Sequence[int], int, int], Any]
