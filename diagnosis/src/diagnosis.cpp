@@ -127,6 +127,7 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
   }
   f.loader_settings = r.gpufeed_input;
   f.input_pool = r.input_pool;
+  if (r.batch_size > 0) f.samples_per_step = static_cast<double>(r.batch_size);
   f.cache_hit_rate = cache_hit_rate(s);
   f.order = r.order;
   f.cache_bytes = r.cache_bytes;

@@ -257,6 +257,19 @@ std::optional<Recommendation> launch_rule(const GapReport& r, const PipelineFact
                         util_without(r, l)};
 }
 
+std::string fixed(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", value);
+  return text;
+}
+
+/// ", 277 -> 420 samples/s" where both are known.
+std::string samples_text(double now, double then) {
+  if (now <= 0 || then <= 0) return "";
+  return ", " + std::to_string(std::lround(now)) + " -> " + std::to_string(std::lround(then)) +
+         " samples/s";
+}
+
 std::string ms(double ns) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f ms", ns * 1e-6);
@@ -271,11 +284,50 @@ struct PoolModel {
   double b = 0, q = 0, c = 0, collate = 0;
   double samples = 0;  ///< a batch's; 0: unknown (a trace)
   unsigned room = 1, needed = 1;
+  unsigned workers = 0;     ///< today's
+  double step_cores = 0;    ///< cores a CPU step keeps busy (0: a device step)
+  double cores = 0;         ///< cores there are (0: unknown)
+  double period_now = 0;    ///< today's period of a step, waits included
 
+  /// What a CPU step's time is multiplied by when `busy` worker cores run beside it: the
+  /// share of the cores it lacks.
+  [[nodiscard]] double crowding(double busy) const {
+    if (step_cores <= 0 || cores <= 0) return 1.0;
+    return std::max(1.0, (step_cores + busy) / cores);
+  }
+  /// Today's: each worker busy making its batches (no workers: the loop loads between steps).
+  [[nodiscard]] double crowding_now() const {
+    return crowding(workers == 0 ? 0.0 : std::min<double>(workers, c / std::max(period_now, 1.0)));
+  }
+  /// The loop when `n` suppliers make batches that cost `cost` core-ns each: the period of a
+  /// step and the step's own busy time. Where a CPU step and the workers want more cores than
+  /// there are, both run slower by the crowding (a fixed point, damped: the workers' load
+  /// depends on the period it sets).
+  struct Point {
+    double period = 0;
+    double busy = 0;
+  };
+  [[nodiscard]] Point at(unsigned n, double cost) const {
+    const double k = std::max(n, 1u);
+    double slow = 1.0;
+    Point p{std::max(q, cost / k), b};
+    for (int i = 0; i < 64; ++i) {
+      const double working = std::min(k, cost * slow / std::max(p.period, 1.0));
+      slow = 0.5 * slow + 0.5 * crowding(working) / crowding_now();
+      p.busy = b * slow;
+      p.period = std::max(q * slow, cost * slow / k);
+    }
+    return p;
+  }
   /// The period of a step when `n` workers make the batches.
-  [[nodiscard]] double period(unsigned n) const { return std::max(q, c / std::max(n, 1u)); }
-  [[nodiscard]] double util(double step_period) const {
-    return std::min(1.0, b / std::max(step_period, 1.0));
+  [[nodiscard]] double period(unsigned n) const { return at(n, c).period; }
+  [[nodiscard]] double util(unsigned n) const { return util(at(n, c)); }
+  [[nodiscard]] static double util(const Point& p) {
+    return std::min(1.0, p.busy / std::max(p.period, 1.0));
+  }
+  /// Samples a second the loop takes at a step period of `period` ns; today's at period_now.
+  [[nodiscard]] double samples_per_s(double period) const {
+    return samples > 0 ? samples * 1e9 / std::max(period, 1.0) : -1;
   }
   /// The samples a second `n` workers make.
   [[nodiscard]] double rate(unsigned n) const { return std::max(n, 1u) * samples * 1e9 / c; }
@@ -296,6 +348,10 @@ std::optional<PoolModel> pool_model(const GapReport& r, const InputPoolFacts& p,
   m.needed = static_cast<unsigned>(std::ceil(1.1 * m.c / std::max(m.q, 1.0)));
   // Cores unknown (a trace): the machine that ran it decides how many fit.
   m.room = cores == 0 ? std::max(m.needed, 1u) : cores > 1 ? cores - 1 : 1;
+  m.workers = p.workers;
+  m.step_cores = p.step_cores;
+  m.cores = cores;
+  m.period_now = window(r) / steps;
   return m;
 }
 
@@ -308,7 +364,26 @@ std::optional<Recommendation> pool_workers_rule(const GapReport& r, const InputP
   if (!m) return {};
   const unsigned n = std::clamp(m->needed, 1u, m->room);
   if (n <= p.workers) return {};  // as many as the cores allow already
-  const double util = m->util(m->period(n));
+  const PoolModel::Point at = m->at(n, m->c);
+  const double util = PoolModel::util(at);
+  const double now = m->samples_per_s(m->period_now), then = m->samples_per_s(at.period);
+  if (now > 0 && then < now * 1.05) {
+    // The step needs the cores the workers would take: steps would not come faster.
+    Recommendation rec{"num_workers",
+                       {},
+                       "keep DataLoader(num_workers=" + std::to_string(p.workers) +
+                           "): more workers would not make the steps faster",
+                       "the step keeps " + fixed(m->step_cores) + " of " +
+                           std::to_string(cores) + " cores busy; " + std::to_string(n) +
+                           (n > 1 ? " workers" : " worker") + " beside it would stretch it from " +
+                           ms(m->q) + " to " + ms(at.busy / std::max(m->b, 1.0) * m->q),
+                       "device utilization " + percent(r.device_util) + " -> " + percent(util) +
+                           " but " + std::to_string(std::lround(now)) + " -> " +
+                           std::to_string(std::lround(then)) + " samples/s",
+                       r.device_util};
+    rec.predicted_samples_per_s = now;
+    return rec;
+  }
   std::string why = "a batch costs one worker " + ms(m->c) + " (" +
                     (m->samples > 0 ? ms(m->c / m->samples) + " a sample; " : std::string()) +
                     "collate " + ms(m->collate) + ") against a step of " + ms(m->q) +
@@ -323,10 +398,12 @@ std::optional<Recommendation> pool_workers_rule(const GapReport& r, const InputP
                      "DataLoader(num_workers=" + std::to_string(n) + ")",
                      why,
                      "device utilization " + percent(r.device_util) + " -> " + percent(util) +
+                         samples_text(now, then) +
                          (m->needed > n ? "; the rest needs a cheaper dataset: pack it once and "
                                           "read it with gpufeed's Loader"
                                         : ""),
                      util};
+  rec.predicted_samples_per_s = then;
   rec.input_settings.push_back({"num_workers", static_cast<std::int64_t>(n)});
   return rec;
 }
@@ -341,7 +418,8 @@ std::optional<Recommendation> pool_pack_rule(const GapReport& r, const InputPool
     return {};  // collate is the cost, not the items (or a trace: no batch size to advise)
   }
   const unsigned n = std::max(std::clamp(m->needed, 1u, m->room), p.workers);
-  const double with_workers = m->util(m->period(n));
+  const PoolModel::Point workers_at = m->at(n, m->c);
+  const double with_workers = PoolModel::util(workers_at);
   const std::string store = p.packed_store == "jpeg" ? ", store=\"jpeg\"" : "";
   Recommendation rec{"pack",
                      {},
@@ -356,14 +434,24 @@ std::optional<Recommendation> pool_pack_rule(const GapReport& r, const InputPool
                      -1};
   if (!p.pack_transform_note.empty()) rec.reason += "; " + p.pack_transform_note;
   if (p.packed_samples_per_s > 0) {
-    const double util = m->util(std::max(m->q, m->samples * 1e9 / p.packed_samples_per_s));
-    if (util < with_workers + 0.02) return {};  // the workers do as well
+    // gpufeed's workers on every core made a batch in samples / rate: that many core-ns, which
+    // crowd a CPU step as the DataLoader's workers would.
+    const double all = std::max(1.0, m->cores);
+    const double cost = m->samples * 1e9 / p.packed_samples_per_s * all;
+    const PoolModel::Point at = m->at(static_cast<unsigned>(all), cost);
+    const double util = PoolModel::util(at);
+    const double now = m->samples_per_s(m->period_now), then = m->samples_per_s(at.period);
+    if (util < with_workers + 0.02 &&
+        then < m->samples_per_s(workers_at.period) * 1.05) {
+      return {};  // the workers do as well
+    }
     rec.reason += "; gpufeed read a packed sample of it (" + std::to_string(p.packed_items) +
                   " items) at " + std::to_string(std::lround(p.packed_samples_per_s)) +
                   " samples/s on this machine";
     rec.predicted_effect = "device utilization " + percent(r.device_util) + " -> " + percent(util) +
-                           " at gpufeed's measured rate";
+                           samples_text(now, then) + " at gpufeed's measured rate";
     rec.predicted_device_util = util;
+    rec.predicted_samples_per_s = then;
     return rec;
   }
   if (m->needed <= m->room) return {};  // more workers are enough
@@ -465,6 +553,20 @@ std::vector<Recommendation> recommend(const GapReport& report, const PipelineFac
         rec->predicted_device_util = std::max(rec->predicted_device_util, report.device_util);
       }
       out.push_back(std::move(*rec));
+    }
+  }
+  // Where the step's cost does not change, steps (and samples) a second follow utilization.
+  double per_step = facts.samples_per_step.value_or(0);
+  if (per_step <= 0 && facts.input_pool && facts.input_pool->batches > 0) {
+    per_step = static_cast<double>(facts.input_pool->samples) /
+               static_cast<double>(facts.input_pool->batches);
+  }
+  if (per_step > 0 && report.steps > 0 && report.device_util > 0) {
+    const double now = per_step * static_cast<double>(report.steps) * 1e9 / window(report);
+    for (Recommendation& rec : out) {
+      if (rec.predicted_samples_per_s < 0 && rec.predicted_device_util >= 0) {
+        rec.predicted_samples_per_s = now * rec.predicted_device_util / report.device_util;
+      }
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const Recommendation& a, const Recommendation& b) {

@@ -65,7 +65,9 @@ json recommendations_json(const GapReport& r, const SettingSpelling& spelling) {
          {"reason", rec.reason},
          {"predicted_effect", rec.predicted_effect},
          {"predicted_device_util",
-          rec.predicted_device_util >= 0 ? json(rec.predicted_device_util) : json(nullptr)}});
+          rec.predicted_device_util >= 0 ? json(rec.predicted_device_util) : json(nullptr)},
+         {"predicted_samples_per_s",
+          rec.predicted_samples_per_s >= 0 ? json(rec.predicted_samples_per_s) : json(nullptr)}});
   }
   return out;
 }

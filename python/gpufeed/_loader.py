@@ -227,6 +227,13 @@ class Loader:
             keywords = self._planned(transform, keywords, output)
         self._native = _native.Loader(self._path, keywords)
         if self._plan is not None:
+            if self._native.encoded and not ("size" in self._plan.keywords
+                                             or "resize" in self._plan.keywords):
+                self._native.close()
+                raise _native.UsageError(
+                    f"transform= on {self._path}: its images have sizes of their own and the "
+                    "transform sets none, so a batch has no one size; start the transform with "
+                    "a crop or a resize to (height, width), as a DataLoader would need too")
             check_on_batch(self._plan, self._native.sample_shape, keywords["dtype"])
         self._generation = 0
         self._next_epoch = 0

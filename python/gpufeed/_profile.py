@@ -686,6 +686,7 @@ class profile:
         self._last_input: Optional[int] = None  # the DataLoader of the last timed batch
         self._wait_ns = 0  # the timed inputs' waits, summed
         self._entered_ns = 0
+        self._entered_cpu_ns = 0
         self._exited_ns = 0
         self._main_fetches = _FetchCounters()  # this process's fetches for no DataLoader seen
         self._starting: dict[int, int] = {}  # id(iterator) -> when it started, until a batch
@@ -714,6 +715,7 @@ class profile:
                 raise _native.UsageError("a gpufeed.profile is already running in this process")
             self._native = _native.Profile(cuda)
             self._entered_ns = _native.now_ns()
+            self._entered_cpu_ns = time.process_time_ns()
             _active = self
         _time_dataloaders(self)
         _watch_habits()
@@ -829,6 +831,8 @@ class profile:
         pool.prefetch_factor = facts["prefetch_factor"] or 0
         pool.cuda = bool(self._cuda_batches)
         pool.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
+        pool.step_cores = facts["step_cores"] = self._step_cores(
+            fetches.fetch_ns if not facts["num_workers"] else 0)
         facts["fetch"] = fetches.as_dict()
         dataset = self._datasets.get(key)
         if self._measure_pack and self._dataset_is_the_cost(fetches, dataset):
@@ -853,6 +857,13 @@ class profile:
             pool.pack_loader_keywords, pool.pack_transform_note = transform_advice(dataset)
             facts["transform"] = pool.pack_transform_note or None
         return pool
+
+    def _step_cores(self, loading_ns: int) -> float:
+        """Cores the loop's steps kept busy: the process's CPU time outside its waits (less the
+        loading it did itself, `loading_ns`, on one core) over the steps' wall time."""
+        wall = _native.now_ns() - self._entered_ns - self._wait_ns
+        cpu = time.process_time_ns() - self._entered_cpu_ns - loading_ns
+        return max(0.0, cpu / wall) if wall > 0 else 0.0
 
     def _dataset_is_the_cost(self, fetches: _FetchCounters, dataset: Any) -> bool:
         """The loop waited for input (TF's "moderately input-bound" or worse) and the dataset's

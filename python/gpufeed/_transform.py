@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from . import _native
+from ._batched import batched, one_sample
 
 # The keywords a transform sets; passing one beside `transform=` is ambiguous.
 PLANNED_KEYWORDS = ("augment", "size", "mean", "stddev", "resize", "resize_max", "crop",
@@ -97,6 +98,7 @@ class _Step:
     op: Any = None
     mean: Optional[Sequence[float]] = None
     std: Optional[Sequence[float]] = None
+    constants: Any = None  # normalize: ((dtype, device), mean, std) tensors, made once
 
 
 @dataclass
@@ -108,6 +110,7 @@ class TransformPlan:
     fused: List[str] = field(default_factory=list)
     steps: List[_Step] = field(default_factory=list)
     on_batch: List[str] = field(default_factory=list)
+    batched: bool = True  # False: every op per sample (the reference the batched runners equal)
 
     def describe(self) -> str:
         fused = ", ".join(self.fused) if self.fused else "nothing"
@@ -119,31 +122,83 @@ class TransformPlan:
     def apply(self, images: Any, indices: Sequence[int], seed: int, epoch: int) -> Any:
         """The batch after the steps. The ops draw their parameters from torch's CPU generator
         (and Python's `random`), seeded per sample and op; the caller's generator states are
-        restored after, so the training loop's own randomness never changes."""
+        restored after, so the training loop's own randomness never changes. On the CPU each
+        sample goes through every step while it is in cache; on a device each step runs over
+        the batch (one batched kernel where the op has one, _batched.py)."""
         import torch
 
         generator = torch.random.default_generator
         saved, saved_py = generator.get_state(), _random.getstate()
         try:
+            if images.device.type == "cpu" or not self.batched:
+                return self._per_sample(images, indices, seed, epoch, generator)
             for step in self.steps:
-                if step.kind == "to_float":
-                    images = images.to(torch.float32).div_(255.0)
-                elif step.kind == "normalize":
-                    mean = torch.tensor(step.mean, dtype=images.dtype, device=images.device)
-                    std = torch.tensor(step.std, dtype=images.dtype, device=images.device)
-                    images = (images - mean.view(-1, 1, 1)) / std.view(-1, 1, 1)
-                else:
-                    out = []
-                    for i, sample in enumerate(indices):
-                        s = sample_seed(seed, epoch, int(sample), step.position)
-                        generator.manual_seed(s)
-                        _random.seed(s)
-                        out.append(step.op(images[i]))
-                    images = torch.stack(out)
+                images = self._over_batch(step, images, indices, seed, epoch, generator)
+            return images
         finally:
             generator.set_state(saved)
             _random.setstate(saved_py)
-        return images
+
+    def _per_sample(self, images: Any, indices: Sequence[int], seed: int, epoch: int,
+                    generator: Any) -> Any:
+        import torch
+
+        out = None
+        for i, sample in enumerate(indices):
+            x, owned = images[i], False  # the batch slot's own pixels are never changed
+            for step in self.steps:
+                x, owned = _run(step, x, sample_seed(seed, epoch, int(sample), step.position),
+                                generator, owned)
+            if out is None:
+                out = torch.empty((len(indices),) + tuple(x.shape), dtype=x.dtype,
+                                  device=x.device)
+            if tuple(x.shape) != tuple(out.shape[1:]):
+                raise _native.PipelineError(
+                    f"transform: sample {int(sample)} came out {tuple(x.shape)}, sample "
+                    f"{int(indices[0])} {tuple(out.shape[1:])}; a batch needs one size: end the "
+                    "transform with a fixed-size crop or resize")
+            out[i] = x
+        return out
+
+    def _over_batch(self, step: "_Step", images: Any, indices: Sequence[int], seed: int,
+                    epoch: int, generator: Any) -> Any:
+        import torch
+
+        if step.kind != "op":
+            return _run(step, images, 0, generator, False)[0]
+        seeds = [sample_seed(seed, epoch, int(s), step.position) for s in indices]
+        fast = batched(step.op)
+        out = fast(images, seeds, generator) if fast is not None else None
+        if out is not None:
+            return out
+        return torch.stack([_run(step, images[i], s, generator, False)[0]
+                            for i, s in enumerate(seeds)])
+
+
+def _run(step: "_Step", x: Any, seed: int, generator: Any, owned: bool) -> Tuple[Any, bool]:
+    """One step on one image (C, H, W) or, for the conversions, on a batch; `owned`: `x` is
+    this plan's own tensor, which the step may change in place. Returns the result and whether
+    it is owned."""
+    import torch
+
+    if step.kind == "to_float":
+        return x.to(torch.float32, copy=not owned).div_(255.0), True
+    if step.kind == "normalize":
+        key = (x.dtype, x.device)
+        if step.constants is None or step.constants[0] != key:
+            step.constants = (key,
+                              torch.tensor(step.mean, dtype=x.dtype, device=x.device).view(-1, 1, 1),
+                              torch.tensor(step.std, dtype=x.dtype, device=x.device).view(-1, 1, 1))
+        _, mean, std = step.constants
+        return (x.sub_(mean) if owned else x.sub(mean)).div_(std), True
+    generator.manual_seed(seed)
+    _random.seed(seed)
+    if x.device.type == "cpu":
+        fast = one_sample(step.op)
+        out = fast(x, owned) if fast is not None else None
+        if out is not None:
+            return out, True
+    return step.op(x), False
 
 
 _GEOMETRIC = ("Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
@@ -200,7 +255,7 @@ class _Planner:
                 return False
             k[key] = float(op.p)
         elif name == "Resize":
-            if self.resize_seen or self.crop_seen or getattr(op, "antialias", None) is False:
+            if self.resize_seen or self.crop_seen:
                 return False
             size = op.size
             if isinstance(size, int) or (isinstance(size, (list, tuple)) and len(size) == 1):
@@ -213,8 +268,6 @@ class _Planner:
             self.resize_seen = True
         else:  # a crop
             if self.crop_seen or (name == "RandomResizedCrop" and self.resize_seen):
-                return False
-            if name == "RandomResizedCrop" and getattr(op, "antialias", None) is False:
                 return False
             k["size"] = _pair(op.size)
             if name == "CenterCrop":

@@ -129,6 +129,8 @@ void bind_loader(nb::module_& m) {
           },
           nb::arg("text"))
       .def_prop_ro("workers", [](NativeLoader& l) { return l.get().workers(); })
+      .def_prop_ro("encoded",
+                   [](NativeLoader& l) { return l.get().jpeg_dataset() != nullptr; })
       .def_prop_ro("device", [](NativeLoader& l) { return l.get().options().device.str(); })
       .def_prop_ro("sample_shape", [](NativeLoader& l) {
         const formats::SampleShape s = l.get().sample_shape();

@@ -218,7 +218,8 @@ void bind_profile(nb::module_& m) {
       .def_rw("packed_store", &profiler::InputPoolFacts::packed_store)
       .def_rw("pack_note", &profiler::InputPoolFacts::pack_note)
       .def_rw("pack_loader_keywords", &profiler::InputPoolFacts::pack_loader_keywords)
-      .def_rw("pack_transform_note", &profiler::InputPoolFacts::pack_transform_note);
+      .def_rw("pack_transform_note", &profiler::InputPoolFacts::pack_transform_note)
+      .def_rw("step_cores", &profiler::InputPoolFacts::step_cores);
   m.def("per_rank_path", &diagnosis::per_rank_path, nb::arg("path"), nb::arg("rank"),
         nb::arg("world_size"));
 

@@ -335,6 +335,52 @@ TEST(Recommendation, ADataLoaderPoolGetsWorkersForWhatABatchCostsIt) {
   EXPECT_EQ(kinds, (std::vector<std::string>{"persistent_workers", "pin_memory"}));
 }
 
+TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
+  // A CPU training step of 263 that keeps both of 2 cores busy, fed by the main process (no
+  // workers) with batches of 16 that cost 357: a period of 620, 42% utilization.
+  GapReport r = report_with(2630, 3570, 0);
+  r.steps = 10;
+  PipelineFacts facts;
+  facts.loader_settings = false;
+  InputPoolFacts pool;
+  pool.batches = 10;
+  pool.samples = 160;
+  pool.fetch_ns = 3570;
+  pool.collate_ns = 10;
+  pool.cores = 2;
+  facts.input_pool = pool;
+  // Without the step's cores: one worker makes a batch every 357, the step's 263 is the rest.
+  auto recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs[0].action(), "DataLoader(num_workers=1)");
+  EXPECT_NEAR(recs[0].predicted_device_util, 263.0 / 357, 1e-3);
+  EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 357, 1e3);
+  // The step keeps 2 cores busy: the worker and the step share them, both 1.5x slower (a step
+  // of 395, a batch every 535): utilization rises more than the samples a second do.
+  facts.input_pool->step_cores = 2;
+  recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs[0].action(), "DataLoader(num_workers=1)");
+  EXPECT_NEAR(recs[0].predicted_device_util, 263.0 / 357, 0.01);
+  EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 535.5, 16e9 / 535.5 * 0.01);
+  EXPECT_NE(recs[0].predicted_effect.find("25806452 -> 2987"), std::string::npos)
+      << recs[0].predicted_effect;
+  // A batch that costs more than twice the step: the worker, 1.5x slower beside the step,
+  // makes a batch no sooner than the loop does by itself. The advice says so instead of a
+  // utilization that does not pay.
+  facts.input_pool->fetch_ns = 6000;
+  r = report_with(2630, 6000, 0);
+  r.steps = 10;
+  recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs[0].kind, "num_workers");
+  EXPECT_TRUE(recs[0].input_settings.empty());
+  EXPECT_EQ(recs[0].action(),
+            "keep DataLoader(num_workers=0): more workers would not make the steps faster");
+  EXPECT_NE(recs[0].reason.find("keeps 2.0 of 2 cores busy"), std::string::npos)
+      << recs[0].reason;
+}
+
 TEST(IdleElsewhere, AMostlyIdleDeviceIsExplainedUnlessInputIsTheCause) {
   GapReport r = report_with(10, 1, 89);
   r.idle_by_cause[static_cast<std::size_t>(GapCause::other)] = 0.89;

@@ -247,3 +247,38 @@ def test_the_plan_says_what_is_fused_and_what_runs_on_the_batch(photo_file):
     # Normalize after RandomErasing ran on the batch: values around (0.5 - 0.5) / 0.25.
     assert images.min() < -1.0 and images.max() > 1.0
     assert os.fspath(loader.path) == path
+
+
+def test_the_batched_color_jitter_equals_torchvisions_per_sample():
+    # The device path's one-kernel ColorJitter: the same draws and arithmetic as the op.
+    from gpufeed._batched import batched
+
+    op = T.ColorJitter(0.4, 0.4, 0.4, 0.1)
+    images = torch.rand(12, 3, 16, 16)
+    generator = torch.random.default_generator
+    seeds = [sample_seed(5, 1, i, 2) for i in range(12)]
+    out = batched(op)(images, seeds, generator)
+    for i, seed in enumerate(seeds):
+        generator.manual_seed(seed)
+        assert torch.allclose(out[i], op(images[i]), atol=1e-6), i
+    assert batched(T.RandomErasing()) is None
+    assert batched(op)(images.to(torch.uint8), seeds, generator) is None  # per sample instead
+
+
+def test_the_in_place_color_jitter_equals_torchvisions():
+    # The CPU path's ColorJitter: the op's own draws and blends, without temporaries.
+    from gpufeed._batched import one_sample
+
+    for op in (T.ColorJitter(0.4, 0.4, 0.4), T.ColorJitter(0.2, 0, 0.5, 0.1)):
+        for i in range(8):
+            image = torch.rand(3, 12, 10)
+            torch.manual_seed(i)
+            ours = one_sample(op)(image)
+            torch.manual_seed(i)
+            assert torch.equal(ours, op(image)) or torch.allclose(ours, op(image), atol=1e-6)
+    assert one_sample(T.ColorJitter(0.4))(torch.zeros(3, 4, 4, dtype=torch.uint8)) is None
+
+
+def test_a_transform_without_a_size_is_refused_on_images_of_many_sizes(jpeg_file):
+    with pytest.raises(gpufeed.UsageError, match="sets none, so a batch has no one size"):
+        gpufeed.Loader(jpeg_file, batch_size=8, transform=T.Compose([T.ToTensor()]))

@@ -36,6 +36,10 @@ struct InputPoolFacts {
   /// refuses). Empty: the dataset has no transform.
   std::string pack_loader_keywords;
   std::string pack_transform_note;
+  /// Cores the training step kept busy while it ran (the process's CPU time in the steps over
+  /// their wall time; a step on a device, or one that mostly waits, near 0). Workers beside a
+  /// step that needs the cores slow it: the model counts them. 0: unknown or a device step.
+  double step_cores = 0;
 };
 
 /// Inputs to the recommendation model. Every field is optional; leave unknowns empty and the
@@ -71,6 +75,9 @@ struct PipelineFacts {
   std::optional<std::uint64_t> transfer_bytes_per_sample;  ///< bytes copied H2D per sample
   std::optional<std::uint64_t> uint8_bytes_per_sample;     ///< the same sample as uint8
   std::optional<NetworkFacts> network;                     ///< set for a file in object storage
+  /// Samples a training step takes (the batch size); unknown: no samples/s predictions beyond
+  /// the input pool's own.
+  std::optional<double> samples_per_step;
   /// The worker pool feeding the loop when it is not a gpufeed Loader (loader_settings false).
   std::optional<InputPoolFacts> input_pool;
 };

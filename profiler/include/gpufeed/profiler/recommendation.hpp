@@ -32,6 +32,10 @@ struct Recommendation {
   std::string reason;             ///< the measurement that triggered it
   std::string predicted_effect;   ///< in words, with numbers
   double predicted_device_util = -1;           ///< model prediction; negative when not modelled
+  /// Samples the loop would take a second (steps a second times samples a step): negative
+  /// when not modelled. With a step whose cost does not change, utilization and samples/s
+  /// rise together; where more workers slow a CPU step, they do not.
+  double predicted_samples_per_s = -1;
   std::vector<InputSetting> input_settings{};  ///< an input's own settings (then words spell them)
 
   /// The settings as `spelling` writes them, then the words: "echo=2", "--echo 2",
