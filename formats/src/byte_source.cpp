@@ -118,11 +118,28 @@ void rethrow_as_read(const std::exception_ptr& error, const Describe& what) {
 // `requests` in flight and `budget_bytes` fetched and not yet read. A read served by a fetched
 // block copies from it; the block is freed once every planned byte in it was read. A block the
 // reads passed long ago without reading (its chunk came from the loader's cache) is dropped
-// when the budget needs room. Shared with the client's callbacks, so it outlives its source.
+// when the budget needs room. Owned by its source, which closes it: the GETs still in flight
+// are cancelled and their callbacks waited for, so that none runs (or sends more) after it.
 
-class Planner : public std::enable_shared_from_this<Planner> {
+class Planner {
  public:
   explicit Planner(std::shared_ptr<RemoteObject> object) : object_(std::move(object)) {}
+  Planner(const Planner&) = delete;
+  Planner& operator=(const Planner&) = delete;
+
+  /// Drops the plan and cancels its GETs in flight; returns once none is left. No method but
+  /// the destructor may be called after it.
+  void close() noexcept {
+    std::unique_lock lock(mutex_);
+    closed_ = true;
+    queue_.clear();
+    while (!blocks_.empty()) drop_locked(std::shared_ptr<Block>(blocks_.begin()->second));
+    if (in_flight_ == 0) return;
+    lock.unlock();
+    object_->client->cancel(this);
+    lock.lock();
+    done_.wait(lock, [&] { return in_flight_ == 0; });
+  }
 
   void plan(std::vector<Extent> extents, const ReadAhead& settings) {
     Started started;
@@ -276,11 +293,11 @@ class Planner : public std::enable_shared_from_this<Planner> {
   void send(const Started& started) {
     for (const std::shared_ptr<Block>& block : started) {
       const std::span<std::uint8_t> out(block->bytes.get(), block->extent.length);
-      object_->client->get_async(object_->url, {block->extent.offset, block->extent.length}, out,
-                                 object_->info.etag,
-                                 [self = shared_from_this(), block](std::exception_ptr error) {
-                                   self->landed(block, std::move(error));
-                                 });
+      // The callback holds the planner by address: close() waits for it, and nothing it holds
+      // owns the client, whose I/O thread runs it.
+      object_->client->get_async(
+          object_->url, {block->extent.offset, block->extent.length}, out, object_->info.etag,
+          [this, block](std::exception_ptr error) { landed(block, std::move(error)); }, this);
     }
   }
 
@@ -291,8 +308,12 @@ class Planner : public std::enable_shared_from_this<Planner> {
     block->error = std::move(error);
     block->state = block->error ? State::failed : State::done;
     if (block->dropped) held_ -= block->extent.length;
-    if (!block->error && window_ < settings_.requests) ++window_;
-    done_.notify_all();
+    done_.notify_all();  // under the lock: close() may free the planner once it sees none left
+    // Closed, nothing more is sent. Nor after a failure: a client that is stopping fails every
+    // GET at once, on the sender's thread, which would recurse through the whole plan; the
+    // reads fetch what they need on demand.
+    if (closed_ || block->error) return;
+    if (window_ < settings_.requests) ++window_;
     pump_locked(started);
     lock.unlock();
     send(started);
@@ -306,6 +327,7 @@ class Planner : public std::enable_shared_from_this<Planner> {
   std::deque<std::shared_ptr<Block>> queue_;                     // not yet fetched, in order
   std::uint64_t held_ = 0;  // bytes of blocks fetching, or fetched and not yet dropped
   unsigned in_flight_ = 0;
+  bool closed_ = false;         // close() began: nothing more is sent
   unsigned window_ = 1;         // GETs allowed in flight now (slow start up to settings_.requests)
   std::uint64_t frontier_ = 0;  // the furthest block a read was served from
 };
@@ -315,7 +337,10 @@ class RemoteSource final : public ByteSource {
   explicit RemoteSource(std::shared_ptr<RemoteObject> object)
       : ByteSource(object->url.text(), object->info.size),
         object_(std::move(object)),
-        planner_(std::make_shared<Planner>(object_)) {}
+        planner_(std::make_unique<Planner>(object_)) {}
+  ~RemoteSource() override { planner_->close(); }
+  RemoteSource(const RemoteSource&) = delete;
+  RemoteSource& operator=(const RemoteSource&) = delete;
 
   [[nodiscard]] bool remote() const override { return true; }
   [[nodiscard]] RemoteObject& object() const { return *object_; }
@@ -377,7 +402,7 @@ class RemoteSource final : public ByteSource {
   }
 
   const std::shared_ptr<RemoteObject> object_;
-  const std::shared_ptr<Planner> planner_;
+  const std::unique_ptr<Planner> planner_;
 };
 
 // One object is opened several times in a row (the layout probe, then the reader; each rank's

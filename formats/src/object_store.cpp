@@ -2,13 +2,13 @@
 
 #include "byte_source.hpp"
 #include "s3_client.hpp"
+#include "s3_process.hpp"
 
 namespace gpufeed::formats {
 
 ObjectStoreStats object_store_stats() {
-  // Counting needs no client: a process that never read an object has nothing to report.
-  const std::shared_ptr<s3::Client> client = s3::Client::shared_if_made();
-  return client ? client->stats() : ObjectStoreStats{};
+  // Counting makes no client: a process that never read an object has nothing to report.
+  return s3::process_stats();
 }
 
 void use_cache_dir(const std::string& url, const std::string& dir, std::uint64_t budget_bytes) {

@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
@@ -12,14 +13,15 @@ namespace gpufeed::formats::s3 {
 
 namespace {
 
-struct SharedClient {
+// The clients made by Client::shared(), not owned: a client lives as long as the objects that
+// read through it, and its I/O thread is joined when the last of them goes.
+struct SharedClients {
   std::mutex mutex;
-  std::shared_ptr<Client> client;
+  std::vector<std::weak_ptr<Client>> made;  // the last made at the back
 };
 
-SharedClient& shared_client() {
-  // libcurl (and OpenSSL with it) set up first: destroyed after the client, at exit.
-  static SharedClient shared = (init_curl_once(), SharedClient{});
+SharedClients& shared_clients() {
+  static SharedClients shared;
   return shared;
 }
 
@@ -82,21 +84,29 @@ Client::Client(Config config) : impl_(std::make_unique<Impl>(std::move(config)))
 Client::~Client() = default;
 
 std::shared_ptr<Client> Client::shared() {
-  SharedClient& shared = shared_client();
+  SharedClients& shared = shared_clients();
   const std::lock_guard lock(shared.mutex);
   // The environment is read at every open: a process that points AWS_ENDPOINT_URL_S3 (or the
   // credentials) elsewhere gets a client for that; objects opened before keep theirs.
   Config config = Config::from_environment();
-  if (!shared.client || !(shared.client->config() == config)) {
-    shared.client = std::make_shared<Client>(std::move(config));
+  std::erase_if(shared.made, [](const std::weak_ptr<Client>& made) { return made.expired(); });
+  for (auto it = shared.made.rbegin(); it != shared.made.rend(); ++it) {
+    if (std::shared_ptr<Client> client = it->lock(); client && client->config() == config) {
+      return client;
+    }
   }
-  return shared.client;
+  auto client = std::make_shared<Client>(std::move(config));
+  shared.made.push_back(client);
+  return client;
 }
 
 std::shared_ptr<Client> Client::shared_if_made() {
-  SharedClient& shared = shared_client();
+  SharedClients& shared = shared_clients();
   const std::lock_guard lock(shared.mutex);
-  return shared.client;
+  for (auto it = shared.made.rbegin(); it != shared.made.rend(); ++it) {
+    if (std::shared_ptr<Client> client = it->lock()) return client;
+  }
+  return nullptr;
 }
 
 const Config& Client::config() const {
@@ -121,7 +131,7 @@ void Client::get(const Url& url, ByteRange range, std::span<std::uint8_t> out,
 }
 
 void Client::get_async(const Url& url, ByteRange range, std::span<std::uint8_t> out,
-                       std::string etag, Done done) {
+                       std::string etag, Done done, const void* owner) {
   if (out.size() < range.length) {
     throw UsageError("GET " + url.text() + " " + byte_range_text(range) + ": the buffer holds " +
                      std::to_string(out.size()) + " bytes, fewer than the range");
@@ -131,10 +141,15 @@ void Client::get_async(const Url& url, ByteRange range, std::span<std::uint8_t> 
   request->range = range;
   request->out = out.first(static_cast<std::size_t>(range.length));
   request->if_match = std::move(etag);
+  request->owner = owner;
   request->finish = [done = std::move(done)](Request& /*request*/, std::exception_ptr error) {
     done(std::move(error));
   };
   impl_->io.submit(std::move(request));
+}
+
+void Client::cancel(const void* owner) {
+  impl_->io.cancel_owned(owner);
 }
 
 void Client::remove(const Url& url) {

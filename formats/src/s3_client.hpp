@@ -90,14 +90,16 @@ struct ByteRange {
 /// IoError that ended it after its last attempt. Must not block.
 using Done = std::function<void(std::exception_ptr error)>;
 
-/// One client per configuration, shared by every object of a process (Client::shared()). Its
-/// I/O thread runs all transfers on one curl multi handle (connections reused); methods are
-/// thread-safe. Errors are IoError (a FormatError), one line: what (GET, HEAD, PUT), the URL,
-/// the byte range, the HTTP status and S3 error code, the attempts made and what to do. 403 and
-/// 404 are not retried and name the endpoint and credential source. 500, 502, 503, 504,
-/// SlowDown, RequestTimeout, connection resets, stalls and bodies shorter than asked are retried
-/// with backoff. A GET given an ETag sends If-Match: an object replaced since it was opened
-/// fails (412) with a message that says so, never returns the new object's bytes.
+/// One client per configuration, shared by the objects of a process that read through it
+/// (Client::shared()) and owned by them: its I/O thread runs all transfers on one curl multi
+/// handle (connections reused) and is joined when the last owner lets go, or by the exit handler
+/// of s3_process.hpp when one outlives main(). Methods are thread-safe. Errors are IoError (a
+/// FormatError), one line: what (GET, HEAD, PUT), the URL, the byte range, the HTTP status and
+/// S3 error code, the attempts made and what to do. 403 and 404 are not retried and name the
+/// endpoint and credential source. 500, 502, 503, 504, SlowDown, RequestTimeout, connection
+/// resets, stalls and bodies shorter than asked are retried with backoff. A GET given an ETag
+/// sends If-Match: an object replaced since it was opened fails (412) with a message that says
+/// so, never returns the new object's bytes.
 class Client {
  public:
   explicit Client(Config config);
@@ -105,9 +107,10 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  /// The process's client for Config::from_environment(), made at the first call.
+  /// The client for Config::from_environment() while something holds it, else a new one. The
+  /// process keeps none: whoever reads through it holds it.
   static std::shared_ptr<Client> shared();
-  /// That client if shared() made it already, else null (statistics need no client made).
+  /// The client shared() made last, if something still holds it, else null.
   static std::shared_ptr<Client> shared_if_made();
 
   [[nodiscard]] const Config& config() const;
@@ -119,9 +122,13 @@ class Client {
            const std::string& etag = {});
   /// The same, queued on the I/O thread: `out` must stay valid until `done` ran. A range whose
   /// body is not exactly range.length bytes is retried, and never reported as a success. An
-  /// empty range sends no request. Not to be called blocking (get, head) from a Done.
+  /// empty range sends no request. Not to be called blocking (get, head) from a Done. `done`
+  /// must not own this client (the I/O thread cannot join itself). cancel(`owner`) ends it.
   void get_async(const Url& url, ByteRange range, std::span<std::uint8_t> out, std::string etag,
-                 Done done);
+                 Done done, const void* owner = nullptr);
+  /// Ends the GETs sent with `owner` that have not finished: their Done get an IoError
+  /// ("cancelled") on the I/O thread, soon after; returns at once.
+  void cancel(const void* owner);
   /// Uploads the local file `path` to `url`: one PUT up to `part_bytes`, else a multipart
   /// upload of parts of `part_bytes` (raised to keep within 10,000 parts), up to `parallel` at
   /// once; a failed multipart upload is aborted, so no object appears at the key unless the

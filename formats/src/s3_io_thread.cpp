@@ -1,9 +1,12 @@
 #include "s3_io_thread.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <utility>
 
 #include "gpufeed/formats/error.hpp"
+#include "s3_process.hpp"
 
 namespace gpufeed::formats::s3 {
 
@@ -26,38 +29,48 @@ std::exception_ptr cancelled(const Request& request) {
 
 }  // namespace
 
-void init_curl_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-      throw IoError("cannot initialize libcurl (curl_global_init failed)");
-    }
-  });
-}
-
 IoThread::IoThread(const Config& config)
     : config_(config), multi_(make_multi()), random_(std::random_device{}()) {
   thread_ = std::thread([this] { run(); });
+  if (!add_live_io_thread(this)) stop();  // the process is exiting: every request cancelled
 }
 
 IoThread::~IoThread() {
+  stop();
+  remove_live_io_thread(this, stats());
+}
+
+void IoThread::stop() noexcept {
+  const std::lock_guard stopping(stop_mutex_);
   {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
+    if (multi_) curl_multi_wakeup(multi_.get());
   }
-  curl_multi_wakeup(multi_.get());
-  thread_.join();
+  if (thread_.joinable()) {
+    if (thread_.get_id() == std::this_thread::get_id()) return;  // it stops back in run()
+    thread_.join();
+  }
+  const std::lock_guard lock(mutex_);
+  multi_.reset();  // connections closed while libcurl and OpenSSL are still set up
 }
 
 void IoThread::submit(std::unique_ptr<Request> request) {
   {
     const std::lock_guard lock(mutex_);
-    if (!stopping_) incoming_.push_back(std::move(request));
+    if (!stopping_) {
+      incoming_.push_back(std::move(request));
+      curl_multi_wakeup(multi_.get());  // under the lock: stop() frees the handle under it
+      return;
+    }
   }
-  if (request) {
-    cancel(std::move(request));
-    return;
-  }
+  cancel(std::move(request));
+}
+
+void IoThread::cancel_owned(const void* owner) {
+  const std::lock_guard lock(mutex_);
+  if (owner == nullptr || stopping_) return;  // stopping cancels everything
+  cancels_.push_back(owner);
   curl_multi_wakeup(multi_.get());
 }
 
@@ -76,14 +89,24 @@ ObjectStoreStats IoThread::stats() const {
 }
 
 void IoThread::run() {
+  ::pthread_setname_np(::pthread_self(), "gpufeed-s3-io");  // as top, gdb and tests show it
   for (;;) {
     std::vector<std::unique_ptr<Request>> fresh;
+    std::vector<const void*> owners;
     {
       const std::lock_guard lock(mutex_);
       if (stopping_) break;
       fresh.swap(incoming_);
+      owners.swap(cancels_);
     }
-    for (auto& request : fresh) start(std::move(request));
+    for (auto& request : fresh) {
+      if (std::find(owners.begin(), owners.end(), request->owner) != owners.end()) {
+        cancel(std::move(request));
+      } else {
+        start(std::move(request));
+      }
+    }
+    if (!owners.empty()) cancel_owned_now(owners);
     start_due_retries();
     int running = 0;
     curl_multi_perform(multi_.get(), &running);
@@ -202,6 +225,37 @@ void IoThread::complete(std::unique_ptr<Request> request, std::exception_ptr err
 void IoThread::cancel(std::unique_ptr<Request> request) {
   std::exception_ptr error = cancelled(*request);
   complete(std::move(request), std::move(error));
+}
+
+void IoThread::cancel_owned_now(const std::vector<const void*>& owners) {
+  const auto owned = [&](const std::unique_ptr<Request>& request) {
+    return request->owner != nullptr &&
+           std::find(owners.begin(), owners.end(), request->owner) != owners.end();
+  };
+  for (auto it = running_.begin(); it != running_.end();) {
+    if (!owned(it->second)) {
+      ++it;
+      continue;
+    }
+    CURL* easy = it->first;
+    std::unique_ptr<Request> request = std::move(it->second);
+    it = running_.erase(it);
+    curl_multi_remove_handle(multi_.get(), easy);
+    request->easy = nullptr;
+    UniqueEasy handle(easy);
+    if (idle_.size() < kMaxIdleHandles) idle_.push_back(std::move(handle));
+    counters_.in_flight.fetch_sub(1);
+    cancel(std::move(request));
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (!owned(it->second)) {
+      ++it;
+      continue;
+    }
+    std::unique_ptr<Request> request = std::move(it->second);
+    it = waiting_.erase(it);
+    cancel(std::move(request));
+  }
 }
 
 void IoThread::cancel_everything() {

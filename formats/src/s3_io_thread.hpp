@@ -1,7 +1,8 @@
 #pragma once
 // The S3 client's I/O thread: every request of a client on one curl multi handle (connections
 // reused, easy handles pooled), retries waiting on a timer queue so that a backoff never holds
-// up other transfers, and the client's counters.
+// up other transfers, and the client's counters. The thread, named "gpufeed-s3-io", is joined by
+// its destructor, or earlier by the process's exit handler (s3_process.hpp), never left running.
 #include <curl/curl.h>
 
 #include <atomic>
@@ -26,25 +27,30 @@ struct MultiTraits {
 };
 using UniqueMulti = UniqueHandle<MultiTraits>;
 
-/// curl_global_init, once per process (IoThread calls it). It also sets up OpenSSL, whose exit
-/// handler must run after any client that outlives main() is gone: a static holding a client
-/// calls this before it is made, so that it is destroyed first.
-void init_curl_once();
-
 /// Runs requests to completion: each attempt on the multi handle, a retryable failure again
 /// after a full-jitter backoff while attempts remain, then the request's `finish` on this
-/// thread. submit() and stats() are thread-safe; the destructor cancels what is still queued,
-/// waiting or running (their `finish` gets an IoError "... cancelled ...") and joins the thread.
+/// thread. submit(), cancel_owned(), stop() and stats() are thread-safe. stop() (the destructor,
+/// or the process's exit handler) cancels what is still queued, waiting or running (their
+/// `finish` gets an IoError "... cancelled ...") and joins the thread. The thread must not be
+/// destroyed by a `finish` it runs: a `finish` never owns the client it was sent through.
 class IoThread {
  public:
-  /// `config` must outlive the thread.
+  /// `config` must outlive the thread. Made while the process exits, it is stopped at once: it
+  /// cancels every request.
   explicit IoThread(const Config& config);
   ~IoThread();
   IoThread(const IoThread&) = delete;
   IoThread& operator=(const IoThread&) = delete;
 
-  /// Queues `request` (its `finish` set); after the destructor began, cancels it at once.
+  /// Queues `request` (its `finish` set); once stop() began, cancels it at once (its `finish`
+  /// runs on the caller's thread).
   void submit(std::unique_ptr<Request> request);
+  /// Cancels the requests submitted with Request::owner `owner` (their `finish` gets the
+  /// "cancelled" IoError on the I/O thread, soon after). Does not wait.
+  void cancel_owned(const void* owner);
+  /// Cancels everything, joins the thread and frees the curl handles; later calls do nothing.
+  /// Called on the thread itself (exit() from a `finish`), it only tells it to stop.
+  void stop() noexcept;
   [[nodiscard]] ObjectStoreStats stats() const;
 
  private:
@@ -57,15 +63,18 @@ class IoThread {
   void finished(CURL* easy, CURLcode code);
   void complete(std::unique_ptr<Request> request, std::exception_ptr error);
   void cancel(std::unique_ptr<Request> request);
+  void cancel_owned_now(const std::vector<const void*>& owners);
   void cancel_everything();
   [[nodiscard]] Clock::duration backoff(int retry);
   [[nodiscard]] int wait_ms() const;
 
   const Config& config_;
-  UniqueMulti multi_;
 
-  std::mutex mutex_;  // guards incoming_ and stopping_
+  std::mutex stop_mutex_;  // one stop() at a time: the destructor's and the exit handler's
+  std::mutex mutex_;       // guards multi_ (freed by stop()), incoming_, cancels_, stopping_
+  UniqueMulti multi_;
   std::vector<std::unique_ptr<Request>> incoming_;
+  std::vector<const void*> cancels_;  // owners whose requests to cancel
   bool stopping_ = false;
 
   // The I/O thread's own.

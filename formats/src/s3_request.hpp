@@ -64,6 +64,8 @@ struct Request {
   std::uint64_t upload_length = 0;
   std::string post_body;  ///< a POST's body
   Finish finish;
+  /// Who sent it, for IoThread::cancel_owned (null: nobody cancels it but the client's end).
+  const void* owner = nullptr;
 
   CURL* easy = nullptr;  ///< the handle of the attempt in flight
   // State of the attempt in flight (the I/O thread's).

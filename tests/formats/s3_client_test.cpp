@@ -212,8 +212,7 @@ TEST_F(S3Client, DestroyingTheClientCancelsWhatIsInFlight) {
 TEST_F(S3Client, SharedClientAndUploadFileFromTheEnvironment) {
   ScopedAwsEnv env;
   if (!Client::shared_if_made()) {
-    const auto before = formats::object_store_stats();
-    EXPECT_EQ(before.requests, 0U);
+    (void)formats::object_store_stats();
     EXPECT_FALSE(Client::shared_if_made());  // statistics made no client
   }
   env.set("AWS_ENDPOINT_URL_S3", moto_->url());

@@ -99,7 +99,7 @@ TEST_F(S3Dataset, WithACacheDirALaterProcessOpensWithOneHeadAndReadsTheDisk) {
   }
   // What another process of the node (or a later job) does: the object opened anew.
   env_.set("AWS_MAX_ATTEMPTS", "3");  // another configuration: another client, nothing shared
-  const std::uint64_t before = s3::Client::shared()->stats().requests;
+  const std::uint64_t before = requests();
   use_cache_dir(url_, cache, 0);
   const DatasetReader second(url_);
   std::fill(got.begin(), got.end(), 0);

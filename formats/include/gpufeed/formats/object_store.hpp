@@ -66,7 +66,8 @@ void use_cache_dir(const std::string& url, const std::string& dir, std::uint64_t
 /// Throws UsageError when `url` is not s3://bucket/key (checked before any work is done).
 void check_object_url(const std::string& url);
 
-/// The process's object-store counters.
+/// The process's object-store counters: every client's since the process started, those of
+/// clients already gone (every reader of their objects closed) included.
 ObjectStoreStats object_store_stats();
 
 /// Uploads the local file `local_path` to `url` (s3://bucket/key): one PUT for a small file, a
