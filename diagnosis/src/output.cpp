@@ -117,6 +117,7 @@ json stats_json(const LoaderStats& s) {
   }
   return {{"wall_s", seconds(s.wall_ns)},
           {"workers", s.workers},
+          {"cpu_share", s.cpu_share},
           {"prefetch", s.prefetch},
           {"tuning", tuning},
           {"batches", s.batches},

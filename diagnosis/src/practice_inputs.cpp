@@ -86,6 +86,7 @@ PracticeInputs practice_inputs(const RunFacts& r, const Diagnosis& d) {
   in.gpufeed_input = r.gpufeed_input;
   in.seed = r.seed;
   in.order = r.order;
+  in.label_mix = r.label_mix;
   in.augment = r.augment;
   in.deterministic = in.training && r.deterministic;
   return in;

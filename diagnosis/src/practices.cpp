@@ -239,6 +239,36 @@ PracticeCheck determinism(const PracticeInputs& in, const Language& lang) {
   return c;
 }
 
+/// Batches as mixed in their labels as a random order's: a class-sorted file read in chunk (or
+/// sequential) order trains on batches of few classes.
+PracticeCheck shuffle(const PracticeInputs& in, const Language& lang) {
+  PracticeCheck c{"shuffle", "ok", "", ""};
+  if (!in.gpufeed_input) {
+    c.status = "n/a";
+    c.finding = "the input is not a gpufeed Loader: its batches' labels are not counted";
+    return c;
+  }
+  const LabelMix& m = in.label_mix;
+  if (m.batches == 0) {
+    c.status = "n/a";
+    c.finding = "no labels to count (the file has none, or fewer samples than a batch)";
+    return c;
+  }
+  c.finding = format(
+      "batches in %s order hold %.0f distinct labels (median) against %.0f in a "
+      "random order (%.2fx)",
+      order_name(in.order), m.median_distinct, m.random_distinct, m.ratio());
+  if (m.poor()) {
+    c.status = "warn";
+    c.finding += ": the file's labels run in sorted stretches";
+    c.advice =
+        "repack it shuffled (h5pack convert and gpufeed.pack shuffle unless told to keep "
+        "the order), or " +
+        lang.with_value("order", "random");
+  }
+  return c;
+}
+
 PracticeCheck training_loop(const PracticeInputs& in, const Language& /*language*/) {
   PracticeCheck c{"training_loop", "ok", "", ""};
   std::vector<std::string> findings;
@@ -310,9 +340,9 @@ PracticeCheck training_loop(const PracticeInputs& in, const Language& /*language
 }  // namespace
 
 std::vector<PracticeCheck> check_practices(const PracticeInputs& in, const Language& lang) {
-  return {pinned_memory(in, lang),  host_sync(in, lang), device_tensors(in, lang),
-          transfer_dtype(in, lang), workers(in, lang),   determinism(in, lang),
-          training_loop(in, lang)};
+  return {pinned_memory(in, lang),  host_sync(in, lang),    device_tensors(in, lang),
+          transfer_dtype(in, lang), workers(in, lang),      determinism(in, lang),
+          shuffle(in, lang),        training_loop(in, lang)};
 }
 
 std::string format_practices(const std::vector<PracticeCheck>& checks) {

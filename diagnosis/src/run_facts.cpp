@@ -20,6 +20,7 @@ RunFacts run_facts(const Loader& loader, const LoaderStats& stats) {
   f.order = o.order;
   f.cache_bytes = o.cache_bytes;
   f.augment = o.augment;
+  f.label_mix = loader.label_mix();
   if (const Shard shard = o.shard.value_or(Shard::from_environment()); shard.world_size > 1) {
     f.rank = static_cast<std::int32_t>(shard.rank);
     f.world_size = static_cast<std::int32_t>(shard.world_size);

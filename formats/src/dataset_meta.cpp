@@ -150,6 +150,13 @@ void write_class_names(hid_t file, const std::vector<std::string>& names,
                    context);
 }
 
+void write_source_index(hid_t file, std::span<const std::uint64_t> index,
+                        const std::string& context) {
+  h5::Id meta = h5::open_or_create_group(file, "/meta", context);
+  h5::write_vector(meta.get(), "source_index", H5T_STD_U64LE, H5T_NATIVE_UINT64, index.data(),
+                   index.size(), context);
+}
+
 void write_channel_stats(hid_t file, const ChannelStats& stats, const std::string& context) {
   h5::Id meta = h5::open_or_create_group(file, "/meta", context);
   h5::write_vector(meta.get(), "mean", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, stats.mean.data(),

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ std::optional<ChannelStats> read_channel_stats(hid_t file, std::uint32_t channel
 std::vector<std::string> read_class_names(hid_t file, const std::string& path);
 
 /// Writes /meta/class_names as variable-length UTF-8 strings.
+/// /meta/source_index: for each stored sample, its position in the source it was packed from
+/// (writers store a shuffled order and say where each sample came from).
+void write_source_index(hid_t file, std::span<const std::uint64_t> index,
+                        const std::string& context);
 void write_class_names(hid_t file, const std::vector<std::string>& names,
                        const std::string& context);
 

@@ -227,6 +227,11 @@ void DatasetWriter::write_class_names(const std::vector<std::string>& names) {
   detail::write_class_names(impl_->file.get(), names, impl_->context() + " (class names)");
 }
 
+void DatasetWriter::write_source_index(std::span<const std::uint64_t> index) {
+  h5::silence_errors();
+  detail::write_source_index(impl_->file.get(), index, impl_->context() + " (source index)");
+}
+
 void DatasetWriter::Impl::write_statistics() {
   const double pixels = static_cast<double>(num_samples) * static_cast<double>(shape.pixels());
   std::vector<float> mean(shape.channels);

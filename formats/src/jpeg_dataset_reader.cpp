@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -58,6 +59,7 @@ struct JpegDatasetReader::Impl {
   std::vector<std::uint64_t> offsets;
   std::vector<JpegShape> shapes;
   std::vector<std::uint32_t> checksums;
+  std::uint64_t block = 1;  ///< images of a block
 
   [[nodiscard]] std::string describe(std::uint64_t sample) const {
     return "sample " + std::to_string(sample) + " of " + schema::kJpegBytes + " in " + path;
@@ -146,6 +148,10 @@ JpegDatasetReader::JpegDatasetReader(const std::string& path, JpegReaderOptions 
   const std::uint64_t samples = r.offsets.size() - 1;
   r.shapes = detail::read_jpeg_shapes(file, path, samples);
   r.checksums = detail::read_jpeg_checksums(file, path, samples);
+  const double mean = samples == 0 ? 1.0 : double(r.total_bytes) / double(samples);
+  r.block = std::clamp<std::uint64_t>(
+      static_cast<std::uint64_t>(std::llround(double(kJpegBlockBytes) / std::max(mean, 1.0))), 1,
+      std::max<std::uint64_t>(samples, 1));
   r.choose_read_path();
   meta_.labels = detail::read_labels(file, path, options.labels, schema::kJpegOffsets, samples);
   meta_.channel_stats = read_stats(file);
@@ -162,6 +168,12 @@ const std::string& JpegDatasetReader::path() const {
 }
 std::uint64_t JpegDatasetReader::num_samples() const {
   return impl_->shapes.size();
+}
+std::uint64_t JpegDatasetReader::samples_per_chunk() const {
+  return impl_->block;
+}
+std::uint64_t JpegDatasetReader::num_chunks() const {
+  return (num_samples() + impl_->block - 1) / impl_->block;
 }
 std::uint64_t JpegDatasetReader::total_bytes() const {
   return impl_->total_bytes;
@@ -208,8 +220,24 @@ ObjectStoreStats JpegDatasetReader::network() const {
   return impl_->source->network();
 }
 
-void JpegDatasetReader::plan_reads(std::span<const std::uint64_t> samples,
+void JpegDatasetReader::plan_reads(std::span<const std::uint64_t> blocks,
                                    const ReadAhead& settings) const {
+  const Impl& r = *impl_;
+  if (!r.source->remote() || r.read_path != JpegReadPath::contiguous) return;
+  const std::uint64_t n = r.shapes.size();
+  std::vector<detail::Extent> extents;
+  extents.reserve(blocks.size());
+  for (const std::uint64_t block : blocks) {
+    const std::uint64_t first = block * r.block;
+    if (first >= n) continue;
+    const std::uint64_t end = std::min(n, first + r.block);
+    extents.push_back({r.base + r.offsets[first], r.offsets[end] - r.offsets[first]});
+  }
+  r.source->plan(std::move(extents), settings);
+}
+
+void JpegDatasetReader::plan_sample_reads(std::span<const std::uint64_t> samples,
+                                          const ReadAhead& settings) const {
   const Impl& r = *impl_;
   if (!r.source->remote() || r.read_path != JpegReadPath::contiguous) return;
   std::vector<detail::Extent> extents;

@@ -81,6 +81,7 @@ struct JpegDatasetWriter::Impl {
   std::vector<std::uint32_t> checksums;
   std::vector<std::int64_t> labels;
   std::vector<std::string> class_names;
+  std::vector<std::uint64_t> source_index;
   std::optional<ChannelStats> channel_stats;
   h5::Id file;
   bool committed = false;
@@ -136,6 +137,9 @@ void JpegDatasetWriter::Impl::write_meta() {
                    labels.size(), context() + " (labels)");
   if (!class_names.empty()) {
     detail::write_class_names(file.get(), class_names, context() + " (class names)");
+  }
+  if (!source_index.empty()) {
+    detail::write_source_index(file.get(), source_index, context() + " (source index)");
   }
   if (channel_stats) {
     detail::write_channel_stats(file.get(), *channel_stats, context() + " (mean and std)");
@@ -203,6 +207,10 @@ std::uint64_t JpegDatasetWriter::append(std::span<const std::uint8_t> bytes, Jpe
 
 void JpegDatasetWriter::set_class_names(std::vector<std::string> names) {
   impl_->class_names = std::move(names);
+}
+
+void JpegDatasetWriter::set_source_index(std::vector<std::uint64_t> index) {
+  impl_->source_index = std::move(index);
 }
 
 void JpegDatasetWriter::set_channel_stats(ChannelStats stats) {

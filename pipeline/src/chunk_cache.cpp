@@ -127,6 +127,12 @@ void ChunkCache::evict_locked() {
   }
 }
 
+bool ChunkCache::holds(std::uint64_t id) const {
+  std::lock_guard lock(mutex_);
+  const auto it = entries_.find(id);
+  return it != entries_.end() && it->second.chunk != nullptr;
+}
+
 ChunkCacheStats ChunkCache::stats() const {
   std::lock_guard lock(mutex_);
   return stats_;

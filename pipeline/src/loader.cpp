@@ -87,6 +87,14 @@ formats::SampleShape Batch::sample_shape() const {
   return slot_->format->sample;
 }
 
+const LabelMix& Loader::label_mix() const {
+  return core_->label_mix();
+}
+
+const std::vector<std::string>& Loader::notices() const {
+  return core_->notices();
+}
+
 const void* Batch::host_images() const {
   return slot_->images.get();
 }

@@ -3,6 +3,7 @@
 #include "cuda/staging.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include <oneapi/tbb/info.h>
@@ -18,20 +19,13 @@ namespace {
 
 constexpr unsigned kStartWorkers = 2;  // workers=auto starts here (or at the budget)
 
-/// The cores this process may run on (its affinity mask), not every core of the machine.
-unsigned usable_cores() {
-  return static_cast<unsigned>(std::max(1, oneapi::tbb::info::default_concurrency()));
-}
-
-unsigned cpu_budget(const LoaderOptions& o) {
-  return o.cpu_budget != 0 ? o.cpu_budget : usable_cores();
-}
-
-/// The arena's threads: the workers asked for, or the CPU budget with workers=auto.
-unsigned resolve_workers(const LoaderOptions& o) {
-  if (o.workers.is_auto()) return cpu_budget(o);
+/// The arena's threads: the workers asked for, or the CPU budget with workers=auto; what is
+/// left open (workers=0, cpu_budget=0) is the rank's share of the cores, so the ranks of a node
+/// (and the tuner, which stays within the arena) take its cores once between them.
+unsigned resolve_workers(const LoaderOptions& o, const CpuShare& share) {
+  if (o.workers.is_auto()) return o.cpu_budget != 0 ? o.cpu_budget : share.cores;
   const unsigned workers = o.workers.value_or(0);
-  return workers != 0 ? workers : usable_cores();
+  return workers != 0 ? workers : share.cores;
 }
 
 SamplerOptions sampler_options(const LoaderOptions& o) {
@@ -55,6 +49,17 @@ std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
                                         "dataset");
   }
   return o.drop_last ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
+}
+
+/// A file whose labels run in sorted stretches, read in chunk order: batches of few classes.
+std::vector<std::string> order_notices(const LoaderOptions& o, const LabelMix& mix) {
+  if (o.order != Order::chunk || !mix.poor()) return {};
+  const auto whole = [](double v) { return std::to_string(std::lround(v)); };
+  return {o.path + ": its labels run in sorted stretches, so batches in {order}=chunk hold " +
+          whole(mix.median_distinct) + " distinct labels (median) against " +
+          whole(mix.random_distinct) +
+          " in a random order; repack it shuffled (h5pack convert and gpufeed.pack shuffle "
+          "unless told to keep the order) or use {order}=random"};
 }
 
 /// `o` with its device resolved (a CPU or an indexed CUDA device), checked against the
@@ -86,11 +91,15 @@ HostAllocator host_allocator(CudaStaging* staging) {
 
 LoaderCore::LoaderCore(LoaderOptions opts)
     : options(with_resolved_device(std::move(opts))),
-      arena_(static_cast<int>(resolve_workers(options)), 0),
+      cpu_share_(this_process_share()),
+      arena_(static_cast<int>(resolve_workers(options, cpu_share_)), 0),
       work_(options, arena_),
       sampler_(work_.source().num_samples(), work_.source().samples_per_chunk(),
                sampler_options(options)),
       batches_per_epoch_(count_batches(options, sampler_)),
+      label_mix_(gpufeed::label_mix(work_.source().labels(), sampler_.global_order(0),
+                                    options.batch_size)),
+      notices_(order_notices(options, label_mix_)),
       slots_(plan_slots(options, shape().bytes(), work_.staging() != nullptr,
                         work_.reaugments_echoes()),
              slot_format(options, shape()), host_allocator(work_.staging())),
@@ -223,6 +232,7 @@ LoaderStats LoaderCore::stats() const {
   work_.fill_stats(s);
   delivered_.fill(s);
   s.workers = active_workers();
+  s.cpu_share = cpu_share_.cores;
   s.prefetch = slots_.prefetch();
   if (tuning_) s.tuning = tuning_->log();
   s.slot_bytes = slots_.batches.bytes() + slots_.echoes.bytes();

@@ -12,6 +12,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "consumer_place.hpp"
+#include "cpu_share.hpp"
 #include "delivery_counters.hpp"
 #include "epoch_run.hpp"
 #include "gpufeed/pipeline/loader.hpp"
@@ -56,6 +57,8 @@ class LoaderCore {
   void wait_ready(const Slot& slot, void* stream) const;
 
   [[nodiscard]] const Sampler& sampler() const { return sampler_; }
+  [[nodiscard]] const LabelMix& label_mix() const { return label_mix_; }
+  [[nodiscard]] const std::vector<std::string>& notices() const { return notices_; }
   [[nodiscard]] std::uint64_t batches_per_epoch() const { return batches_per_epoch_; }
 
   const LoaderOptions options;
@@ -69,12 +72,16 @@ class LoaderCore {
   /// The epoch in progress, or null.
   [[nodiscard]] std::shared_ptr<EpochRun> current_run() noexcept;
 
+  /// This rank's share of the cores: the workers (or the budget of workers=auto) left open.
+  const CpuShare cpu_share_;
   /// The thread limit, before the arena: it lets the arena have more threads than the default.
   std::optional<oneapi::tbb::global_control> thread_limit_;
   oneapi::tbb::task_arena arena_;
   StageWork work_;
   const Sampler sampler_;
   const std::uint64_t batches_per_epoch_;
+  const LabelMix label_mix_;
+  const std::vector<std::string> notices_;
   Slots slots_;
   std::optional<WorkerGate> gate_;      // workers=auto; destroyed before the arena
   std::optional<TuningWindow> tuning_;  // workers=auto or prefetch=auto

@@ -159,6 +159,11 @@ formats::ReadAhead StageWork::read_ahead() const {
 void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
   const formats::Dataset& d = source_.dataset();
   if (!d.remote()) return;
+  if (source_.jpeg && options_.order != Order::chunk) {
+    // Sample by sample: each image's own range (a block fetched for one image would waste it).
+    d.plan_sample_reads(order, read_ahead());
+    return;
+  }
   const std::uint64_t k = std::max<std::uint64_t>(1, d.samples_per_chunk());
   std::vector<bool> planned(d.num_chunks(), false);
   std::vector<std::uint64_t> units;
@@ -170,6 +175,8 @@ void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
       const std::uint64_t unit = order[i] / k;
       if (unit < planned.size() && !planned[unit]) {
         planned[unit] = true;
+        // A chunk the cache holds is read from it: fetching it again wastes a GET.
+        if (source_.raw && cache_.holds(unit)) continue;
         batch.push_back(unit);
       }
     }

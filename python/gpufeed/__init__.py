@@ -12,7 +12,7 @@ also a ValueError) and PipelineError (a failure while an epoch runs).
 """
 
 from ._native import Error, FormatError, PipelineError, UsageError
-from ._loader import Batch, Epoch, Loader
+from ._loader import Batch, Epoch, Loader, OrderWarning
 from ._pack import pack
 from ._profile import profile
 from ._synthetic import write_synthetic
@@ -25,6 +25,7 @@ __all__ = [
     "Error",
     "FormatError",
     "Loader",
+    "OrderWarning",
     "PipelineError",
     "UsageError",
     "pack",

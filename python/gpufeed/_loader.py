@@ -6,6 +6,7 @@ import inspect
 import json
 import os
 import threading
+import warnings
 from typing import Any, Iterator, Literal, Optional, Sequence, Tuple, Union
 
 from . import _native, _profile
@@ -29,6 +30,11 @@ def _converter(output: str):
             "it, or pass output='dlpack' and convert with your framework's from_dlpack"
         ) from None
     return module.from_dlpack
+
+
+class OrderWarning(UserWarning):
+    """The Loader's order mixes the file's labels poorly into batches (a class-sorted file read
+    in chunk order): said once, when the Loader is made."""
 
 
 class Batch:
@@ -144,7 +150,9 @@ class Loader:
     ``WORLD_SIZE`` from the environment (torchrun). ``mean`` and ``stddev`` are per channel on the
     0-255 scale (default: the file's /meta/mean and /meta/std, else output in [0, 1]).
     ``workers="auto"`` and ``prefetch="auto"`` let the loader tune them while it runs, within
-    ``cpu_budget`` threads (0: the cores the process may use) and ``memory_bytes`` of batch
+    ``cpu_budget`` threads (0: this rank's share of the cores the process may use, its
+    affinity divided by ``LOCAL_WORLD_SIZE`` under torchrun; ``workers=0`` takes the same
+    share) and ``memory_bytes`` of batch
     slots (0: 1 GiB); ``stats()["tuning"]`` lists each change. Ranges are the C++ fields' own.
     ``output`` chooses what batches are: torch tensors (default), NumPy arrays (CPU device) or
     the raw DLPack-exporting arrays for any other framework.
@@ -235,6 +243,8 @@ class Loader:
                     "transform sets none, so a batch has no one size; start the transform with "
                     "a crop or a resize to (height, width), as a DataLoader would need too")
             check_on_batch(self._plan, self._native.sample_shape, keywords["dtype"])
+        for notice in self._native.notices:
+            warnings.warn(notice, OrderWarning, stacklevel=2)
         self._generation = 0
         self._next_epoch = 0
         self._lock = threading.Lock()

@@ -138,7 +138,7 @@ def _jpeg_source(dataset: Any, index: int, image: Any) -> Any:
 
 
 def _pack_jpeg(dataset: Any, path: str, workers: int, chunk: int, quality: int, max_side: int,
-               show: bool) -> None:
+               show: bool, order: list) -> None:
     from torch.utils.data import DataLoader
 
     files = _image_files(dataset)
@@ -149,25 +149,25 @@ def _pack_jpeg(dataset: Any, path: str, workers: int, chunk: int, quality: int, 
     # The items come from `workers` processes; each chunk's images are checked, decoded and
     # encoded on every core at once.
     writer = _native.JpegPackWriter(path, quality, max_side)
-    loader = DataLoader(source, batch_size=chunk, shuffle=False, num_workers=workers,
+    loader = DataLoader(source, batch_size=chunk, sampler=order, num_workers=workers,
                         collate_fn=list)
     try:
         start = 0
         for items in loader:
             images, labels = [], []
             for offset, item in enumerate(items):
-                i = start + offset
+                i = order[start + offset]  # the item's index in the dataset
                 if not isinstance(item, (tuple, list)) or len(item) != 2:
                     raise _bad_item(dataset, i, "is not an (image, label) pair")
                 images.append(_jpeg_source(dataset, i, item[0]))
                 labels.append(_label(dataset, i, item[1]))
             bad = writer.add(images, labels, start)
             if bad is not None:
-                raise _bad_item(dataset, bad[0], f"cannot be packed: {bad[1]}")
+                raise _bad_item(dataset, order[bad[0]], f"cannot be packed: {bad[1]}")
             start += len(items)
             if show:
                 print(f"\rgpufeed.pack {start}/{samples} images", end="", file=sys.stderr)
-        writer.commit(class_names)
+        writer.commit(class_names, order)
     except BaseException:
         writer.abort()
         raise
@@ -182,6 +182,8 @@ def pack(
     chunk: int = 64,
     quality: int = 0,
     max_side: int = 0,
+    keep_order: bool = False,
+    seed: int = 0,
     progress: Optional[bool] = None,
 ) -> str:
     """Writes every item of a map-style ``dataset`` (``len()`` and ``[i]`` giving ``(image,
@@ -201,6 +203,11 @@ def pack(
     every image; ``max_side`` shrinks those larger than it. A torchvision ImageFolder is packed
     from its files (``dataset.samples``, with its class names).
 
+    The items are stored in a random permutation drawn from ``seed`` (h5pack convert's, for the
+    same count and seed), each with its index in ``dataset`` in ``/meta/source_index``: a file
+    read in chunk order then gives batches as mixed as a random order's, even from a
+    class-sorted dataset. ``keep_order=True`` stores them in the dataset's order.
+
     A dataset's ``transform`` attribute is off while its items are read: the file keeps the
     images as they are, and ``gpufeed.Loader(path, transform=dataset.transform)`` draws the
     augmentation anew every epoch, as the DataLoader did."""
@@ -219,30 +226,31 @@ def pack(
         raise _native.UsageError(f"gpufeed.pack: max_side={max_side!r}: use 0 (no limit) or "
                                  "a side in pixels")
     show = sys.stderr.isatty() if progress is None else progress
+    order = list(range(samples)) if keep_order else _native.stored_order(samples, seed)
     with untransformed(dataset):
-        return _pack(dataset, path, store, workers, chunk, quality, max_side, show)
+        return _pack(dataset, path, store, workers, chunk, quality, max_side, show, order)
 
 
 def _pack(dataset: Any, path: str, store: str, workers: int, chunk: int, quality: int,
-          max_side: int, show: bool) -> str:
+          max_side: int, show: bool, order: list) -> str:
     import numpy as np
     from torch.utils.data import DataLoader
 
     samples = len(dataset)
     if store == "jpeg":
         try:
-            _pack_jpeg(dataset, path, workers, chunk, quality, max_side, show)
+            _pack_jpeg(dataset, path, workers, chunk, quality, max_side, show, order)
         finally:
             if show:
                 print(file=sys.stderr)
         return path
-    first = dataset[0]
+    first = dataset[order[0]]
     if not isinstance(first, (tuple, list)) or len(first) != 2:
-        raise _bad_item(dataset, 0, "is not an (image, label) pair")
+        raise _bad_item(dataset, order[0], "is not an (image, label) pair")
     channels_first = _channels_first(first[0])
-    height, width, channels = _as_hwc(dataset, 0, first[0], channels_first).shape
+    height, width, channels = _as_hwc(dataset, order[0], first[0], channels_first).shape
     writer = _native.PackWriter(path, samples, height, width, channels, chunk)
-    loader = DataLoader(dataset, batch_size=writer.samples_per_chunk, shuffle=False,
+    loader = DataLoader(dataset, batch_size=writer.samples_per_chunk, sampler=order,
                         num_workers=workers, collate_fn=list)
     labels = np.empty(samples, dtype=np.int64)
     try:
@@ -250,7 +258,7 @@ def _pack(dataset: Any, path: str, store: str, workers: int, chunk: int, quality
         for index, items in enumerate(loader):
             pixels = np.empty((len(items), height, width, channels), dtype=np.uint8)
             for offset, item in enumerate(items):
-                i = start + offset
+                i = order[start + offset]  # the item's index in the dataset
                 if not isinstance(item, (tuple, list)) or len(item) != 2:
                     raise _bad_item(dataset, i, "is not an (image, label) pair")
                 image = _as_hwc(dataset, i, item[0], channels_first)
@@ -258,12 +266,13 @@ def _pack(dataset: Any, path: str, store: str, workers: int, chunk: int, quality
                     raise _bad_item(dataset, i, f"is {'x'.join(map(str, image.shape))} (HWC), "
                                     f"not {height}x{width}x{channels} like item 0")
                 pixels[offset] = image
-                labels[i] = _label(dataset, i, item[1])
+                labels[start + offset] = _label(dataset, i, item[1])
             writer.write_chunk(index, pixels)
             start += len(items)
             if show:
                 print(f"\rgpufeed.pack {start}/{samples} samples", end="", file=sys.stderr)
         writer.write_labels(labels)
+        writer.write_source_index(order)
         writer.commit()
     except BaseException:
         writer.abort()  # the temporary file goes; nothing appears at `path`
@@ -321,6 +330,7 @@ def _measure_rate(dataset: Any, transform: Any, batch_size: int, size: Optional[
         path = os.path.join(directory, "sample.h5")
         try:
             pack(_Items(name, picked), path, store=store, chunk=max(1, min(64, len(picked))),
+                 keep_order=True,
                  progress=False)
         except (_native.FormatError, _native.UsageError) as error:
             return 0.0, 0, store, str(error).replace("gpufeed.pack: ", "")

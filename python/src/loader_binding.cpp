@@ -6,9 +6,11 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include "batch_arrays.hpp"
 #include "errors.hpp"
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
 #include "gpufeed/diagnosis/diagnosis.hpp"
 #include "gpufeed/formats/pack_file.hpp"
@@ -129,8 +131,15 @@ void bind_loader(nb::module_& m) {
           },
           nb::arg("text"))
       .def_prop_ro("workers", [](NativeLoader& l) { return l.get().workers(); })
-      .def_prop_ro("encoded",
-                   [](NativeLoader& l) { return l.get().jpeg_dataset() != nullptr; })
+      .def_prop_ro("notices",
+                   [](NativeLoader& l) {
+                     std::vector<std::string> out;
+                     for (const std::string& n : l.get().notices()) {
+                       out.push_back(render_option_names(n, field_keyword));
+                     }
+                     return out;
+                   })
+      .def_prop_ro("encoded", [](NativeLoader& l) { return l.get().jpeg_dataset() != nullptr; })
       .def_prop_ro("device", [](NativeLoader& l) { return l.get().options().device.str(); })
       .def_prop_ro("sample_shape", [](NativeLoader& l) {
         const formats::SampleShape s = l.get().sample_shape();

@@ -26,6 +26,7 @@
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/ordered_map.hpp"
+#include "gpufeed/formats/pack_file.hpp"
 
 namespace nb = nanobind;
 
@@ -69,6 +70,10 @@ class PackWriter {
 
   void write_labels(const Labels& labels) {
     writer().write_labels(std::span<const std::int64_t>(labels.data(), labels.size()));
+  }
+
+  void write_source_index(const std::vector<std::uint64_t>& index) {
+    writer().write_source_index(index);
   }
 
   /// Writes the index and the channel statistics and renames the file into place.
@@ -147,9 +152,11 @@ class JpegPackWriter {
 
   /// Writes the index, the class names (if any) and the channel statistics, and renames the
   /// file into place.
-  void commit(const std::vector<std::string>& class_names) {
+  void commit(const std::vector<std::string>& class_names,
+              const std::vector<std::uint64_t>& source_index) {
     formats::JpegDatasetWriter& w = writer();
     if (!class_names.empty()) w.set_class_names(class_names);
+    if (!source_index.empty()) w.set_source_index(source_index);
     w.set_channel_stats(sums_.stats(3));
     {
       nb::gil_scoped_release release;
@@ -215,6 +222,7 @@ void bind_pack(nb::module_& m) {
       .def_prop_ro("samples_per_chunk", &PackWriter::samples_per_chunk)
       .def("write_chunk", &PackWriter::write_chunk, nb::arg("index"), nb::arg("pixels"))
       .def("write_labels", &PackWriter::write_labels, nb::arg("labels"))
+      .def("write_source_index", &PackWriter::write_source_index, nb::arg("index"))
       .def("commit", &PackWriter::commit)
       .def("abort", &PackWriter::abort);
   nb::class_<JpegPackWriter>(
@@ -224,8 +232,11 @@ void bind_pack(nb::module_& m) {
            nb::arg("quality") = 0, nb::arg("max_side") = 0, nb::arg("threads") = 0)
       .def("add", &JpegPackWriter::add, nb::arg("images"), nb::arg("labels"), nb::arg("first"))
       .def_prop_ro("samples", &JpegPackWriter::samples)
-      .def("commit", &JpegPackWriter::commit, nb::arg("class_names") = std::vector<std::string>{})
+      .def("commit", &JpegPackWriter::commit, nb::arg("class_names") = std::vector<std::string>{},
+           nb::arg("source_index") = std::vector<std::uint64_t>{})
       .def("abort", &JpegPackWriter::abort);
+  m.def("stored_order", &formats::stored_order, nb::arg("samples"), nb::arg("seed"),
+        "The order writers store samples in: a permutation of range(samples) drawn from seed.");
   m.def(
       "upload_file",
       [](const std::string& path, const std::string& url) {

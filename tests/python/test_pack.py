@@ -55,7 +55,7 @@ def test_every_image_form_reads_back_as_it_was(tmp_path, form):
     if form == "pil":
         pytest.importorskip("PIL")
     dataset = Pictures(45, form)
-    path = gpufeed.pack(dataset, tmp_path / "packed.h5", chunk=8)
+    path = gpufeed.pack(dataset, tmp_path / "packed.h5", chunk=8, keep_order=True)
     assert path == str(tmp_path / "packed.h5")
     images, labels = read_back(path)
     want = np.stack([dataset.pixels(i).transpose(2, 0, 1) for i in range(45)]).astype(np.float32)
@@ -154,7 +154,7 @@ def test_jpeg_store_keeps_encoded_images_as_they_are(tmp_path, form):
     folder = tmp_path / "files"
     folder.mkdir()
     dataset = Encoded(21, form, folder)
-    path = gpufeed.pack(dataset, tmp_path / "out.h5", store="jpeg", chunk=4)
+    path = gpufeed.pack(dataset, tmp_path / "out.h5", store="jpeg", chunk=4, keep_order=True)
     stored, labels = stored_images(path)
     assert stored == [encoded(smooth(i), "PNG" if i % 2 else "JPEG") for i in range(21)]
     np.testing.assert_array_equal(labels, np.arange(21) % 3)
@@ -167,8 +167,9 @@ def test_jpeg_store_keeps_encoded_images_as_they_are(tmp_path, form):
 
 def test_jpeg_store_encodes_pixels_and_worker_processes_change_nothing(tmp_path):
     dataset = Encoded(30, "pixels")
-    serial = gpufeed.pack(dataset, tmp_path / "serial.h5", store="jpeg", chunk=8)
-    parallel = gpufeed.pack(dataset, tmp_path / "parallel.h5", store="jpeg", chunk=8, workers=2)
+    serial = gpufeed.pack(dataset, tmp_path / "serial.h5", store="jpeg", chunk=8, keep_order=True)
+    parallel = gpufeed.pack(dataset, tmp_path / "parallel.h5", store="jpeg", chunk=8, workers=2,
+                           keep_order=True)
     assert stored_images(serial)[0] == stored_images(parallel)[0]
     assert all(image[:2] == b"\xff\xd8" for image in stored_images(serial)[0])  # JPEG
     images = read_jpeg_back(serial)
@@ -184,7 +185,7 @@ def test_jpeg_store_packs_an_image_folder_from_its_files(tmp_path):
         (root / label).mkdir(parents=True, exist_ok=True)
         (root / label / f"{index:02}.jpg").write_bytes(encoded(smooth(index), "JPEG"))
     folder = datasets.ImageFolder(str(root), transform=lambda image: 1 / 0)  # never called
-    path = gpufeed.pack(folder, tmp_path / "folder.h5", store="jpeg")
+    path = gpufeed.pack(folder, tmp_path / "folder.h5", store="jpeg", keep_order=True)
     stored, labels = stored_images(path)
     assert stored == [open(p, "rb").read() for p, _ in folder.samples]
     np.testing.assert_array_equal(labels, [c for _, c in folder.samples])

@@ -71,7 +71,7 @@ TEST(H5packCifar10, TrainBatchesBecomeHwcImagesWithClassNames) {
   const TempDir dir;
   write_cifar_folder(dir.path() / "cifar");
   const std::string out = dir.file("cifar.h5");
-  const auto r = h5pack({"convert", dir.file("cifar"), out, "--chunk", "4"});
+  const auto r = h5pack({"convert", "--keep-order", dir.file("cifar"), out, "--chunk", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const formats::DatasetReader reader(out);
   ASSERT_EQ(reader.num_samples(), 12u);
@@ -92,12 +92,14 @@ TEST(H5packCifar10, TrainBatchesBecomeHwcImagesWithClassNames) {
 TEST(H5packCifar10, TestSplitAndASingleBatchFile) {
   const TempDir dir;
   write_cifar_folder(dir.path() / "cifar");
-  const auto test = h5pack({"convert", dir.file("cifar"), dir.file("t.h5"), "--split", "test"});
+  const auto test =
+      h5pack({"convert", "--keep-order", dir.file("cifar"), dir.file("t.h5"), "--split", "test"});
   ASSERT_EQ(test.exit_code, 0) << test.describe();
   EXPECT_EQ(formats::DatasetReader(dir.file("t.h5")).num_samples(), 3u);
   EXPECT_EQ(formats::DatasetReader(dir.file("t.h5")).labels()[0], 0);  // sample 100
 
-  const auto one = h5pack({"convert", dir.file("cifar/data_batch_2.bin"), dir.file("b2.h5")});
+  const auto one =
+      h5pack({"convert", "--keep-order", dir.file("cifar/data_batch_2.bin"), dir.file("b2.h5")});
   ASSERT_EQ(one.exit_code, 0) << one.describe();
   const formats::DatasetReader reader(dir.file("b2.h5"));
   ASSERT_EQ(reader.num_samples(), 7u);
@@ -109,7 +111,8 @@ TEST(H5packCifar10, JpegStoreEncodesEveryImage) {
   const TempDir dir;
   write_cifar_folder(dir.path() / "cifar");
   const std::string out = dir.file("cifar_jpeg.h5");
-  const auto r = h5pack({"convert", dir.file("cifar"), out, "--store", "jpeg", "--quality", "95"});
+  const auto r = h5pack(
+      {"convert", "--keep-order", dir.file("cifar"), out, "--store", "jpeg", "--quality", "95"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const formats::JpegDatasetReader reader(out);
   ASSERT_EQ(reader.num_samples(), 12u);
@@ -166,7 +169,7 @@ TEST(H5packMnist, IdxFilesBecomeGrayImages) {
   const auto pixels = write_mnist(dir.path() / "mnist", 9);
   for (const std::string& src : {dir.file("mnist"), dir.file("mnist/train-images-idx3-ubyte")}) {
     const std::string out = dir.file("mnist.h5");
-    const auto r = h5pack({"convert", src, out, "--chunk", "4"});
+    const auto r = h5pack({"convert", "--keep-order", src, out, "--chunk", "4"});
     ASSERT_EQ(r.exit_code, 0) << src << "\n" << r.describe();
     const formats::DatasetReader reader(out);
     ASSERT_EQ(reader.num_samples(), 9u);

@@ -165,7 +165,7 @@ TEST(H5packBadInput, SkipBadCountsWhatItSkipped) {
     ++bad;
   }
   const std::string out = dir.file("out.h5");
-  const auto r = h5pack({"convert", root.string(), out, "--skip-bad"});
+  const auto r = h5pack({"convert", "--keep-order", root.string(), out, "--skip-bad"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(contains(r.out, "skipped " + std::to_string(bad) + " bad files: ")) << r.out;
   for (const auto& [kind, n] : expected) {
@@ -177,7 +177,8 @@ TEST(H5packBadInput, SkipBadCountsWhatItSkipped) {
   EXPECT_EQ(reader.labels(), (std::vector<std::int64_t>{0, 0, 1, 1}));
 
   const std::string raw = dir.file("raw.h5");
-  const auto rr = h5pack({"convert", root.string(), raw, "--size", "8x8", "--skip-bad"});
+  const auto rr =
+      h5pack({"convert", "--keep-order", root.string(), raw, "--size", "8x8", "--skip-bad"});
   ASSERT_EQ(rr.exit_code, 0) << rr.describe();
   const formats::DatasetReader raw_reader(raw);
   EXPECT_EQ(raw_reader.num_samples(), 4u);

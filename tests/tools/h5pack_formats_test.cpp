@@ -89,7 +89,7 @@ class MixedFolder : public ::testing::Test {
 
 TEST_F(MixedFolder, JpegLayoutKeepsEveryImageAsItCame) {
   const std::string out = dir_.file("web.h5");
-  const auto r = h5pack({"convert", root_.string(), out, "--workers", "2"});
+  const auto r = h5pack({"convert", "--keep-order", root_.string(), out, "--workers", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(contains(r.out,
                        "7 images (JPEG 2, PNG 3, WebP 2; jpeg layout, original bytes), "
@@ -128,7 +128,8 @@ TEST_F(MixedFolder, JpegLayoutKeepsEveryImageAsItCame) {
 
 TEST_F(MixedFolder, RawLayoutDecodesEachFormatAsPillowWould) {
   const std::string out = dir_.file("raw.h5");
-  const auto r = h5pack({"convert", root_.string(), out, "--store", "raw", "--size", "16x12"});
+  const auto r =
+      h5pack({"convert", "--keep-order", root_.string(), out, "--store", "raw", "--size", "16x12"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const formats::DatasetReader reader(out);
   ASSERT_EQ(reader.num_samples(), expected_.size());

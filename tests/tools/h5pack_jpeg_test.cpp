@@ -60,7 +60,7 @@ class H5packFolder : public ::testing::Test {
 
 TEST_F(H5packFolder, JpegStoreKeepsTheOriginalBytesInTorchvisionOrder) {
   const std::string out = dir_.file("photos.h5");
-  const auto r = h5pack({"convert", folder(), out, "--workers", "2"});
+  const auto r = h5pack({"convert", "--keep-order", folder(), out, "--workers", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(contains(r.out, "10 images (JPEG 10; jpeg layout, original bytes), 3 classes"))
       << r.out;
@@ -127,8 +127,8 @@ TEST_F(H5packFolder, InfoAndVerifyOfTheJpegLayout) {
 
 TEST_F(H5packFolder, RawStoreResizesEveryImage) {
   const std::string out = dir_.file("small.h5");
-  const auto r = h5pack({"convert", folder(), out, "--store", "raw", "--size", "32x32",
-                         "--compression", "gzip:1", "--chunk", "4"});
+  const auto r = h5pack({"convert", "--keep-order", folder(), out, "--store", "raw", "--size",
+                         "32x32", "--compression", "gzip:1", "--chunk", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(contains(r.out, "10 samples 32x32x3, 4 per chunk, 3 chunks, gzip:1")) << r.out;
 
@@ -158,7 +158,8 @@ TEST_F(H5packFolder, RawStoreResizesEveryImage) {
 
 TEST_F(H5packFolder, ReencodeShrinksToMaxSide) {
   const std::string out = dir_.file("shrunk.h5");
-  const auto r = h5pack({"convert", folder(), out, "--quality", "80", "--max-side", "40"});
+  const auto r =
+      h5pack({"convert", "--keep-order", folder(), out, "--quality", "80", "--max-side", "40"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(contains(r.out, "re-encoded")) << r.out;
   const formats::JpegDatasetReader reader(out);
@@ -180,7 +181,7 @@ TEST_F(H5packFolder, ReencodeShrinksToMaxSide) {
 
 TEST_F(H5packFolder, MaxSideAloneKeepsTheImagesThatFit) {
   const std::string out = dir_.file("fit.h5");
-  const auto r = h5pack({"convert", folder(), out, "--max-side", "100"});
+  const auto r = h5pack({"convert", "--keep-order", folder(), out, "--max-side", "100"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(contains(r.out, "jpeg layout, 2 re-encoded)")) << r.out;
   const formats::JpegDatasetReader reader(out);

@@ -99,7 +99,7 @@ TEST(H5pack, NpyRoundTrip) {
   formats::write_npy(dir.file("x.npy"), "|u1", shape, pixels);
   formats::write_npy(dir.file("y.npy"), "<i8", {50},
                      {reinterpret_cast<const std::uint8_t*>(labels.data()), labels.size() * 8});
-  const auto r = h5pack({"convert", dir.file("x.npy"), dir.file("x.h5"), "--labels",
+  const auto r = h5pack({"convert", "--keep-order", dir.file("x.npy"), dir.file("x.h5"), "--labels",
                          dir.file("y.npy"), "--chunk", "16"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const formats::DatasetReader reader(dir.file("x.h5"));

@@ -119,7 +119,7 @@ const diagnosis::PracticeCheck& check(const std::vector<diagnosis::PracticeCheck
 
 TEST(Practices, AWellBehavedCudaRunPassesEveryCheck) {
   const auto checks = diagnosis::check_practices(cuda_run(), flag_language());
-  ASSERT_EQ(checks.size(), 7u);
+  ASSERT_EQ(checks.size(), 8u);
   for (const char* name : {"pinned_memory", "host_sync", "device_tensors", "transfer_dtype",
                            "workers", "training_loop"}) {
     EXPECT_EQ(check(checks, name).status, "ok") << name << ": " << check(checks, name).finding;
@@ -283,7 +283,7 @@ TEST(Practices, APythonLoopsDeviceHabitsComeWithWhatToWriteInstead) {
 TEST(Practices, JsonHasOneObjectPerCheck) {
   const auto json =
       diagnosis::practices_json(diagnosis::check_practices(cuda_run(), flag_language()));
-  ASSERT_EQ(json.size(), 7u);
+  ASSERT_EQ(json.size(), 8u);
   EXPECT_EQ(json[0]["name"], "pinned_memory");
   EXPECT_TRUE(json[0]["advice"].is_null());
   EXPECT_EQ(json[5]["status"], "info");

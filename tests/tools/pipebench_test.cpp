@@ -83,7 +83,7 @@ TEST_F(PipebenchTest, JsonHasPracticeChecksAndMemory) {
       pipebench({"--data", data_, "--batch", "64", "--epochs", "1", "--seed", "5", "--json", out});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const auto j = read_json(out);
-  ASSERT_EQ(j["practices"].size(), 7u);
+  ASSERT_EQ(j["practices"].size(), 8u);
   std::vector<std::string> names;
   for (const auto& c : j["practices"]) {
     names.push_back(c["name"]);
@@ -93,7 +93,7 @@ TEST_F(PipebenchTest, JsonHasPracticeChecksAndMemory) {
     EXPECT_FALSE(c["finding"].get<std::string>().empty()) << c;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"pinned_memory", "host_sync", "device_tensors",
-                                             "transfer_dtype", "workers", "determinism",
+                                             "transfer_dtype", "workers", "determinism", "shuffle",
                                              "training_loop"}));
   EXPECT_EQ(j["practices"][0]["status"], "n/a") << "the cpu device copies nothing";
   EXPECT_NE(j["practices"][5]["finding"].get<std::string>().find("--seed 5"), std::string::npos);

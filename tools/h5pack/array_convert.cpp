@@ -67,6 +67,7 @@ int convert_array_to_jpeg(const formats::PackInput& input, const ConvertSettings
       });
   bar.finish();
   if (!input.class_names.empty()) writer.set_class_names(input.class_names);
+  if (!input.source_index.empty()) writer.set_source_index(input.source_index);
   writer.set_channel_stats(sums.stats(3));
   JpegSummary summary{
       writer.num_samples(),

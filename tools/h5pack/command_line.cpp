@@ -67,7 +67,11 @@ CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
                   "--store raw: none, gzip[:L] (level 1-9, default 4) or lz4");
   cmd->add_option("--workers", o.workers,
                   "threads that decode, encode and compress (0: all cores)");
-  cmd->add_option("--seed", o.seed, "seed of the synthetic data");
+  cmd->add_option("--seed", o.seed,
+                  "seed of the stored order (a random permutation) and of the synthetic data");
+  cmd->add_flag("--keep-order", o.keep_order,
+                "store the samples in the source's order instead of a random permutation (the "
+                "stored order mixes batches read in chunk order)");
   cmd->add_option("--classes", o.classes, "classes of the synthetic labels");
   cmd->add_flag("--skip-bad", o.skip_bad,
                 "skip image files that cannot be read or decoded (and count them) instead of "

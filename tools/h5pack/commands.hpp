@@ -29,6 +29,7 @@ struct ConvertOptions {
   unsigned workers = 0;
   std::uint64_t seed = 0;
   std::uint32_t classes = 10;
+  bool keep_order = false;  ///< false: samples stored in a random permutation of the source's
 };
 
 /// Options of the commands that open an existing file (info, verify).

@@ -11,6 +11,7 @@
 #include "common/progress.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/object_store.hpp"
+#include "gpufeed/formats/pack_file.hpp"
 #include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/synthetic.hpp"
 #include "h5pack/array_sources.hpp"
@@ -93,6 +94,17 @@ formats::PackInput open_array(const ConvertOptions& o, const std::string& kind) 
   return formats::synthetic_input(formats::parse_synthetic_spec(o.source), o.seed, o.classes);
 }
 
+/// The folder's files in the stored order (a permutation drawn from `seed`), each with its
+/// position in the sorted listing as its source.
+ImageFolder in_stored_order(ImageFolder folder, std::uint64_t seed) {
+  const std::vector<std::uint64_t> order = formats::stored_order(folder.files.size(), seed);
+  std::vector<ImageFile> files;
+  files.reserve(order.size());
+  for (const std::uint64_t i : order) files.push_back(std::move(folder.files[i]));
+  folder.files = std::move(files);
+  return folder;
+}
+
 /// The local file an s3:// output is written to before its upload, removed in the end.
 class UploadStaging {
  public:
@@ -149,11 +161,17 @@ int run_convert(const ConvertOptions& o) {
   const ConvertSettings settings = convert_settings(o);
   if (kind == "imagefolder") {
     if (!o.labels.empty()) throw UsageError("--labels applies to --from npy only");
-    const ImageFolder folder = scan_image_folder(o.source);
+    ImageFolder folder = scan_image_folder(o.source);
+    for (std::uint64_t i = 0; i < folder.files.size(); ++i) folder.files[i].source = i;
+    if (!o.keep_order) folder = in_stored_order(std::move(folder), o.seed);
     return store == "jpeg" ? convert_folder_to_jpeg(folder, settings)
                            : convert_folder_to_raw(folder, settings);
   }
-  const formats::PackInput input = open_array(o, kind);
+  formats::PackInput input = open_array(o, kind);
+  if (!o.keep_order) {
+    const std::uint64_t n = input.samples;
+    input = formats::in_order(std::move(input), formats::stored_order(n, o.seed));
+  }
   return store == "jpeg" ? convert_array_to_jpeg(input, settings)
                          : convert_array_to_raw(input, settings);
 }

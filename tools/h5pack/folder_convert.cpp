@@ -62,17 +62,17 @@ void for_each_image(const ImageFolder& folder, const ConvertSettings& s, const c
 }
 
 /// Decodes and resizes every file into `staging`, in order; returns the labels of those kept.
-std::vector<std::int64_t> decode_to_staging(const ImageFolder& folder, const ConvertSettings& s,
-                                            RawStaging& staging, SkipLog& skipped) {
-  std::vector<std::int64_t> labels;
+/// Fills `input.labels` and `input.source_index` of the files kept.
+void decode_to_staging(const ImageFolder& folder, const ConvertSettings& s, RawStaging& staging,
+                       SkipLog& skipped, formats::PackInput& input) {
   for_each_image(
       folder, s, "decoding", skipped,
       [&](ImageWorker& worker, const std::string& path) { return worker.to_raw(path, s.raw); },
       [&](const ImageFile& file, const ImageResult& r) {
         staging.append(r.bytes);
-        labels.push_back(file.label);
+        input.labels.push_back(file.label);
+        input.source_index.push_back(file.source);
       });
-  return labels;
 }
 
 }  // namespace
@@ -83,17 +83,20 @@ int convert_folder_to_jpeg(const ImageFolder& folder, const ConvertSettings& s) 
   ChannelSums sums;
   SkipLog skipped;
   JpegSummary summary;
+  std::vector<std::uint64_t> sources;
   for_each_image(
       folder, s, "converting", skipped,
       [&](ImageWorker& worker, const std::string& path) { return worker.to_jpeg(path, s.jpeg); },
       [&](const ImageFile& file, const ImageResult& r) {
         writer.append(r.bytes, r.shape, file.label);
+        sources.push_back(file.source);
         sums.add(r.sums);
         summary.reencoded += r.reencoded ? 1 : 0;
         ++summary.formats[static_cast<std::size_t>(r.format)];
       });
   check_some_left(folder, writer.num_samples());
   writer.set_class_names(folder.class_names);
+  writer.set_source_index(std::move(sources));
   writer.set_channel_stats(sums.stats(3));
   summary.jpeg_bytes = writer.total_bytes();
   summary.samples = writer.num_samples();
@@ -112,7 +115,7 @@ int convert_folder_to_raw(const ImageFolder& folder, const ConvertSettings& s) {
   RawStaging staging(s.output, shape.bytes());
   SkipLog skipped;
   formats::PackInput input;
-  input.labels = decode_to_staging(folder, s, staging, skipped);
+  decode_to_staging(folder, s, staging, skipped, input);
   check_some_left(folder, staging.samples());
   staging.flush();
   input.samples = staging.samples();

@@ -14,7 +14,8 @@ namespace gpufeed::tools::h5pack {
 struct ImageFile {
   std::string path;
   std::int64_t label = 0;
-  std::uint64_t bytes = 0;  ///< size when listed (0 when it could not be read)
+  std::uint64_t bytes = 0;   ///< size when listed (0 when it could not be read)
+  std::uint64_t source = 0;  ///< position in the sorted listing (files keep it when shuffled)
 };
 
 struct ImageFolder {

@@ -63,7 +63,7 @@ void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
       ->check(flag_range("seed"));
   if (axes != nullptr) {
     cmd.add_option("--workers", axes->workers,
-                   "loader threads to try, e.g. 1,2,4,auto (0: all cores)");
+                   "loader threads to try, e.g. 1,2,4,auto (0: the rank's share of the cores)");
     cmd.add_option("--prefetch", axes->prefetch, "prefetch depths to try, e.g. 2,4,auto");
     cmd.add_option("--echo", axes->echo, "echo settings to try, e.g. 1,2,auto");
     cmd.add_option("--order", axes->order, "sample orders to try, e.g. random,chunk");
@@ -73,13 +73,15 @@ void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
   }
   cmd.add_option_function<std::string>(
          "--workers", [&lo](const std::string& v) { lo.workers = auto_count("workers", v); },
-         "loader threads (0: all cores; auto: tuned while it runs, up to --cpu-budget)")
+         "loader threads (0: the rank's share of the cores; auto: tuned while it runs, up to "
+         "--cpu-budget)")
       ->type_name("N|auto");
   cmd.add_option_function<std::string>(
          "--prefetch", [&lo](const std::string& v) { lo.prefetch = auto_count("prefetch", v); },
          "batches prepared ahead (auto: tuned while it runs, within --memory-mb)")
       ->type_name("N|auto");
-  cmd.add_option("--cpu-budget", lo.cpu_budget, "--workers auto: at most this many (0: all cores)")
+  cmd.add_option("--cpu-budget", lo.cpu_budget,
+                 "--workers auto: at most this many (0: the rank's share of the cores)")
       ->check(flag_range("cpu_budget"));
   add_mib_option(cmd, "memory_bytes", lo.memory_bytes,
                  "--prefetch auto: batch slots within this many MiB (0: 1024)");

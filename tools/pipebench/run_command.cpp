@@ -5,6 +5,7 @@
 
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/base/fields.hpp"
 #include "gpufeed/diagnosis/practice_inputs.hpp"
 #include "gpufeed/diagnosis/practices.hpp"
 #include "gpufeed/pipeline/device.hpp"
@@ -74,6 +75,9 @@ int run_bench(const BenchOptions& given) {
   const DeviceChoice device = choose_device(options.device);
   const BenchDataset data(options);
   Loader loader(loader_options_for(options, data, device));
+  for (const std::string& notice : loader.notices()) {
+    print_note(kProgram, render_option_names(notice, field_flag));
+  }
   TrainingOptions training_opts;
   const std::unique_ptr<TrainingStage> training =
       make_training(options, device, loader, training_opts);

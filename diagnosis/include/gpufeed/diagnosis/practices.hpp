@@ -57,6 +57,7 @@ struct PracticeInputs {
   Order order = Order::chunk;
   Augment augment = Augment::none;
   bool deterministic = false;  ///< the training stage's algorithms
+  LabelMix label_mix;          ///< distinct labels per batch against a random order's
 };
 
 struct PracticeCheck {

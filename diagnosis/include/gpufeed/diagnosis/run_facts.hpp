@@ -11,6 +11,7 @@
 #include "gpufeed/formats/sample_shape.hpp"
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/echo.hpp"
+#include "gpufeed/pipeline/label_mix.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 #include "gpufeed/profiler/pipeline_facts.hpp"
 
@@ -64,6 +65,7 @@ struct RunFacts {
   Order order = Order::chunk;
   std::uint64_t cache_bytes = 0;  ///< the chunk cache budget
   Augment augment = Augment::none;
+  LabelMix label_mix;  ///< how the order mixes the file's labels into batches
   /// The process's place in a distributed job (-1, 0: not distributed).
   std::int32_t rank = -1;
   std::int32_t world_size = 0;

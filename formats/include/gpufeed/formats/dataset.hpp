@@ -26,9 +26,10 @@ class Dataset {
   [[nodiscard]] virtual FileLayout layout() const = 0;
   [[nodiscard]] virtual const std::string& path() const = 0;
   [[nodiscard]] virtual std::uint64_t num_samples() const = 0;
-  /// Samples read together: a chunk's (raw layout; 1 when not chunked), 1 (jpeg: an image).
+  /// Samples read together: a chunk's (raw layout; 1 when not chunked), a block's (jpeg:
+  /// consecutive images of about kJpegBlockBytes).
   [[nodiscard]] virtual std::uint64_t samples_per_chunk() const = 0;
-  /// Units read: chunks (raw), images (jpeg).
+  /// Units read: chunks (raw), blocks (jpeg).
   [[nodiscard]] virtual std::uint64_t num_chunks() const = 0;
   /// How the samples are stored: "none", "gzip", "shuffle+gzip", ... (raw), "jpeg" (encoded
   /// images: JPEG, PNG or WebP).
@@ -47,6 +48,11 @@ class Dataset {
   /// local file ignores it. Reads outside the plan still work (one GET each). Thread-safe.
   virtual void plan_reads(std::span<const std::uint64_t> units,
                           const ReadAhead& settings) const = 0;
+  /// The same for reads that go sample by sample (random order): by default each sample's
+  /// unit, once, in first-use order; a layout whose units are larger than what one sample
+  /// needs (jpeg blocks) plans the samples' own ranges.
+  virtual void plan_sample_reads(std::span<const std::uint64_t> samples,
+                                 const ReadAhead& settings) const;
 
   /// One label per sample (-1 everywhere when the file has no labels).
   [[nodiscard]] const std::vector<std::int64_t>& labels() const { return meta_.labels; }

@@ -59,6 +59,8 @@ class DatasetWriter {
   void write(const EncodedChunk& chunk);
   void write_labels(std::span<const std::int64_t> labels);
   void write_class_names(const std::vector<std::string>& names);
+  /// /meta/source_index: each sample's position in the source it was packed from.
+  void write_source_index(std::span<const std::uint64_t> index);
   /// Checks every chunk was written, writes /index, /meta/mean, /meta/std and the schema
   /// attributes, closes the file and renames it into place.
   void commit();

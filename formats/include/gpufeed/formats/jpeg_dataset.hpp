@@ -51,6 +51,8 @@ class JpegDatasetWriter {
   std::uint64_t append(std::span<const std::uint8_t> bytes, JpegShape shape, std::int64_t label);
   /// Stored as /meta/class_names at commit.
   void set_class_names(std::vector<std::string> names);
+  /// Stored as /meta/source_index at commit: each sample's position in its source.
+  void set_source_index(std::vector<std::uint64_t> index);
   /// Stored as /meta/mean and /meta/std at commit (of the decoded RGB pixels, 0-255 scale).
   void set_channel_stats(ChannelStats stats);
   void commit();
@@ -59,6 +61,11 @@ class JpegDatasetWriter {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The bytes of the jpeg layout's block: the images chunk order reads together (one GET of a
+/// file in object storage). A few MiB: requests stay under object stores' per-prefix rate
+/// limits, and the chunk order's window of blocks stays within the read-ahead budget.
+inline constexpr std::uint64_t kJpegBlockBytes = std::uint64_t{4} << 20;
 
 struct JpegReaderOptions {
   std::string labels = "/labels";  ///< empty: the file has no labels (every label is -1)
@@ -85,9 +92,11 @@ class JpegDatasetReader final : public Dataset {
   [[nodiscard]] FileLayout layout() const override { return FileLayout::jpeg; }
   [[nodiscard]] const std::string& path() const override;
   [[nodiscard]] std::uint64_t num_samples() const override;
-  /// Each image is read on its own: 1.
-  [[nodiscard]] std::uint64_t samples_per_chunk() const override { return 1; }
-  [[nodiscard]] std::uint64_t num_chunks() const override { return num_samples(); }
+  /// Images of a block: consecutive images of about kJpegBlockBytes together (at least 1), the
+  /// unit chunk order shuffles and a file in object storage fetches in one GET.
+  [[nodiscard]] std::uint64_t samples_per_chunk() const override;
+  /// Blocks in the file.
+  [[nodiscard]] std::uint64_t num_chunks() const override;
   /// "jpeg": encoded images (JPEG, PNG or WebP).
   [[nodiscard]] std::string compression() const override { return "jpeg"; }
   /// "jpeg contiguous (pread)" or "jpeg hyperslab".
@@ -100,8 +109,12 @@ class JpegDatasetReader final : public Dataset {
   [[nodiscard]] std::uint64_t sample_size(std::uint64_t sample) const;
   [[nodiscard]] bool remote() const override;
   [[nodiscard]] ObjectStoreStats network() const override;
-  /// Samples are planned on the contiguous path (the hyperslab path reads through HDF5).
-  void plan_reads(std::span<const std::uint64_t> samples, const ReadAhead& settings) const override;
+  /// Blocks (units) are planned on the contiguous path (the hyperslab path reads through
+  /// HDF5): each block's bytes as one range.
+  void plan_reads(std::span<const std::uint64_t> blocks, const ReadAhead& settings) const override;
+  /// Each image's own range (random order: a block fetched for one image would waste it).
+  void plan_sample_reads(std::span<const std::uint64_t> samples,
+                         const ReadAhead& settings) const override;
 
   /// Reads sample `sample`'s encoded bytes into `out` (resized to fit). Thread-safe. Throws
   /// FormatError for an empty sample or a read past the end of the file.

@@ -55,6 +55,8 @@ class ChunkCache {
 
   [[nodiscard]] std::uint64_t budget_bytes() const { return budget_; }
   [[nodiscard]] ChunkCacheStats stats() const;
+  /// Whether chunk `id` is loaded and held now (a later get() may still miss: it can be evicted).
+  [[nodiscard]] bool holds(std::uint64_t id) const;
   void clear();
 
  private:

@@ -19,6 +19,7 @@
 #include "gpufeed/pipeline/dtype.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/geometry.hpp"
+#include "gpufeed/pipeline/label_mix.hpp"
 #include "gpufeed/pipeline/loader_state.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
@@ -43,9 +44,19 @@ struct LoaderOptions {
   /// holds it back (or gives a core back when its workers idle), within cpu_budget and
   /// memory_bytes; each change is in stats().tuning and on the profiler's timeline. The sample
   /// order does not depend on it.
-  AutoCount workers = 0;   ///< threads of the loader's task arena; 0: the cores the process may use
-  AutoCount prefetch = 4;  ///< batches prepared ahead of the consumer
-  unsigned cpu_budget = 0;  ///< workers=auto: at most this many; 0: the cores the process may use
+  ///
+  /// workers=0 and cpu_budget=0 take the rank's share of the cores (stats().cpu_share), so the
+  /// ranks of a node take its cores once between them: the cores the process may run on (its
+  /// affinity mask) divided by LOCAL_WORLD_SIZE (torchrun's ranks on this node; unset: 1, all
+  /// of them), rounded down, at least 1: `torchrun --nproc_per_node=8` on 64 cores, 8 a rank.
+  /// A rank pinned to cores of its own (a mask smaller than its launcher's, the parent
+  /// process's: taskset or numactl per rank, srun --cpu-bind) keeps them: the mask already is
+  /// its share and is not divided again; ranks pinned several to one NUMA node share that
+  /// node's cores. A rank pinned by a shell that stays its parent looks unpinned (its share is
+  /// divided): give workers or cpu_budget. A count given is taken as it is.
+  AutoCount workers = 0;    ///< threads of the loader's task arena; 0: the rank's share
+  AutoCount prefetch = 4;   ///< batches prepared ahead of the consumer
+  unsigned cpu_budget = 0;  ///< workers=auto: at most this many threads; 0: the rank's share
   /// prefetch=auto: batch slots may hold at most this many bytes (allocated once, at start);
   /// 0: 1 GiB. Up to 16 batches.
   std::uint64_t memory_bytes = 0;
@@ -240,6 +251,13 @@ class Loader {
   [[nodiscard]] formats::SampleShape sample_shape() const;
   [[nodiscard]] std::uint64_t batches_per_epoch() const;
   [[nodiscard]] std::uint64_t samples_per_epoch() const;
+  /// How the order mixes the file's labels into batches (epoch 0's global order, measured
+  /// when the loader opened); not measured for a file without labels.
+  [[nodiscard]] const LabelMix& label_mix() const;
+  /// What the loader noticed about its settings and the file when it opened, each one line
+  /// with `{field}` placeholders for the front end's names (render_option_names): a file whose
+  /// labels run sorted read in chunk order. Empty when nothing is worth a word.
+  [[nodiscard]] const std::vector<std::string>& notices() const;
   /// Fresh batches of the epoch in progress: batches_per_epoch(), or what is left of an epoch
   /// that continues a restored state.
   [[nodiscard]] std::uint64_t batches_in_epoch() const;

@@ -47,6 +47,7 @@ struct LoaderStats {
   std::array<StageStats, kStageCount> stages{};
   std::int64_t wall_ns = 0;   ///< since the counters were last reset
   unsigned workers = 0;       ///< threads working for the loader (tuned with workers=auto)
+  unsigned cpu_share = 0;     ///< this rank's share of the cores (LoaderOptions::workers)
   unsigned prefetch = 0;      ///< batches prepared ahead (tuned with prefetch=auto)
   std::uint64_t batches = 0;  ///< delivered to the consumer
   std::uint64_t samples = 0;
