@@ -284,10 +284,10 @@ struct PoolModel {
   double b = 0, q = 0, c = 0, collate = 0;
   double samples = 0;  ///< a batch's; 0: unknown (a trace)
   unsigned room = 1, needed = 1;
-  unsigned workers = 0;     ///< today's
-  double step_cores = 0;    ///< cores a CPU step keeps busy (0: a device step)
-  double cores = 0;         ///< cores there are (0: unknown)
-  double period_now = 0;    ///< today's period of a step, waits included
+  unsigned workers = 0;   ///< today's
+  double step_cores = 0;  ///< cores a CPU step keeps busy (0: a device step)
+  double cores = 0;       ///< cores there are (0: unknown)
+  double period_now = 0;  ///< today's period of a step, waits included
 
   /// What a CPU step's time is multiplied by when `busy` worker cores run beside it: the
   /// share of the cores it lacks.
@@ -373,10 +373,10 @@ std::optional<Recommendation> pool_workers_rule(const GapReport& r, const InputP
                        {},
                        "keep DataLoader(num_workers=" + std::to_string(p.workers) +
                            "): more workers would not make the steps faster",
-                       "the step keeps " + fixed(m->step_cores) + " of " +
-                           std::to_string(cores) + " cores busy; " + std::to_string(n) +
-                           (n > 1 ? " workers" : " worker") + " beside it would stretch it from " +
-                           ms(m->q) + " to " + ms(at.busy / std::max(m->b, 1.0) * m->q),
+                       "the step keeps " + fixed(m->step_cores) + " of " + std::to_string(cores) +
+                           " cores busy; " + std::to_string(n) + (n > 1 ? " workers" : " worker") +
+                           " beside it would stretch it from " + ms(m->q) + " to " +
+                           ms(at.busy / std::max(m->b, 1.0) * m->q),
                        "device utilization " + percent(r.device_util) + " -> " + percent(util) +
                            " but " + std::to_string(std::lround(now)) + " -> " +
                            std::to_string(std::lround(then)) + " samples/s",
@@ -441,8 +441,7 @@ std::optional<Recommendation> pool_pack_rule(const GapReport& r, const InputPool
     const PoolModel::Point at = m->at(static_cast<unsigned>(all), cost);
     const double util = PoolModel::util(at);
     const double now = m->samples_per_s(m->period_now), then = m->samples_per_s(at.period);
-    if (util < with_workers + 0.02 &&
-        then < m->samples_per_s(workers_at.period) * 1.05) {
+    if (util < with_workers + 0.02 && then < m->samples_per_s(workers_at.period) * 1.05) {
       return {};  // the workers do as well
     }
     rec.reason += "; gpufeed read a packed sample of it (" + std::to_string(p.packed_items) +

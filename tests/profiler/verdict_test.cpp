@@ -377,8 +377,7 @@ TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
   EXPECT_TRUE(recs[0].input_settings.empty());
   EXPECT_EQ(recs[0].action(),
             "keep DataLoader(num_workers=0): more workers would not make the steps faster");
-  EXPECT_NE(recs[0].reason.find("keeps 2.0 of 2 cores busy"), std::string::npos)
-      << recs[0].reason;
+  EXPECT_NE(recs[0].reason.find("keeps 2.0 of 2 cores busy"), std::string::npos) << recs[0].reason;
 }
 
 TEST(IdleElsewhere, AMostlyIdleDeviceIsExplainedUnlessInputIsTheCause) {

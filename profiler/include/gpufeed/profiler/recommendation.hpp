@@ -31,7 +31,7 @@ struct Recommendation {
   std::string words;              ///< the rest of the change ("remove .item() from the loop")
   std::string reason;             ///< the measurement that triggered it
   std::string predicted_effect;   ///< in words, with numbers
-  double predicted_device_util = -1;           ///< model prediction; negative when not modelled
+  double predicted_device_util = -1;  ///< model prediction; negative when not modelled
   /// Samples the loop would take a second (steps a second times samples a step): negative
   /// when not modelled. With a step whose cost does not change, utilization and samples/s
   /// rise together; where more workers slow a CPU step, they do not.
