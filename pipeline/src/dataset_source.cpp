@@ -33,15 +33,17 @@ void check_raw_options(const LoaderOptions& o, const formats::SampleShape& store
     return;
   }
   if (o.augment == Augment::crop_flip || o.augment == Augment::center) {
-    throw OptionError("augment", "{augment}=" + to_string(o.augment) +
-                                     " resizes and so needs a jpeg-layout file; raw files take "
-                                     "none or flip");
+    throw OptionError("augment",
+                      "{augment}=" + to_string(o.augment) +
+                          " is the short spelling for jpeg-layout files; on a raw file say the "
+                          "crop itself: {crop}=random-resized (or {resize} and "
+                          "{crop}=center) with {size}, and {hflip}");
   }
   if ((o.height != 0 && o.height != stored.height) || (o.width != 0 && o.width != stored.width)) {
     throw OptionError("size", "{size}=" + std::to_string(o.height) + "x" + std::to_string(o.width) +
                                   ": " + o.path + " stores " + formats::to_string(stored) +
-                                  " images and raw files are delivered at their stored size; "
-                                  "drop {size} or repack with h5pack convert --size");
+                                  " images, delivered at that size unless {resize} or {crop} "
+                                  "changes it: drop {size}, or set {resize}");
   }
 }
 
