@@ -189,7 +189,7 @@ std::optional<Recommendation> object_store_rule(const GapReport& r, const Pipeli
   return Recommendation{
       "object_store",
       {},
-      "fetch fewer, larger ranges: bigger chunks at pack time (h5pack convert --chunk)",
+      "fetch fewer, larger ranges: repack the file with bigger chunks (more samples a chunk)",
       "\"read\" is the bottleneck stage with fewer GETs in flight than allowed (" + fetched + ")",
       "each GET pays the first-byte time once for more samples",
       -1};
