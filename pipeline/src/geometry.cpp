@@ -9,6 +9,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/crop.hpp"
 #include "gpufeed/formats/image.hpp"
+#include "image_samples.hpp"
 
 namespace gpufeed {
 
@@ -349,14 +350,7 @@ void render(const formats::SourcePart& part, const Placement& p, const formats::
       resizer.resize(part, p.box, inner, filter);
     }
   }
-  if (p.hflip) {
-    for (std::uint32_t y = 0; y < out.height; ++y) {
-      std::uint8_t* r = out.row(y);
-      for (std::uint32_t a = 0, b = out.width - 1; a < b; ++a, --b) {
-        std::swap_ranges(r + a * pixel, r + (a + 1) * pixel, r + b * pixel);
-      }
-    }
-  }
+  if (p.hflip) detail::flip_horizontal(out.data, out.height, out.width, out.channels, false);
   if (p.vflip) {
     for (std::uint32_t a = 0, b = out.height - 1; a < b; ++a, --b) {
       std::swap_ranges(out.row(a), out.row(a) + out.width * pixel, out.row(b));

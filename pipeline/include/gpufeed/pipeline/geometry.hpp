@@ -90,7 +90,8 @@ Placement place(const Geometry& geometry, std::uint32_t width, std::uint32_t hei
                 std::uint32_t out_width, std::uint32_t out_height, std::uint64_t seed,
                 std::uint64_t epoch, std::uint64_t sample);
 
-/// Renders `placement` into `out` (the whole output sample, HWC): zeros outside the inner
+/// Renders `placement` into `out` (the whole output sample, HWC, densely packed: stride = width
+/// x channels): zeros outside the inner
 /// rectangle, the box of the source resized (or copied, Placement::is_copy) into it, then the
 /// flips. `part` holds at least the pixels `resizer.footprint()` names for the box.
 void render(const formats::SourcePart& part, const Placement& placement,
