@@ -228,7 +228,8 @@ def array_seeds(out):
 
 def cli_seeds(out):
     """Command lines, one argument a line, the program first: every command and the values with
-    parsers of their own (sizes, N:HxWxC, --compression, --echo, --inject-stall, sweep lists)."""
+    parsers of their own (sizes, N:HxWxC, --compression, --echo, --inject-stall, the geometry's
+    --resize, --crop, --crop-scale, --crop-ratio, --crop-padding, sweep lists)."""
     folder = os.path.join(out, "cli")
     os.makedirs(folder, exist_ok=True)
     lines = {
@@ -258,6 +259,14 @@ def cli_seeds(out):
         "pipebench_jpeg": ["pipebench", "--data", "photos.h5", "--size", "128x128", "--augment",
                            "crop-flip", "--on-error", "skip", "--dtype", "bf16", "--echo", "2",
                            "--epochs", "2"],
+        "pipebench_geometry": ["pipebench", "--data", "photos.h5", "--size", "224x224",
+                               "--resize", "256", "--resize-max", "400", "--resize-filter",
+                               "bicubic", "--crop", "random-resized", "--crop-scale", "0.08,1",
+                               "--crop-ratio", "0.75,1.333", "--hflip", "0.5", "--vflip",
+                               "0.1", "--dtype", "uint8"],
+        "pipebench_padded_crop": ["pipebench", "--data", "train.h5", "--resize", "40x40",
+                                  "--crop", "random", "--crop-padding", "4,2,4,2",
+                                  "--pad-if-needed"],
         "pipebench_training": ["pipebench", "--data", "train.h5", "--model", "resnet18",
                                "--optimizer", "adamw", "--lr", "0.001", "--amp", "bfloat16",
                                "--channels-last", "--cudnn-benchmark", "--deterministic",

@@ -135,21 +135,4 @@ void ImageSamples::decode_placed(std::uint64_t sample, std::uint64_t epoch,
   render({s.whole.view(), 0, 0, info.width, info.height}, p, dst, s.resizer, filter_);
 }
 
-void flip_horizontal(std::uint8_t* pixels, std::uint32_t height, std::uint32_t width,
-                     std::uint32_t channels, bool planar) {
-  if (planar) {
-    for (std::uint32_t row = 0; row < channels * height; ++row) {
-      std::uint8_t* r = pixels + std::size_t{row} * width;
-      std::reverse(r, r + width);
-    }
-    return;
-  }
-  for (std::uint32_t y = 0; y < height; ++y) {
-    std::uint8_t* r = pixels + std::size_t{y} * width * channels;
-    for (std::uint32_t a = 0, b = width - 1; a < b; ++a, --b) {
-      std::swap_ranges(r + a * channels, r + (a + 1) * channels, r + b * channels);
-    }
-  }
-}
-
 }  // namespace gpufeed::detail
