@@ -338,7 +338,11 @@ class RemoteSource final : public ByteSource {
       : ByteSource(object->url.text(), object->info.size),
         object_(std::move(object)),
         planner_(std::make_unique<Planner>(object_)) {}
-  ~RemoteSource() override { planner_->close(); }
+  ~RemoteSource() override {
+    planner_->close();
+    // What was read is in cache_dir once its reader is closed (at most the writer's queue).
+    if (const std::shared_ptr<DiskCache> disk = object_->disk_cache()) disk->flush();
+  }
   RemoteSource(const RemoteSource&) = delete;
   RemoteSource& operator=(const RemoteSource&) = delete;
 

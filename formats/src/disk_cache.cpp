@@ -1,6 +1,7 @@
 #include "disk_cache.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string_view>
 #include <system_error>
@@ -71,10 +73,11 @@ std::vector<CachedFile> scan(const std::string& root) {
 }  // namespace
 
 DiskCache::DiskCache(const std::string& dir, std::uint64_t budget_bytes, const std::string& url,
-                     const std::string& etag)
+                     const std::string& etag, std::uint64_t queue_bytes)
     : root_(dir + "/gpufeed-objects"),
       object_dir_(root_ + "/" + hex64(url) + "-" + hex64(etag)),
-      budget_(budget_bytes) {
+      budget_(budget_bytes),
+      queue_limit_(queue_bytes) {
   std::error_code ec;
   fs::create_directories(object_dir_, ec);
   if (ec || ::access(object_dir_.c_str(), W_OK) != 0) {
@@ -91,6 +94,16 @@ DiskCache::DiskCache(const std::string& dir, std::uint64_t budget_bytes, const s
   std::uint64_t used = 0;
   for (const CachedFile& f : scan(root_)) used += f.bytes;
   used_ = used;
+  writer_ = std::thread([this] { run(); });
+}
+
+DiskCache::~DiskCache() {
+  {
+    const std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  writer_.join();  // after it wrote what was queued
 }
 
 std::string DiskCache::file_of(const Extent& e) const {
@@ -98,10 +111,27 @@ std::string DiskCache::file_of(const Extent& e) const {
 }
 
 bool DiskCache::contains(const Extent& e) const {
+  {
+    const std::lock_guard lock(queue_mutex_);
+    if (queued_.contains({e.offset, e.length})) return true;
+  }
   return ::access(file_of(e).c_str(), F_OK) == 0;
 }
 
+std::string DiskCache::stopped() const {
+  const std::lock_guard lock(queue_mutex_);
+  return stopped_;
+}
+
 bool DiskCache::read(const Extent& e, std::span<std::uint8_t> out) const {
+  {
+    const std::lock_guard lock(queue_mutex_);
+    if (const auto it = queued_.find({e.offset, e.length}); it != queued_.end()) {
+      std::memcpy(out.data(), it->second.data(), e.length);
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+  }
   const std::string path = file_of(e);
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   struct stat info {};
@@ -122,23 +152,88 @@ bool DiskCache::read(const Extent& e, std::span<std::uint8_t> out) const {
 }
 
 void DiskCache::write(const Extent& e, std::span<const std::uint8_t> bytes) {
+  const Key key{e.offset, e.length};
+  {
+    const std::lock_guard lock(queue_mutex_);
+    if (queued_.contains(key)) return;
+    if (!stopped_.empty() || stopping_ || queued_bytes_ + bytes.size() > queue_limit_) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  std::vector<std::uint8_t> copy(bytes.begin(), bytes.end());  // outside the lock
+  {
+    const std::lock_guard lock(queue_mutex_);
+    if (!queued_.emplace(key, std::move(copy)).second) return;
+    queued_bytes_ += bytes.size();
+    order_.push_back(key);
+  }
+  queue_cv_.notify_all();
+}
+
+void DiskCache::flush() {
+  std::unique_lock lock(queue_mutex_);
+  queue_cv_.wait(lock, [this] { return order_.empty() && !busy_; });
+}
+
+void DiskCache::run() {
+  ::pthread_setname_np(::pthread_self(), "gpufeed-cache");  // as top and gdb show it
+  std::unique_lock lock(queue_mutex_);
+  for (;;) {
+    queue_cv_.wait(lock, [this] { return stopping_ || !order_.empty(); });
+    if (order_.empty()) return;  // stopping, and everything queued is written
+    const Key key = order_.front();
+    order_.pop_front();
+    const auto it = queued_.find(key);
+    busy_ = true;
+    lock.unlock();
+    // The entry stays put: only this thread erases, and read() copies from it meanwhile.
+    std::string failure;
+    try {
+      keep({key.first, key.second}, it->second);
+      written_files_.fetch_add(1, std::memory_order_relaxed);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    lock.lock();
+    busy_ = false;
+    queued_bytes_ -= it->second.size();
+    queued_.erase(it);
+    if (!failure.empty() && stopped_.empty()) {  // stop caching: drop what is queued
+      stopped_ = failure;
+      dropped_.fetch_add(1 + order_.size(), std::memory_order_relaxed);
+      order_.clear();
+      queued_.clear();
+      queued_bytes_ = 0;
+      std::fprintf(stderr,
+                   "gpufeed: cache_dir stopped caching (%s); reading goes on from object "
+                   "storage\n",
+                   failure.c_str());
+    }
+    queue_cv_.notify_all();  // flush() waits for an empty queue
+  }
+}
+
+void DiskCache::keep(const Extent& e, std::span<const std::uint8_t> bytes) {
   const std::string path = file_of(e);
   const std::string temporary =
       object_dir_ + "/" + std::string(kTemporary) + std::to_string(::getpid()) + "-" +
       std::to_string(serial_.fetch_add(1)) + "-" + fs::path(path).filename().string();
   {
-    const UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-    if (!fd) return;
+    const UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd) throw_errno("cannot write " + temporary);
     try {
       write_all(fd.get(), bytes, "cannot write " + temporary);
     } catch (const IoError&) {
       ::unlink(temporary.c_str());
-      return;
+      throw;
     }
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
     ::unlink(temporary.c_str());
-    return;
+    errno = error;
+    throw_errno("cannot rename " + temporary + " to " + path);
   }
   if (written_.fetch_add(bytes.size()) + bytes.size() + used_ > budget_) evict();
 }

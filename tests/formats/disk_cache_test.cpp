@@ -2,8 +2,12 @@
 // when not whole, and kept within the budget by removing the least recently used.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <filesystem>
@@ -47,6 +51,8 @@ TEST(DiskCache, KeepsARangeAndServesItBack) {
   EXPECT_EQ(out, bytes);
   EXPECT_EQ(cache.hits(), 1u);
   EXPECT_EQ(cache.misses(), 1u);
+  cache.flush();
+  EXPECT_EQ(cache.written(), 1u);
   // Another process of the node opens the same directory and finds it.
   DiskCache rank_two(dir.path(), 1 << 20, "s3://b/data.h5", "\"etag-1\"");
   std::vector<std::uint8_t> again(1000);
@@ -70,6 +76,7 @@ TEST(DiskCache, AFileThatIsNotWholeIsNotServedAndIsRemoved) {
   const testing::TempDir dir;
   DiskCache cache(dir.path(), 1 << 20, "s3://b/d.h5", "\"e\"");
   cache.write({0, 100}, bytes_of(100, 1));
+  cache.flush();
   const std::string file = cache.dir() + "/0-100";
   ASSERT_TRUE(fs::exists(file));
   fs::resize_file(file, 60);  // what a copy cut short would leave
@@ -106,12 +113,14 @@ TEST(DiskCache, StaysWithinItsBudgetDroppingTheLeastRecentlyUsed) {
   DiskCache cache(dir.path(), 10'000, "s3://b/d.h5", "\"e\"");
   for (std::uint64_t i = 0; i < 5; ++i) {
     cache.write({i * 2000, 2000}, bytes_of(2000, static_cast<std::uint8_t>(i)));
+    cache.flush();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // distinct modification times
   }
   std::vector<std::uint8_t> out(2000);
   ASSERT_TRUE(cache.read({0, 2000}, out)) << "5 x 2000 bytes fit 10000";
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   cache.write({5 * 2000, 2000}, bytes_of(2000, 5));  // over the budget: down to 90%
+  cache.flush();
   std::uint64_t total = 0;
   for (const auto& entry : fs::recursive_directory_iterator(dir.path())) {
     if (entry.is_regular_file()) total += entry.file_size();
@@ -120,6 +129,88 @@ TEST(DiskCache, StaysWithinItsBudgetDroppingTheLeastRecentlyUsed) {
   EXPECT_TRUE(cache.contains({0, 2000})) << "read last: kept";
   EXPECT_TRUE(cache.contains({5 * 2000, 2000})) << "written last: kept";
   EXPECT_FALSE(cache.contains({2000, 2000})) << "the least recently used goes first";
+}
+
+TEST(DiskCache, WritesHappenOffTheReadPathAndQueuedRangesAreServed) {
+  const testing::TempDir dir;
+  std::string object_dir;
+  {
+    DiskCache cache(dir.path(), 1 << 30, "s3://b/d.h5", "\"e\"");
+    object_dir = cache.dir();
+    for (std::uint64_t i = 0; i < 50; ++i) {
+      cache.write({i * 5000, 5000}, bytes_of(5000, static_cast<std::uint8_t>(i)));
+      std::vector<std::uint8_t> out(5000);
+      ASSERT_TRUE(cache.read({i * 5000, 5000}, out)) << "a queued range is served at once";
+      EXPECT_EQ(out, bytes_of(5000, static_cast<std::uint8_t>(i)));
+      EXPECT_TRUE(cache.contains({i * 5000, 5000}));
+    }
+  }  // the destructor writes what is still queued, then joins the writer
+  DiskCache next(dir.path(), 1 << 30, "s3://b/d.h5", "\"e\"");
+  EXPECT_EQ(files_under(object_dir), 50u);
+  std::vector<std::uint8_t> out(5000);
+  ASSERT_TRUE(next.read({49 * 5000, 5000}, out));
+  EXPECT_EQ(out, bytes_of(5000, 49));
+}
+
+TEST(DiskCache, ARangeTheQueueCannotHoldIsDroppedAndCounted) {
+  const testing::TempDir dir;
+  DiskCache cache(dir.path(), 1 << 20, "s3://b/d.h5", "\"e\"", 1000);
+  cache.write({0, 4000}, bytes_of(4000, 1));  // bigger than the whole queue: never blocks
+  EXPECT_EQ(cache.dropped(), 1u);
+  EXPECT_FALSE(cache.contains({0, 4000}));
+  cache.write({4000, 500}, bytes_of(500, 2));
+  cache.flush();
+  EXPECT_EQ(cache.written(), 1u);
+  EXPECT_TRUE(cache.contains({4000, 500}));
+  EXPECT_TRUE(cache.stopped().empty());
+}
+
+TEST(DiskCache, AFailedWriteStopsCachingWithOneLineAndReadingGoesOn) {
+  const testing::TempDir dir;
+  const testing::TempDir logs;
+  const std::string log = logs.file("stderr");
+  // In a child: a file-size limit makes every write past 3000 bytes fail (EFBIG), as a full disk
+  // fails them (ENOSPC), without filling this machine's disk.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{3000, 3000};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    int failed = 0;
+    {
+      DiskCache cache(dir.path(), 1 << 30, "s3://b/d.h5", "\"e\"");
+      for (std::uint64_t i = 0; i < 20; ++i) {
+        cache.write({i * 4000, 4000}, bytes_of(4000, static_cast<std::uint8_t>(i)));
+      }
+      cache.flush();
+      failed += cache.stopped().find("File too large") == std::string::npos;
+      failed += cache.written() != 0;
+      failed += cache.dropped() != 20;
+      cache.write({1 << 20, 100}, bytes_of(100, 1));  // stopped: dropped at once
+      failed += cache.dropped() != 21;
+      std::vector<std::uint8_t> out(4000);
+      failed += cache.read({0, 4000}, out);  // nothing cached: the reader fetches it
+    }
+    ::_exit(failed);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "checks that failed in the child";
+  std::ifstream in(log);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    EXPECT_NE(line.find("gpufeed: cache_dir stopped caching (cannot write "), std::string::npos)
+        << line;
+    EXPECT_NE(line.find("reading goes on from object storage"), std::string::npos) << line;
+  }
+  EXPECT_EQ(lines, 1) << "one line, however many writes failed";
+  EXPECT_EQ(files_under(dir.path()), 0u) << "no temporary file is left";
 }
 
 TEST(DiskCache, ANonDirectoryPathIsOneClearError) {

@@ -174,8 +174,10 @@ def test_cache_dir_serves_the_next_epoch_from_disk(s3_env, synthetic_file, tmp_p
     loader = gpufeed.Loader(url, cache_dir=cache, **settings)
     first = batches(loader, 0)
     fetched = loader.stats()["network"]["requests"]
+    loader.close()  # returns once what was read is written: the cache writes in the background
     files = [p for p in cache.rglob("*") if p.is_file()]
     assert files and not any(p.name.startswith(".tmp-") for p in files)
+    loader = gpufeed.Loader(url, cache_dir=cache, **settings)
     loader.reset_stats()
     second = batches(loader, 1)
     assert loader.stats()["network"]["requests"] == 0, "the second epoch read the disk"
