@@ -133,9 +133,19 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
   f.cache_bytes = r.cache_bytes;
   if (s.network) {
     const NetworkStats& n = *s.network;
-    f.network = profiler::NetworkFacts{n.requests,       n.throttled,     n.retries,
-                                       n.peak_in_flight, n.read_requests, n.mean_first_byte_ms(),
-                                       n.backoff_ns};
+    profiler::NetworkFacts facts;
+    facts.requests = n.requests;
+    facts.throttled = n.throttled;
+    facts.retries = n.retries;
+    facts.peak_in_flight = n.peak_in_flight;
+    facts.read_requests = n.read_requests;
+    facts.mean_first_byte_ms = n.mean_first_byte_ms();
+    facts.backoff_ns = n.backoff_ns;
+    facts.rate_wait_ns = n.rate_wait_ns;
+    facts.rate_limit = n.rate_limit;
+    facts.bytes = n.bytes;
+    facts.jpeg_layout = r.encoded;
+    f.network = facts;
   }
   if (s.chunk_reads > 0 && r.samples_per_chunk > 1) {
     // The least a run can read: every chunk once per epoch it started.

@@ -93,6 +93,8 @@ json network_json(const std::optional<NetworkStats>& network) {
           {"peak_in_flight", n.peak_in_flight},
           {"read_requests", n.read_requests},
           {"backoff_s", seconds(n.backoff_ns)},
+          {"rate_wait_s", seconds(n.rate_wait_ns)},
+          {"rate_limit", n.rate_limit},
           {"mean_first_byte_ms", n.mean_first_byte_ms()},
           {"request_s", seconds(n.request_ns)}};
 }

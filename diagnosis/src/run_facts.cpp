@@ -16,6 +16,7 @@ RunFacts run_facts(const Loader& loader, const LoaderStats& stats) {
   f.batch_size = o.batch_size;
   f.samples_per_chunk = loader.dataset().samples_per_chunk();
   f.chunks = loader.dataset().num_chunks();
+  f.encoded = loader.jpeg_dataset() != nullptr;
   f.seed = o.seed;
   f.order = o.order;
   f.cache_bytes = o.cache_bytes;

@@ -83,6 +83,8 @@ ObjectStoreStats IoThread::stats() const {
   s.in_flight = counters_.in_flight.load();
   s.peak_in_flight = counters_.peak_in_flight.load();
   s.backoff_ns = counters_.backoff_ns.load();
+  s.rate_wait_ns = counters_.rate_wait_ns.load();
+  s.rate_limit = counters_.rate_limit.load();
   s.first_byte_ns = counters_.first_byte_ns.load();
   s.request_ns = counters_.request_ns.load();
   return s;
@@ -99,15 +101,18 @@ void IoThread::run() {
       fresh.swap(incoming_);
       owners.swap(cancels_);
     }
+    const auto now = Clock::now();
     for (auto& request : fresh) {
       if (std::find(owners.begin(), owners.end(), request->owner) != owners.end()) {
         cancel(std::move(request));
       } else {
-        start(std::move(request));
+        request->ready_at = now;
+        ready_.push_back(std::move(request));
       }
     }
     if (!owners.empty()) cancel_owned_now(owners);
     start_due_retries();
+    send_ready();
     int running = 0;
     curl_multi_perform(multi_.get(), &running);
     collect_finished();
@@ -145,6 +150,7 @@ void IoThread::start(std::unique_ptr<Request> request) {
     return;
   }
   ++request->attempts;
+  request->sent_at = Clock::now();
   counters_.requests.fetch_add(1);
   const std::uint64_t now_running = counters_.in_flight.fetch_add(1) + 1;
   std::uint64_t peak = counters_.peak_in_flight.load();
@@ -161,6 +167,21 @@ void IoThread::start_due_retries() {
     counters_.retries.fetch_add(1);
     counters_.backoff_ns.fetch_add(
         std::chrono::duration_cast<std::chrono::nanoseconds>(now - request->failed_at).count());
+    request->ready_at = now;
+    ready_.push_front(std::move(request));  // before fresh requests: it was sent first
+  }
+}
+
+void IoThread::send_ready() {
+  const auto now = Clock::now();
+  while (!ready_.empty()) {
+    Request& next = *ready_.front();
+    const bool empty = next.method == Method::get && next.range->length == 0;  // sends nothing
+    if (!empty && !rate_.try_send(now)) break;
+    std::unique_ptr<Request> request = std::move(ready_.front());
+    ready_.pop_front();
+    counters_.rate_wait_ns.fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - request->ready_at).count());
     start(std::move(request));
   }
 }
@@ -197,7 +218,13 @@ void IoThread::finished(CURL* easy, CURLcode code) {
   UniqueEasy handle(easy);
   if (idle_.size() < kMaxIdleHandles) idle_.push_back(std::move(handle));
   counters_.in_flight.fetch_sub(1);
-  if (verdict.throttled) counters_.throttled.fetch_add(1);
+  if (verdict.throttled) {
+    counters_.throttled.fetch_add(1);
+    rate_.refused(Clock::now(), request->sent_at);
+  } else if (verdict.kind == Verdict::success) {
+    rate_.succeeded(Clock::now());
+  }
+  counters_.rate_limit.store(rate_.limit());
 
   if (verdict.kind == Verdict::success) {
     complete(std::move(request), nullptr);
@@ -256,6 +283,15 @@ void IoThread::cancel_owned_now(const std::vector<const void*>& owners) {
     it = waiting_.erase(it);
     cancel(std::move(request));
   }
+  std::deque<std::unique_ptr<Request>> kept;
+  for (auto& request : ready_) {
+    if (owned(request)) {
+      cancel(std::move(request));
+    } else {
+      kept.push_back(std::move(request));
+    }
+  }
+  ready_.swap(kept);
 }
 
 void IoThread::cancel_everything() {
@@ -269,6 +305,8 @@ void IoThread::cancel_everything() {
   running_.clear();
   for (auto& [due, request] : waiting_) cancel(std::move(request));
   waiting_.clear();
+  for (auto& request : ready_) cancel(std::move(request));
+  ready_.clear();
   std::vector<std::unique_ptr<Request>> queued;
   {
     const std::lock_guard lock(mutex_);
@@ -290,8 +328,11 @@ IoThread::Clock::duration IoThread::backoff(int retry) {
 }
 
 int IoThread::wait_ms() const {
-  if (waiting_.empty()) return kMaxWaitMs;
-  const auto until = waiting_.begin()->first - Clock::now();
+  const auto now = Clock::now();
+  auto wake = now + std::chrono::milliseconds(kMaxWaitMs);
+  if (!waiting_.empty()) wake = std::min(wake, waiting_.begin()->first);
+  if (!ready_.empty()) wake = std::min(wake, rate_.next_send(now));
+  const auto until = wake - now;
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(until).count();
   return static_cast<int>(std::clamp<std::int64_t>(ms, 0, kMaxWaitMs));
 }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "s3_rate.hpp"
 #include "s3_request.hpp"
 
 namespace gpufeed::formats::s3 {
@@ -29,10 +31,12 @@ using UniqueMulti = UniqueHandle<MultiTraits>;
 
 /// Runs requests to completion: each attempt on the multi handle, a retryable failure again
 /// after a full-jitter backoff while attempts remain, then the request's `finish` on this
-/// thread. submit(), cancel_owned(), stop() and stats() are thread-safe. stop() (the destructor,
-/// or the process's exit handler) cancels what is still queued, waiting or running (their
-/// `finish` gets an IoError "... cancelled ...") and joins the thread. The thread must not be
-/// destroyed by a `finish` it runs: a `finish` never owns the client it was sent through.
+/// thread. Every attempt is paced by the client's RequestRate: once the server asked to slow
+/// down, attempts wait their turn in `ready_`. submit(), cancel_owned(), stop() and stats() are
+/// thread-safe. stop() (the destructor, or the process's exit handler) cancels what is still
+/// queued, waiting or running (their `finish` gets an IoError "... cancelled ...") and joins the
+/// thread. The thread must not be destroyed by a `finish` it runs: a `finish` never owns the client
+/// it was sent through.
 class IoThread {
  public:
   /// `config` must outlive the thread. Made while the process exits, it is stopped at once: it
@@ -59,6 +63,8 @@ class IoThread {
   void run();
   void start(std::unique_ptr<Request> request);
   void start_due_retries();
+  /// Starts the ready attempts the request rate allows now.
+  void send_ready();
   void collect_finished();
   void finished(CURL* easy, CURLcode code);
   void complete(std::unique_ptr<Request> request, std::exception_ptr error);
@@ -79,7 +85,9 @@ class IoThread {
 
   // The I/O thread's own.
   std::unordered_map<CURL*, std::unique_ptr<Request>> running_;
-  std::multimap<Clock::time_point, std::unique_ptr<Request>> waiting_;
+  std::multimap<Clock::time_point, std::unique_ptr<Request>> waiting_;  // retries, by due time
+  std::deque<std::unique_ptr<Request>> ready_;  // attempts waiting for the request rate
+  RequestRate rate_;
   std::vector<UniqueEasy> idle_;
   std::mt19937_64 random_;
 
@@ -91,6 +99,8 @@ class IoThread {
     std::atomic<std::uint64_t> in_flight{0};
     std::atomic<std::uint64_t> peak_in_flight{0};
     std::atomic<std::int64_t> backoff_ns{0};
+    std::atomic<std::int64_t> rate_wait_ns{0};
+    std::atomic<double> rate_limit{0};
     std::atomic<std::int64_t> first_byte_ns{0};
     std::atomic<std::int64_t> request_ns{0};
   };

@@ -38,6 +38,8 @@ void add_counters(ObjectStoreStats& total, const ObjectStoreStats& s) {
   total.in_flight += s.in_flight;
   total.peak_in_flight = std::max(total.peak_in_flight, s.peak_in_flight);
   total.backoff_ns += s.backoff_ns;
+  total.rate_wait_ns += s.rate_wait_ns;
+  total.rate_limit += s.rate_limit;
   total.first_byte_ns += s.first_byte_ns;
   total.request_ns += s.request_ns;
 }

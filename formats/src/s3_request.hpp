@@ -83,6 +83,8 @@ struct Request {
   curl_off_t progress_down = 0;
   curl_off_t progress_up = 0;
   std::chrono::steady_clock::time_point failed_at{};
+  std::chrono::steady_clock::time_point ready_at{};  ///< when it began waiting for the rate
+  std::chrono::steady_clock::time_point sent_at{};   ///< when the attempt in flight was sent
   UniqueSlist headers;
   char error_buffer[CURL_ERROR_SIZE] = {};
 };

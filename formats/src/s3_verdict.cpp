@@ -15,7 +15,9 @@ namespace {
 constexpr const char* kBrokenAdvice =
     "; the connection kept breaking: check the network and the endpoint";
 constexpr const char* kThrottledAdvice =
-    "; the server is throttling: lower in-flight requests (read_requests) or retry later";
+    "; the server kept refusing at the lowest request rate: send fewer, larger requests (read "
+    "in chunk order, pack more samples a chunk), spread the data over more prefixes, or retry "
+    "later";
 
 Verdict make(Verdict::Kind kind, std::string reason, std::string advice = {}) {
   Verdict verdict;

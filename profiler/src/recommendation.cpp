@@ -163,17 +163,34 @@ std::optional<Recommendation> object_store_rule(const GapReport& r, const Pipeli
   const NetworkFacts& n = *f.network;
   const std::string fetched = std::to_string(n.requests) + " GETs, first byte after " +
                               std::to_string(n.mean_first_byte_ms).substr(0, 5) + " ms on average";
-  if (n.requests > 0 && n.throttled * 100 >= n.requests) {  // 1% or more throttled
+  if (n.requests > 0 && n.throttled * 100 >= n.requests) {  // 1% or more refused
+    // Waiting removes nothing: the client already keeps under the server's rate. The fix is
+    // fewer requests for the same samples.
     Recommendation rec{"object_store", {}, "", "", "", -1};
-    rec.reason = "\"read\" is the bottleneck stage and the object store throttles: " +
+    const std::uint64_t per_get = n.bytes / n.requests;
+    rec.reason = "\"read\" is the bottleneck stage and the object store limits the request rate: " +
                  std::to_string(n.throttled) + " of " + std::to_string(n.requests) +
-                 " requests were told to slow down (" + duration(n.backoff_ns) + " backing off)";
-    rec.predicted_effect =
-        "fewer retries; spread the data over more keys or prefixes if it persists";
-    if (n.read_requests > 1) {
-      rec.settings.push_back(Setting::of(Knob::read_requests, std::max(1u, n.read_requests / 2)));
+                 " requests were refused (SlowDown)";
+    if (n.rate_limit > 0) {
+      rec.reason += ", and the loader paced itself to " +
+                    std::to_string(static_cast<long long>(n.rate_limit + 0.5)) +
+                    " requests a second (" + duration(n.rate_wait_ns) + " waiting for its turn, " +
+                    duration(n.backoff_ns) + " backing off)";
+    }
+    rec.reason += "; GETs averaged " + std::to_string(per_get / 1024) + " KiB";
+    if (f.order.value_or(Order::random) != Order::chunk) {
+      rec.settings.push_back(Setting::of(Order::chunk));
+      rec.predicted_effect =
+          n.jpeg_layout
+              ? "one GET a block of consecutive images (about 4 MiB) instead of one an image: "
+                "requests / " +
+                    std::to_string(std::max<std::uint64_t>(
+                        1, (4ull << 20) / std::max<std::uint64_t>(1, per_get))) +
+                    ", the same samples"
+              : "each chunk fetched once an epoch: fewer requests for the same samples";
     } else {
-      rec.words = "spread the data over more keys or prefixes";
+      rec.words = "pack more samples a chunk (fewer, larger GETs)";
+      rec.predicted_effect = "each GET brings more samples: the request rate falls as chunks grow";
     }
     return rec;
   }

@@ -12,6 +12,7 @@ one that fails requests on purpose.
 
   s3_server.py proxy --target URL [--fault 503|500|403|reset|short|stall]
                      [--fail-first N | --every K] [--match TEXT] [--delay-ms MS]
+                     [--get-rate N]
       Forwards requests to URL and fails those that match: the first N of each distinct
       request (method, path, query and Range: every attempt of one request counts), or every
       K-th; all of them by default. --match keeps the faults to requests whose
@@ -19,7 +20,9 @@ one that fails requests on purpose.
       AccessDenied S3 error replies; reset (the connection reset before a reply); short (the
       reply's headers promise the whole body, half is sent, then the connection closes); stall
       (half the body, then nothing until the test ends). --delay-ms delays every request.
-      Prints its URL on one line.
+      --get-rate caps GETs as S3 caps a prefix (5,500 a second), scaled down: a token bucket of
+      N a second (bursts of N/10) answers 503 SlowDown to the GETs beyond it. Prints its URL on
+      one line; GET /proxy-stats on it answers {"gets": served, "refused": answered SlowDown}.
 
 Both serve until standard input closes or SIGTERM.
 """
@@ -33,6 +36,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 import urllib.parse
 
 ERRORS = {
@@ -109,6 +113,31 @@ def run_moto(args):
     serve_until_closed(server.stop)
 
 
+class GetRate:
+    """S3's request-rate limit, scaled down: a token bucket of `rate` GETs a second."""
+
+    def __init__(self, rate):
+        self.rate = rate
+        self.burst = max(1.0, rate / 10)
+        self.tokens = self.burst
+        self.at = time.monotonic()
+        self.lock = threading.Lock()
+        self.gets = 0
+        self.refused = 0
+
+    def admits(self):
+        with self.lock:
+            now = time.monotonic()
+            self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+            self.at = now
+            if self.tokens >= 1:
+                self.tokens -= 1
+                self.gets += 1
+                return True
+            self.refused += 1
+            return False
+
+
 class FaultPlan:
     """Which requests fail: thread-safe counts per distinct request."""
 
@@ -133,7 +162,7 @@ class FaultPlan:
             return self.args.fail_first is None or self.seen[key] <= self.args.fail_first
 
 
-def make_proxy_handler(args, plan, stopping):
+def make_proxy_handler(args, plan, stopping, get_rate):
     upstream = urllib.parse.urlsplit(args.target)
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -147,6 +176,13 @@ def make_proxy_handler(args, plan, stopping):
             body = self.rfile.read(length) if length else b""
             if args.delay_ms:
                 stopping.wait(args.delay_ms / 1000)
+            if self.command == "GET" and self.path == "/proxy-stats":
+                counts = {"gets": get_rate.gets, "refused": get_rate.refused} if get_rate else {}
+                data = json.dumps(counts).encode()
+                return self.reply(200, "OK", [("Content-Type", "application/json"),
+                                              ("Content-Length", str(len(data)))], data)
+            if self.command == "GET" and get_rate and not get_rate.admits():
+                return self.send_error_reply(*ERRORS["503"])
             if not plan.fails(self.command, self.path, self.headers.get("Range")):
                 return self.reply(*self.forward(body))
             if args.fault in ERRORS:
@@ -208,11 +244,15 @@ def make_proxy_handler(args, plan, stopping):
     return Handler
 
 
+class ProxyServer(http.server.ThreadingHTTPServer):
+    request_queue_size = 512  # a client may open hundreds of connections at once, as S3 allows
+
+
 def run_proxy(args):
     stopping = threading.Event()
     plan = FaultPlan(args)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             make_proxy_handler(args, plan, stopping))
+    get_rate = GetRate(args.get_rate) if args.get_rate else None
+    server = ProxyServer(("127.0.0.1", 0), make_proxy_handler(args, plan, stopping, get_rate))
     server.daemon_threads = True
     server.handle_error = lambda *_: None  # a client that went away mid-reply is no news
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -241,6 +281,7 @@ def main():
     proxy.add_argument("--every", type=int)
     proxy.add_argument("--match", default="")
     proxy.add_argument("--delay-ms", type=int, default=0)
+    proxy.add_argument("--get-rate", type=float, default=0, help="GETs a second, at most")
     args = parser.parse_args()
     if args.mode == "moto":
         run_moto(args)

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <sstream>
 
 #include "gpufeed/formats/error.hpp"
@@ -90,6 +92,51 @@ TEST_F(S3Faults, SlowDownIsRetriedAndCountedAsThrottled) {
   EXPECT_GT(stats.backoff_ns, 0);
 }
 
+// S3 answers SlowDown beyond ~5,500 GETs a second on a prefix; scaled down, 50 a second (the
+// proxy and moto serve ~200 here). A client sending far more at once keeps under the limit by
+// itself: every GET succeeds, few are refused after the first burst, and the rate it settles on
+// is near the server's.
+TEST_F(S3Faults, AGetRateCapIsKeptUnderWithoutBeingTold) {
+  auto client = through({"--get-rate", "50"});
+  constexpr std::size_t kGets = 200;
+  constexpr std::uint64_t kRange = 4096;
+  std::vector<std::vector<std::uint8_t>> outs(kGets, std::vector<std::uint8_t>(kRange));
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::size_t left = kGets;
+  std::vector<std::exception_ptr> errors;
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < kGets; ++i) {
+    client->get_async(kObject, {i * kRange, kRange}, outs[i], {}, [&](std::exception_ptr e) {
+      const std::lock_guard lock(mutex);
+      if (e) errors.push_back(e);
+      if (--left == 0) cv.notify_all();
+    });
+  }
+  {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return left == 0; });
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(errors.empty()) << errors.size() << " GETs failed";
+  for (std::size_t i = 0; i < kGets; ++i) {
+    ASSERT_TRUE(std::equal(outs[i].begin(), outs[i].end(), bytes_.begin() + i * kRange)) << i;
+  }
+  const auto stats = client->stats();
+  const auto why = ::testing::Message()
+                   << stats.throttled << " refused of " << stats.requests << " requests, limit "
+                   << stats.rate_limit << "/s, " << seconds << " s";
+  EXPECT_GT(stats.throttled, 0U) << "200 GETs at once are beyond 50 a second; " << why;
+  // The first burst is refused; paced after it, a GET is refused about once at most.
+  EXPECT_LE(stats.requests, 2 * kGets + kGets / 10) << why;
+  EXPECT_GT(stats.rate_limit, 20.0) << why;
+  EXPECT_LT(stats.rate_limit, 100.0) << why;
+  EXPECT_GT(stats.rate_wait_ns, 0) << why;
+  EXPECT_GT(seconds, 2.0) << "200 GETs cannot pass a cap of 50 a second faster; " << why;
+  EXPECT_LT(seconds, 20.0) << why;
+}
+
 TEST_F(S3Faults, ServerErrorsResetsAndShortBodiesAreRetried) {
   for (const char* fault : {"500", "reset", "short"}) {
     SCOPED_TRACE(fault);
@@ -119,7 +166,9 @@ TEST_F(S3Faults, LastAttemptNamesUrlRangeStatusAndAdvice) {
             }),
             "GET s3://" + kBucket +
                 "/object.bin bytes 1048576-2097151: HTTP 503 SlowDown after 3 attempts; the "
-                "server is throttling: lower in-flight requests (read_requests) or retry later");
+                "server kept refusing at the lowest request rate: send fewer, larger requests "
+                "(read in chunk order, pack more samples a chunk), spread the data over more "
+                "prefixes, or retry later");
   EXPECT_EQ(client->stats().throttled, 3U);
 }
 

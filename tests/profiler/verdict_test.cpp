@@ -125,12 +125,28 @@ TEST(Recommendation, AReadBoundObjectStoreFileIsAdvisedByWhatItsNetworkFiguresSh
   ASSERT_TRUE(rec);
   EXPECT_EQ(rec->action(), "read_requests=128");
   EXPECT_NE(rec->reason.find("1000 GETs, first byte after 21.5"), std::string::npos) << rec->reason;
-  // A throttling server: half as many.
-  facts.network = NetworkFacts{1000, 40, 40, 64, 64, 21.5, 3'000'000'000};
+  // A server that limits the request rate: the loader already paces itself, so the advice
+  // removes requests. A jpeg file in random order (a GET an image): chunk order's blocks.
+  facts.network = NetworkFacts{1000,          40,    40,         64,  64, 21.5, 3'000'000'000,
+                               2'000'000'000, 350.2, 18'432'000, true};
+  facts.order = Order::random;
   rec = object_store();
   ASSERT_TRUE(rec);
-  EXPECT_EQ(rec->action(), "read_requests=32");
-  EXPECT_NE(rec->reason.find("40 of 1000 requests"), std::string::npos) << rec->reason;
+  EXPECT_EQ(rec->settings, std::vector<Setting>{Setting::of(Order::chunk)});
+  for (const char* part :
+       {"40 of 1000 requests were refused (SlowDown)",
+        "paced itself to 350 requests a second (2.00 s waiting", "GETs averaged 18 KiB"}) {
+    EXPECT_NE(rec->reason.find(part), std::string::npos) << rec->reason;
+  }
+  EXPECT_NE(rec->predicted_effect.find("requests / 227"), std::string::npos)
+      << rec->predicted_effect;
+  // Already in chunk order: more samples a chunk.
+  facts.order = Order::chunk;
+  rec = object_store();
+  ASSERT_TRUE(rec);
+  EXPECT_TRUE(rec->settings.empty());
+  EXPECT_NE(rec->action().find("more samples a chunk"), std::string::npos) << rec->action();
+  facts.order.reset();
   // GETs to spare: fewer, larger ranges.
   facts.network = NetworkFacts{1000, 0, 0, 12, 64, 21.5, 0};
   rec = object_store();

@@ -272,3 +272,41 @@ def test_a_process_that_ends_with_read_ahead_in_flight_exits_cleanly(s3_env, syn
                              timeout=120)
         assert run.returncode == 0, run.stderr
         assert "ending" in run.stdout
+
+
+def test_a_get_rate_cap_is_kept_under_and_the_advice_removes_requests(s3_env, jpeg_file,
+                                                                       monkeypatch, tmp_path):
+    # S3 refuses GETs beyond ~5,500 a second on a prefix (503 SlowDown); scaled down, 25 a
+    # second. A jpeg file in random order asks for one GET an image: the loader paces itself
+    # under the cap instead of dying after its retries, delivers exactly what the local file
+    # gives, and the profile names the refusals and advises chunk order (one GET a block).
+    url = upload(jpeg_file, "photos-capped.h5")
+    proxy = Endpoint("proxy", "--target", s3_env.url, "--get-rate", "25")
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", proxy.url)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "3")
+        settings = dict(batch_size=8, workers=2, seed=3, device="cpu", size=(32, 32),
+                        order="random")
+        loader = gpufeed.Loader(url, **settings)
+        remote = batches(loader, 0)
+        same_batches(batches(gpufeed.Loader(jpeg_file, **settings), 0), remote)
+        network = loader.stats()["network"]
+        assert network["throttled"] > 0 and network["rate_limit"] > 0, network
+        assert network["rate_wait_s"] > 0, network
+        tool = os.environ.get("GPUFEED_PIPEBENCH")
+        if not tool:
+            return
+        report = tmp_path / "capped.json"
+        run = subprocess.run([tool, "run", "--data", url, "--epochs", "1", "--batch", "8",
+                              "--workers", "2", "--device", "cpu", "--size", "32x32",
+                              "--order", "random", "--json", str(report)],
+                             capture_output=True, text=True, timeout=180, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        assert "paced to" in run.stdout, run.stdout
+        advice = [r for r in json.loads(report.read_text())["profile"]["recommendations"]
+                  if r["kind"] == "object_store"]
+        assert advice, run.stdout
+        assert "refused (SlowDown)" in advice[0]["reason"], advice[0]
+        assert advice[0]["action"] == "--order chunk", advice[0]
+    finally:
+        proxy.stop()

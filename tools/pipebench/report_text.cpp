@@ -124,7 +124,10 @@ void print_memory(const BenchReport& r) {
                static_cast<unsigned long long>(n->peak_in_flight), n->read_requests,
                static_cast<unsigned long long>(n->retries),
                static_cast<unsigned long long>(n->throttled),
-               static_cast<double>(n->backoff_ns) / 1e9));
+               static_cast<double>(n->backoff_ns) / 1e9) +
+            (n->rate_limit > 0 ? format(", paced to %.0f requests/s (%.1f s waiting for the rate)",
+                                        n->rate_limit, static_cast<double>(n->rate_wait_ns) / 1e9)
+                               : std::string()));
   }
   const bool cuda = r.device.used.is_cuda();
   std::string text = "batch slots " + mb(static_cast<double>(s.slot_bytes));

@@ -58,6 +58,7 @@ struct RunFacts {
   formats::SampleShape sample;  ///< one sample as the loader delivers it (uint8)
   std::uint64_t batch_size = 0;
   std::uint64_t samples_per_chunk = 0;  ///< of the file's image dataset (1: not chunked)
+  bool encoded = false;                 ///< a jpeg-layout file (encoded images)
   std::uint64_t chunks = 0;             ///< chunks in the file
   std::uint64_t epochs = 0;             ///< epochs started
   std::uint64_t steps = 0;              ///< batches consumed

@@ -23,11 +23,15 @@ struct ObjectStoreStats {
   std::uint64_t in_flight = 0;       ///< requests running now
   std::uint64_t peak_in_flight = 0;  ///< most requests running at once
   std::int64_t backoff_ns = 0;       ///< time requests waited to be retried
-  std::int64_t first_byte_ns = 0;    ///< sum over requests of the time to the first byte
-  std::int64_t request_ns = 0;       ///< sum over requests of their whole time
+  /// Time requests waited for the client's own request rate, which it keeps under what the
+  /// server accepts once the server asked to slow down.
+  std::int64_t rate_wait_ns = 0;
+  double rate_limit = 0;           ///< requests a second the client allows itself now; 0: no limit
+  std::int64_t first_byte_ns = 0;  ///< sum over requests of the time to the first byte
+  std::int64_t request_ns = 0;     ///< sum over requests of their whole time
 
   /// What happened between `earlier` (a snapshot of the same counters) and this one: counters
-  /// differenced, the gauges (in_flight, peak_in_flight) this snapshot's.
+  /// differenced, the gauges (in_flight, peak_in_flight, rate_limit) this snapshot's.
   [[nodiscard]] ObjectStoreStats since(const ObjectStoreStats& earlier) const {
     ObjectStoreStats d = *this;
     d.requests -= earlier.requests;
@@ -35,6 +39,7 @@ struct ObjectStoreStats {
     d.retries -= earlier.retries;
     d.throttled -= earlier.throttled;
     d.backoff_ns -= earlier.backoff_ns;
+    d.rate_wait_ns -= earlier.rate_wait_ns;
     d.first_byte_ns -= earlier.first_byte_ns;
     d.request_ns -= earlier.request_ns;
     return d;

@@ -54,6 +54,12 @@ struct NetworkFacts {
   unsigned read_requests = 0;        ///< GETs the loader may keep in flight
   double mean_first_byte_ms = 0;
   std::int64_t backoff_ns = 0;  ///< time spent waiting to retry
+  /// Time requests waited for the client's own request rate, kept under what the server
+  /// accepts once it refused some (SlowDown).
+  std::int64_t rate_wait_ns = 0;
+  double rate_limit = 0;     ///< requests a second the client allowed itself at the end; 0: none
+  std::uint64_t bytes = 0;   ///< body bytes the GETs brought
+  bool jpeg_layout = false;  ///< one request per image unless read in chunk order (blocks)
 };
 
 struct PipelineFacts {
