@@ -12,10 +12,11 @@ one that fails requests on purpose.
 
   s3_server.py proxy --target URL [--fault 503|500|403|reset|short|stall]
                      [--fail-first N | --every K] [--match TEXT] [--delay-ms MS]
-                     [--get-rate N]
+                     [--only-nth N] [--get-rate N]
       Forwards requests to URL and fails those that match: the first N of each distinct
       request (method, path, query and Range: every attempt of one request counts), or every
-      K-th; all of them by default. --match keeps the faults to requests whose
+      K-th; all of them by default. --only-nth N keeps the faults to the N-th distinct matching
+      request (1-based; its attempts, and the same request sent again later). --match keeps the faults to requests whose
       "METHOD path?query" contains TEXT. Faults: 503 SlowDown, 500 InternalError and 403
       AccessDenied S3 error replies; reset (the connection reset before a reply); short (the
       reply's headers promise the whole body, half is sent, then the connection closes); stall
@@ -145,6 +146,7 @@ class FaultPlan:
         self.args = args
         self.lock = threading.Lock()
         self.seen = {}
+        self.order = {}  # distinct request -> its place among them (1-based)
         self.matching = 0
 
     def fails(self, method, path, range_header):
@@ -158,6 +160,10 @@ class FaultPlan:
             if self.args.every:
                 return self.matching % self.args.every == 0
             key = (target, range_header)
+            if key not in self.order:
+                self.order[key] = len(self.order) + 1
+            if self.args.only_nth and self.order[key] != self.args.only_nth:
+                return False
             self.seen[key] = self.seen.get(key, 0) + 1
             return self.args.fail_first is None or self.seen[key] <= self.args.fail_first
 
@@ -279,6 +285,7 @@ def main():
     proxy.add_argument("--fault", choices=["503", "500", "403", "reset", "short", "stall"])
     proxy.add_argument("--fail-first", type=int)
     proxy.add_argument("--every", type=int)
+    proxy.add_argument("--only-nth", type=int)
     proxy.add_argument("--match", default="")
     proxy.add_argument("--delay-ms", type=int, default=0)
     proxy.add_argument("--get-rate", type=float, default=0, help="GETs a second, at most")

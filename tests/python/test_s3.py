@@ -310,3 +310,36 @@ def test_a_get_rate_cap_is_kept_under_and_the_advice_removes_requests(s3_env, jp
         assert advice[0]["action"] == "--order chunk", advice[0]
     finally:
         proxy.stop()
+
+
+def test_a_range_failing_after_every_retry_mid_epoch_is_one_error_and_the_next_epoch_runs(
+    s3_env, data_dir, monkeypatch
+):
+    # One GET mid-epoch fails on both its attempts (the 20th distinct GET: past the file's
+    # metadata and the first batches), then succeeds when asked again.
+    local = gpufeed.write_synthetic(os.path.join(data_dir, "midway.h5"), 4000, (32, 32, 3),
+                                    chunk=16, seed=8)
+    url = upload(local, "midway.h5")
+    proxy = Endpoint("proxy", "--target", s3_env.url, "--fault", "500", "--match", "GET",
+                     "--only-nth", "20", "--fail-first", "2")
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", proxy.url)
+        monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
+        settings = dict(batch_size=50, workers=2, seed=5, device="cpu")
+        expected = [batches(gpufeed.Loader(local, **settings), epoch) for epoch in (0, 1)]
+        loader = gpufeed.Loader(url, **settings)
+        delivered = []
+        with pytest.raises(gpufeed.PipelineError) as error:
+            for images, labels in loader.epoch(0):
+                delivered.append((np.array(images), np.array(labels)))
+        message = str(error.value)
+        assert "s3://data/midway.h5" in message and "bytes " in message, message
+        assert "HTTP 500" in message and "after 2 attempts" in message, message
+        assert "\n" not in message
+        # What came before the failure is the epoch's start, each batch once and in order.
+        assert 0 < len(delivered) < len(expected[0])
+        same_batches(delivered, expected[0][: len(delivered)])
+        # The next epoch runs whole, the failed range fetched again.
+        same_batches(batches(loader, 1), expected[1])
+    finally:
+        proxy.stop()
