@@ -19,6 +19,11 @@ void check_object_url(const std::string& url) {
   (void)s3::Url::parse(url);
 }
 
+S3Settings s3_settings() {
+  const s3::Config config = s3::Config::from_environment();
+  return {config.endpoint, config.region, config.ca_bundle, config.credential_source};
+}
+
 void upload_file(const std::string& local_path, const std::string& url) {
   const s3::Url object = s3::Url::parse(url);
   s3::Client::shared()->put_file(object, local_path);

@@ -4,6 +4,7 @@
 // unless it completes). libcurl signs every request with AWS Signature V4 (CURLOPT_AWS_SIGV4);
 // credentials, region and endpoint come from the standard AWS variables and files. A secret
 // never appears in a message, a log or a statistic.
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -42,6 +43,11 @@ struct Url {
 ///   URLs (http://host:port/bucket/key) for S3-compatible servers; else AWS's virtual-hosted
 ///   https://bucket.s3.REGION.amazonaws.com/key.
 /// - retries: AWS_MAX_ATTEMPTS (default 5) attempts per request.
+/// - CA bundle (the CAs trusted for HTTPS): AWS_CA_BUNDLE, the profile's `ca_bundle`,
+///   SSL_CERT_FILE (OpenSSL's variable); a file named there that does not exist is a UsageError.
+///   Else the first of kSystemCaBundles that exists, else libcurl's compiled-in default (a wheel's
+///   libcurl has Debian's, which other distributions lack). The peer and host name are always
+///   verified.
 struct Config {
   std::string endpoint;  ///< empty: AWS's virtual-hosted endpoint for `region`
   std::string region = "us-east-1";
@@ -59,9 +65,12 @@ struct Config {
   /// slows the job, it never hangs it. GPUFEED_S3_STALL_SECONDS overrides it.
   std::chrono::seconds stall_timeout{30};
   std::chrono::seconds connect_timeout{10};
+  /// PEM file of the CA certificates trusted for HTTPS; empty: libcurl's default.
+  std::string ca_bundle;
 
   /// Reads the environment and the AWS files. Throws UsageError for a profile named by
-  /// AWS_PROFILE that neither file has, or a malformed endpoint or AWS_MAX_ATTEMPTS.
+  /// AWS_PROFILE that neither file has, a malformed endpoint or AWS_MAX_ATTEMPTS, or a CA bundle
+  /// named that does not exist.
   static Config from_environment();
   [[nodiscard]] bool signed_requests() const { return !access_key.empty(); }
   /// The request URL of `url`'s object (path-style or virtual-hosted).
@@ -72,6 +81,18 @@ struct Config {
 
   friend bool operator==(const Config&, const Config&) = default;
 };
+
+/// Where distributions keep the system's CA bundle, in the order they are tried.
+inline constexpr std::array<std::string_view, 5> kSystemCaBundles = {
+    "/etc/ssl/certs/ca-certificates.crt",                 // Debian, Ubuntu, Arch
+    "/etc/pki/tls/certs/ca-bundle.crt",                   // Fedora, RHEL, CentOS
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // RHEL 7 and later
+    "/etc/ssl/ca-bundle.pem",                             // openSUSE
+    "/etc/ssl/cert.pem",                                  // Alpine, macOS
+};
+
+/// The first of `candidates` that is a file (a link to one counts), else empty.
+std::string first_ca_bundle(std::span<const std::string_view> candidates = kSystemCaBundles);
 
 /// Size and version of an object, from HEAD.
 struct ObjectInfo {

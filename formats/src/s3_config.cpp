@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -198,7 +200,35 @@ void read_credentials(Config& config, const std::string& profile, const Section*
   config.credential_source = "none (unsigned requests)";
 }
 
+// The CA bundle: the first file named by AWS_CA_BUNDLE, the profile or SSL_CERT_FILE, which must
+// exist (a typo there would otherwise surface as a certificate error on every request), else the
+// system's.
+std::string find_ca_bundle(const Section* settings, const std::string& profile_source) {
+  const std::array<std::array<std::string, 3>, 3> named = {{
+      {"AWS_CA_BUNDLE", env("AWS_CA_BUNDLE"), ""},
+      {"ca_bundle", value_of(settings, "ca_bundle"), " (" + profile_source + ")"},
+      {"SSL_CERT_FILE", env("SSL_CERT_FILE"), ""},
+  }};
+  for (const auto& [name, path, where] : named) {
+    if (path.empty()) continue;
+    std::error_code error;
+    if (std::filesystem::is_regular_file(path, error)) return path;
+    const bool exists = std::filesystem::exists(path, error);
+    throw UsageError(name + "=" + path + where + (exists ? ": not a file" : ": no such file") +
+                     "; point it at a PEM file of the CA certificates to trust");
+  }
+  return first_ca_bundle();
+}
+
 }  // namespace
+
+std::string first_ca_bundle(std::span<const std::string_view> candidates) {
+  for (const std::string_view candidate : candidates) {
+    std::error_code error;
+    if (std::filesystem::is_regular_file(candidate, error)) return std::string(candidate);
+  }
+  return {};
+}
 
 Url Url::parse(std::string_view text) {
   constexpr std::string_view kScheme = "s3://";
@@ -273,6 +303,7 @@ Config Config::from_environment() {
     config.stall_timeout =
         std::chrono::seconds(positive_int(stall, "GPUFEED_S3_STALL_SECONDS", 3600));
   }
+  config.ca_bundle = find_ca_bundle(settings, "profile '" + profile + "' in " + config_path);
   return config;
 }
 

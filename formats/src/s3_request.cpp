@@ -248,6 +248,13 @@ void prepare(CURL* easy, Request& request, const Config& config) {
   set(easy, CURLOPT_ERRORBUFFER, request.error_buffer);
   set(easy, CURLOPT_USERAGENT, "gpufeed");
   set(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  // HTTPS always verifies the peer's certificate and host name; only the CAs trusted change.
+  set(easy, CURLOPT_SSL_VERIFYPEER, 1L);
+  set(easy, CURLOPT_SSL_VERIFYHOST, 2L);
+  if (!config.ca_bundle.empty()) {  // these CAs and no others (not libcurl's built-in folder)
+    set(easy, CURLOPT_CAINFO, config.ca_bundle.c_str());
+    set(easy, CURLOPT_CAPATH, static_cast<const char*>(nullptr));
+  }
   set(easy, CURLOPT_CONNECTTIMEOUT_MS,
       static_cast<long>(std::chrono::milliseconds(config.connect_timeout).count()));
   // A transfer that moves no byte for stall_timeout is abandoned (on_progress); libcurl's own

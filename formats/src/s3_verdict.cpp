@@ -166,6 +166,24 @@ Verdict stalled(const Config& config) {
                   seconds + ")");
 }
 
+// A certificate the client does not trust: another attempt meets the same certificate, so it
+// is not retried (a handshake that failed is, in case the connection was cut). The message names
+// the CA bundle, as a wrong or missing one is the usual cause.
+Verdict tls_failure(CURLcode code, const std::string& text, const Config& config) {
+  const std::string endpoint =
+      config.endpoint.empty() ? "AWS S3 in " + config.region : config.endpoint;
+  const std::string bundle =
+      config.ca_bundle.empty() ? "libcurl's default CA bundle" : "CA bundle " + config.ca_bundle;
+  // A handshake error is also what an HTTP server answering https:// gives.
+  const std::string also =
+      code == CURLE_SSL_CONNECT_ERROR ? "check that the endpoint serves HTTPS there, or " : "";
+  return make(Verdict::fail,
+              "TLS failed (" + text + ") with endpoint " + endpoint + " and " + bundle,
+              "; " + also +
+                  "set AWS_CA_BUNDLE to the PEM file of the CA that signed the endpoint's "
+                  "certificate");
+}
+
 Verdict judge_transport(CURL* easy, const Request& request, CURLcode code, const Config& config) {
   const std::string text = request.error_buffer[0] != '\0' ? std::string(request.error_buffer)
                                                            : curl_easy_strerror(code);
@@ -191,10 +209,22 @@ Verdict judge_transport(CURL* easy, const Request& request, CURLcode code, const
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
-    case CURLE_SSL_CONNECT_ERROR:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
       return make(Verdict::retry, "the connection broke (" + text + ")", kBrokenAdvice);
+    case CURLE_SSL_CONNECT_ERROR: {  // also a handshake cut short: worth another attempt
+      Verdict verdict = tls_failure(code, text, config);
+      verdict.kind = Verdict::retry;
+      return verdict;
+    }
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+      return tls_failure(code, text, config);
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
       return make(Verdict::retry, "cannot connect (" + text + ")", unreachable);

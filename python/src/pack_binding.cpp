@@ -238,6 +238,19 @@ void bind_pack(nb::module_& m) {
   m.def("stored_order", &formats::stored_order, nb::arg("samples"), nb::arg("seed"),
         "The order writers store samples in: a permutation of range(samples) drawn from seed.");
   m.def(
+      "s3_settings",
+      [] {
+        const formats::S3Settings s = formats::s3_settings();
+        nb::dict d;
+        d["endpoint"] = s.endpoint;
+        d["region"] = s.region;
+        d["ca_bundle"] = s.ca_bundle;
+        d["credentials"] = s.credentials;
+        return d;
+      },
+      "The S3 settings s3:// reads use now (endpoint, region, CA bundle, where the credentials "
+      "come from), from the environment and the AWS files.");
+  m.def(
       "upload_file",
       [](const std::string& path, const std::string& url) {
         const nb::gil_scoped_release unlocked;

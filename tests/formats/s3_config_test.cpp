@@ -2,6 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <span>
+#include <string_view>
+#include <vector>
+
 #include "gpufeed/base/errors.hpp"
 #include "s3_client.hpp"
 #include "s3_test_support.hpp"
@@ -156,6 +160,69 @@ TEST(S3Config, MalformedValuesAreUsageErrors) {
       EXPECT_THAT(e.what(), Not(HasSubstr("only-the-secret")));
     }
   }
+}
+
+TEST(S3Config, CaBundleProbeTakesTheFirstFileThatExists) {
+  TempDir dir;
+  write_text(dir.file("second.pem"), "");
+  write_text(dir.file("third.pem"), "");
+  const std::string missing = dir.file("missing.pem");
+  const std::string second = dir.file("second.pem");
+  const std::string third = dir.file("third.pem");
+  const std::string folder = dir.path().string();
+  EXPECT_EQ(
+      formats::s3::first_ca_bundle(std::vector<std::string_view>{missing, folder, second, third}),
+      second);
+  EXPECT_EQ(formats::s3::first_ca_bundle(std::vector<std::string_view>{third, second}), third);
+  EXPECT_EQ(formats::s3::first_ca_bundle(std::vector<std::string_view>{missing, folder}), "");
+  EXPECT_EQ(formats::s3::first_ca_bundle(std::span<const std::string_view>{}), "");
+}
+
+TEST(S3Config, CaBundleFromAwsCaBundleProfileSslCertFileThenTheSystem) {
+  ScopedAwsEnv env;
+  TempDir dir;
+  for (const char* name : {"aws.pem", "profile.pem", "openssl.pem"}) write_text(dir.file(name), "");
+  const std::string config_file = dir.file("config");
+  write_text(config_file, "[profile ci]\nca_bundle = " + dir.file("profile.pem") + "\n");
+  env.set("AWS_CONFIG_FILE", config_file);
+  env.set("AWS_PROFILE", "ci");
+  env.set("AWS_CA_BUNDLE", dir.file("aws.pem"));
+  env.set("SSL_CERT_FILE", dir.file("openssl.pem"));
+  EXPECT_EQ(Config::from_environment().ca_bundle, dir.file("aws.pem"));
+  ::unsetenv("AWS_CA_BUNDLE");
+  EXPECT_EQ(Config::from_environment().ca_bundle, dir.file("profile.pem"));
+  ::unsetenv("AWS_PROFILE");  // the default profile, which the file lacks
+  EXPECT_EQ(Config::from_environment().ca_bundle, dir.file("openssl.pem"));
+  ::unsetenv("SSL_CERT_FILE");
+  EXPECT_EQ(Config::from_environment().ca_bundle, formats::s3::first_ca_bundle());
+}
+
+TEST(S3Config, CaBundleNamedThatDoesNotExistIsAUsageError) {
+  TempDir dir;
+  const std::string missing = dir.file("missing/ca.pem");
+  const std::string config_file = dir.file("config");
+  write_text(config_file, "[default]\nca_bundle = " + missing + "\n");
+  const std::pair<const char*, std::string> cases[] = {
+      {"AWS_CA_BUNDLE", "AWS_CA_BUNDLE=" + missing + ": no such file"},
+      {"AWS_CONFIG_FILE",
+       "ca_bundle=" + missing + " (profile 'default' in " + config_file + "): no such file"},
+      {"SSL_CERT_FILE", "SSL_CERT_FILE=" + missing + ": no such file"}};
+  for (const auto& [name, expected] : cases) {
+    ScopedAwsEnv env;
+    env.set(name, std::string(name) == "AWS_CONFIG_FILE" ? config_file : missing);
+    try {
+      Config::from_environment();
+      ADD_FAILURE() << name << " naming a missing file accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(e.what(), expected + "; point it at a PEM file of the CA certificates to trust");
+    }
+  }
+  // A bundle named that is missing is an error even where a later source names one that exists.
+  ScopedAwsEnv env;
+  write_text(dir.file("ca.pem"), "");
+  env.set("AWS_CA_BUNDLE", missing);
+  env.set("SSL_CERT_FILE", dir.file("ca.pem"));
+  EXPECT_THROW(Config::from_environment(), UsageError);
 }
 
 TEST(S3Config, ObjectUrls) {

@@ -75,6 +75,17 @@ void check_object_url(const std::string& url);
 /// clients already gone (every reader of their objects closed) included.
 ObjectStoreStats object_store_stats();
 
+/// The S3 settings a request made now would use, as s3:// reads take them from the environment
+/// and the AWS files. Never the secret.
+struct S3Settings {
+  std::string endpoint;  ///< empty: AWS's own (virtual-hosted) endpoint
+  std::string region;
+  std::string ca_bundle;    ///< the CA certificates trusted; empty: libcurl's default
+  std::string credentials;  ///< where they come from ("none (unsigned requests)" without)
+};
+/// Throws UsageError for settings a request would refuse (a missing AWS_CA_BUNDLE file, ...).
+S3Settings s3_settings();
+
 /// Uploads the local file `local_path` to `url` (s3://bucket/key): one PUT for a small file, a
 /// multipart upload otherwise; no object appears at the key unless the whole file arrived.
 /// Throws UsageError for a malformed URL and IoError for a failed upload.
