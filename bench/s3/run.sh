@@ -41,14 +41,7 @@ done
 out=$(realpath -m "$out")
 bucket=bench
 
-# --- tools: nginx, and the peers' venv ---------------------------------------------------
-if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
-  [ "$(id -u)" = 0 ] || { echo "error: nginx is not installed (apt-get install nginx)" >&2; exit 1; }
-  step "installing nginx (Debian package)"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
-fi
-nginx=$(command -v nginx || echo /usr/sbin/nginx)
-
+# --- the peers' venv -------------------------------------------------------------------
 venv=$root/build/s3-bench-venv
 python=$venv/bin/python
 if ! cmp -s "$here/requirements.txt" "$venv/requirements.txt" 2>/dev/null; then
@@ -67,62 +60,15 @@ gpufeed_python=$root/build/venv/bin/python
 # --- data: the h5 file and its MDS shards, under the bucket nginx serves --------------------
 scratch_dir
 data_root=$work/root
-mkdir -p "$data_root/$bucket" "$work/nginx"
+mkdir -p "$data_root/$bucket"
 step "packing $samples:64x64x3 (chunks of 64) and its MDS shards in $work"
 "$BUILD/bin/h5pack" convert "$samples:64x64x3" "$data_root/$bucket/data.h5" --chunk 64 >&2
 "$python" "$here/make_mds.py" "$data_root/$bucket/data.h5" "$data_root/$bucket/mds" 2>/dev/null >&2
 
 # --- nginx + the delaying proxy, stopped on exit --------------------------------------------
-nginx_pid= proxy_pid=
-cleanup() {
-  if [ -n "$proxy_pid" ]; then kill "$proxy_pid" 2>/dev/null || true; fi
-  if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2>/dev/null || true; fi
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-nginx_port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$work/nginx/nginx.conf" <<EOF
-daemon off;
-user root;
-worker_processes 1;
-pid $work/nginx/nginx.pid;
-error_log stderr warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  default_type application/octet-stream;
-  sendfile on;
-  tcp_nopush on;
-  tcp_nodelay on;
-  keepalive_timeout 300s;
-  keepalive_requests 1000000;
-  client_body_temp_path $work/nginx/tmp;
-  proxy_temp_path $work/nginx/tmp;
-  fastcgi_temp_path $work/nginx/tmp;
-  uwsgi_temp_path $work/nginx/tmp;
-  scgi_temp_path $work/nginx/tmp;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    root $data_root;
-    location / { }
-  }
-}
-EOF
-"$nginx" -p "$work/nginx" -c "$work/nginx/nginx.conf" -e stderr &
-nginx_pid=$!
-/usr/bin/python3 "$here/proxy.py" --upstream "127.0.0.1:$nginx_port" --latency-ms "$latency_ms" \
-  --port-file "$work/proxy.port" >"$work/proxy.json" &
-proxy_pid=$!
-for _ in $(seq 100); do
-  [ -s "$work/proxy.port" ] && curl -sf -o /dev/null "http://127.0.0.1:$nginx_port/$bucket/data.h5" \
-    -r 0-0 && break
-  sleep 0.1
-done
-endpoint=http://127.0.0.1:$(cat "$work/proxy.port")
-curl -sf -o /dev/null -r 0-0 "$endpoint/$bucket/data.h5" || { echo "error: nginx or the proxy did not come up" >&2; exit 1; }
-step "nginx on 127.0.0.1:$nginx_port, proxy ($latency_ms ms) at $endpoint"
+source "$here/link.sh"
+start_nginx "$data_root"
+start_proxy proxy "$latency_ms"
 
 # Every S3 client goes through the proxy, unsigned, with nothing read from ~/.aws and no
 # instance-metadata probe.
@@ -187,9 +133,7 @@ for round in $(seq 1 "$rounds"); do
 done
 load_after=$(load_average)
 
-kill "$proxy_pid"
-wait "$proxy_pid" || true
-proxy_pid=
+stop_proxies
 mkdir -p "$(dirname "$out")"
 "$python" "$here/report.py" "$work" --out "$out" --latency-ms "$latency_ms" \
   --samples "$samples" --sample-shape 64x64x3 --rounds "$rounds" --workers "$workers" \
