@@ -7,6 +7,8 @@
 #   start_proxy NAME LATENCY_MS [RATE]    a proxy.py link to nginx: sets $endpoint to its URL;
 #                                         its counters go to $work/NAME.json when it stops
 #   stop_proxies                          stops every proxy (their counters written)
+#   record NAME COMMAND...                one measurement, its JSON line appended to
+#                                         $work/NAME.jsonl (needs $run_timeout)
 
 proxy_pids=()
 nginx_pid=
@@ -87,4 +89,19 @@ start_proxy() {
   done
   curl -s -o /dev/null "$endpoint/.probe" || { echo "error: nginx or proxy $name did not come up" >&2; exit 1; }
   step "proxy $name ($latency ms a request${3:+, $rate GETs/s at most}) at $endpoint"
+}
+
+# record NAME COMMAND...: runs one measurement (at most --run-timeout seconds) and appends its
+# JSON line to NAME.jsonl; a run that fails, crashes or hangs appends {"error": ...} instead.
+record() {
+  local name=$1 rc=0
+  shift
+  timeout "$run_timeout" "$@" >"$work/run.out" 2>"$work/run.err" || rc=$?
+  if [ "$rc" = 0 ] && [ -s "$work/run.out" ]; then
+    cat "$work/run.out" >>"$work/$name.jsonl"
+  else
+    [ "$rc" = 124 ] && echo "timed out after $run_timeout s" >>"$work/run.err"
+    /usr/bin/python3 -c 'import json, sys; print(json.dumps({"error": sys.argv[1]}))' \
+      "exit $rc: $(tail -1 "$work/run.err")" >>"$work/$name.jsonl"
+  fi
 }

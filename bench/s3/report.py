@@ -97,6 +97,20 @@ def fmt(x):
     return "-" if x is None else (f"{x:,.0f}" if x >= 100 else f"{x:.1f}")
 
 
+def print_ratios(ratios, width):
+    """One line a ratio (see ratio()): the medians' ratio, the per-round range, the target."""
+    print(f"\n{'ratio':{width}} {'median [per-round range]':28} target")
+    for name, row in ratios.items():
+        target = "-" if row["target"] is None else f">= {row['target']:g}x"
+        if "ratio" not in row:
+            print(f"{name:{width}} {'n/a':28} {target}  ({row['missing'][:90]})")
+            continue
+        rounds = row["per_round"]
+        cell = f"{row['ratio']:.2f}x [{min(rounds):.2f}-{max(rounds):.2f}]"
+        verdict = "" if row["target"] is None else ("met" if row["met"] else "MISSED")
+        print(f"{name:{width}} {cell:28} {target} {verdict}")
+
+
 def print_table(result):
     s = result["setup"]
     print(f"\nS3 through a {s['latency_ms']:g} ms link (nginx behind a delaying proxy): "
@@ -114,16 +128,7 @@ def print_table(result):
             cell = "n/a"
         note = "; ".join(r.get("problems", [])) or notes.get(stem, "")
         print(f"{label:40} {cell:32} {note[:110]}")
-    print(f"\n{'ratio':34} {'median [per-round range]':28} target")
-    for name, row in result["ratios"].items():
-        target = "-" if row["target"] is None else f">= {row['target']:g}x"
-        if "ratio" not in row:
-            print(f"{name:34} {'n/a':28} {target}  ({row['missing'][:90]})")
-            continue
-        rounds = row["per_round"]
-        cell = f"{row['ratio']:.2f}x [{min(rounds):.2f}-{max(rounds):.2f}]"
-        verdict = "" if row["target"] is None else ("met" if row["met"] else "MISSED")
-        print(f"{name:34} {cell:28} {target} {verdict}")
+    print_ratios(result["ratios"], 34)
     m = result["machine"]
     print(f"\n{m['cpus']} CPUs ({m['cpu']}), load {m['load_before']} -> {m['load_after']}")
 

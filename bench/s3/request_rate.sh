@@ -62,21 +62,12 @@ unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE AWS_
 export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true AWS_SHARED_CREDENTIALS_FILE=/dev/null \
   AWS_CONFIG_FILE=/dev/null PYTHONWARNINGS=ignore
 
-# epoch NAME ENDPOINT ARGS...: one gpufeed epoch (at most --run-timeout s), its JSON line
-# appended to NAME.jsonl ({"error": ...} when it fails or hangs).
+# epoch NAME ENDPOINT ARGS...: one gpufeed epoch through ENDPOINT, recorded as NAME.
 epoch() {
-  local name=$1 link=$2 rc=0
+  local name=$1 link=$2
   shift 2
-  timeout "$run_timeout" env AWS_ENDPOINT_URL_S3="$link" PYTHONPATH="$BUILD/python" "$python" \
-    "$here/gpufeed_epoch.py" --workers "$workers" --batch "$batch" --size 224x224 "$@" \
-    >"$work/run.out" 2>"$work/run.err" || rc=$?
-  if [ "$rc" = 0 ] && [ -s "$work/run.out" ]; then
-    cat "$work/run.out" >>"$work/$name.jsonl"
-  else
-    [ "$rc" = 124 ] && echo "timed out after $run_timeout s" >>"$work/run.err"
-    /usr/bin/python3 -c 'import json, sys; print(json.dumps({"error": sys.argv[1]}))' \
-      "exit $rc: $(tail -1 "$work/run.err")" >>"$work/$name.jsonl"
-  fi
+  record "$name" env AWS_ENDPOINT_URL_S3="$link" PYTHONPATH="$BUILD/python" "$python" \
+    "$here/gpufeed_epoch.py" --workers "$workers" --batch "$batch" --size 224x224 "$@"
 }
 remote=s3://$bucket/photos.h5
 chunk_side() {

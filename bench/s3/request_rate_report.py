@@ -11,7 +11,7 @@ import json
 import os
 import statistics
 
-from report import machine, ratio, read_runs, summarize
+from report import machine, print_ratios, ratio, read_runs, summarize
 
 READINGS = {  # file stem: what it is
     "chunk_uncapped": "s3://, chunk order (blocks), uncapped link",
@@ -93,20 +93,10 @@ def main():
                 else "n/a: " + "; ".join(r.get("problems", ["no runs"]))[:60])
         print(f"{label:52} {cell:26} {fmt(n['requests']):>6} {fmt(n['mib_per_get'], 2):>8} "
               f"{fmt(n['throttled']):>8} {fmt(n['rate_limit']):>9}")
-    print(f"\n{'ratio':30} {'median [per-round range]':28} target")
-    for name, row in ratios.items():
-        if name == "chunk_mib_per_get":
-            verdict = "met" if row["met"] else "MISSED"
-            print(f"{name:30} {fmt(row['value'], 2) + ' MiB':28} >= {row['target']:g} {verdict}")
-            continue
-        target = "-" if row["target"] is None else f">= {row['target']:g}x"
-        if "ratio" not in row:
-            print(f"{name:30} {'n/a':28} {target}  ({row['missing'][:90]})")
-            continue
-        rounds = row["per_round"]
-        cell = f"{row['ratio']:.2f}x [{min(rounds):.2f}-{max(rounds):.2f}]"
-        verdict = "" if row["target"] is None else ("met" if row["met"] else "MISSED")
-        print(f"{name:30} {cell:28} {target} {verdict}")
+    mib_row = ratios["chunk_mib_per_get"]
+    print_ratios({k: v for k, v in ratios.items() if k != "chunk_mib_per_get"}, 30)
+    print(f"{'chunk_mib_per_get':30} {fmt(mib_row['value'], 2) + ' MiB':28} "
+          f">= {mib_row['target']:g} MiB {'met' if mib_row['met'] else 'MISSED'}")
     m = result["machine"]
     print(f"\n{m['cpus']} CPUs ({m['cpu']}), load {m['load_before']} -> {m['load_after']}")
     print(f"wrote {args.out}")

@@ -79,20 +79,6 @@ export PYTHONWARNINGS=ignore TRANSFORMERS_VERBOSITY=error
 
 # --- the rounds --------------------------------------------------------------------------
 local_file=$data_root/$bucket/data.h5
-# record NAME COMMAND...: runs one measurement (at most --run-timeout seconds) and appends its
-# JSON line to NAME.jsonl; a run that fails, crashes or hangs appends {"error": ...} instead.
-record() {
-  local name=$1 rc=0
-  shift
-  timeout "$run_timeout" "$@" >"$work/run.out" 2>"$work/run.err" || rc=$?
-  if [ "$rc" = 0 ] && [ -s "$work/run.out" ]; then
-    cat "$work/run.out" >>"$work/$name.jsonl"
-  else
-    [ "$rc" = 124 ] && echo "timed out after $run_timeout s" >>"$work/run.err"
-    /usr/bin/python3 -c 'import json, sys; print(json.dumps({"error": sys.argv[1]}))' \
-      "exit $rc: $(tail -1 "$work/run.err")" >>"$work/$name.jsonl"
-  fi
-}
 peer() {  # peer NAME ARGS...
   local name=$1
   shift
