@@ -4,9 +4,10 @@ looks for the system's bundle itself (Debian and Ubuntu, Fedora and RHEL, openSU
 
     ca_bundle.py PEM
 
-For each system path this root does not have, puts PEM there (its folders made and removed
-again), checks gpufeed picks it, and takes it away; AWS_CA_BUNDLE wins over all of them. Paths
-this root has already are checked as found. Exits 1 naming what was picked instead.
+First checks the root's own bundle is found. Then for each system path in turn: the bundles at
+the paths before it are set aside (renamed, put back after), PEM is put there unless the root
+has a file there already (its folders made and removed again), and gpufeed must pick that path,
+and AWS_CA_BUNDLE over it. Exits 1 naming what was picked instead.
 """
 import os
 import shutil
@@ -34,29 +35,36 @@ def main():
     if present:
         assert picked() == present[0], (picked(), present)
     checked = []
-    for path in SYSTEM:
-        if any(os.path.exists(p) for p in SYSTEM[: SYSTEM.index(path) + 1]):
-            continue  # this path, or one before it, is the root's own: nothing to put there
+    for index, path in enumerate(SYSTEM):
+        aside = [p for p in SYSTEM[:index] if os.path.lexists(p)]
         made = []
-        folder = os.path.dirname(path)
-        while not os.path.isdir(folder):
-            made.append(folder)
-            folder = os.path.dirname(folder)
+        placed = not os.path.lexists(path)
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            shutil.copyfile(pem, path)
+            for p in aside:
+                os.rename(p, p + ".gpufeed-aside")
+            if placed:
+                folder = os.path.dirname(path)
+                while not os.path.isdir(folder):
+                    made.append(folder)
+                    folder = os.path.dirname(folder)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                shutil.copyfile(pem, path)
             got = picked()
             if got != path:
-                sys.exit(f"ca_bundle.py: with only {path} present the wheel picked {got!r}")
+                sys.exit(f"ca_bundle.py: with {path} the first bundle present the wheel picked "
+                         f"{got!r}")
             got = picked({"AWS_CA_BUNDLE": pem})
             if got != pem:
                 sys.exit(f"ca_bundle.py: AWS_CA_BUNDLE={pem} lost to {got!r}")
             checked.append(path)
         finally:
-            os.remove(path)
+            if placed and os.path.lexists(path):
+                os.remove(path)
             for folder in made:
                 os.rmdir(folder)
-    found = [f"put at and found: {', '.join(checked)}"] if checked else []
+            for p in aside:
+                os.rename(p + ".gpufeed-aside", p)
+    found = [f"found at {', '.join(checked)}"] if checked else []
     found += [f"the root's own: {present[0]}"] if present else []
     print("CA bundle: " + ("; ".join(found) or "none in this root, none checked"))
 
