@@ -315,17 +315,20 @@ def test_a_get_rate_cap_is_kept_under_and_the_advice_removes_requests(s3_env, jp
 def test_a_range_failing_after_every_retry_mid_epoch_is_one_error_and_the_next_epoch_runs(
     s3_env, data_dir, monkeypatch
 ):
-    # One GET mid-epoch fails on both its attempts (the 20th distinct GET: past the file's
-    # metadata and the first batches), then succeeds when asked again.
+    # One GET mid-epoch fails on both its attempts (the 60th distinct GET: past the file's
+    # metadata and the first batches), then succeeds when asked again. A fixed prefetch bounds
+    # how far reads run ahead of the consumer (about 3.4 GETs a batch, a few batches ahead), so
+    # the failing GET cannot be sent before the first batch is delivered; prefetch=auto grows
+    # that window when the consumer is slow to start (a busy machine).
     local = gpufeed.write_synthetic(os.path.join(data_dir, "midway.h5"), 4000, (32, 32, 3),
                                     chunk=16, seed=8)
     url = upload(local, "midway.h5")
     proxy = Endpoint("proxy", "--target", s3_env.url, "--fault", "500", "--match", "GET",
-                     "--only-nth", "20", "--fail-first", "2")
+                     "--only-nth", "60", "--fail-first", "2")
     try:
         monkeypatch.setenv("AWS_ENDPOINT_URL_S3", proxy.url)
         monkeypatch.setenv("AWS_MAX_ATTEMPTS", "2")
-        settings = dict(batch_size=50, workers=2, seed=5, device="cpu")
+        settings = dict(batch_size=50, workers=2, seed=5, device="cpu", prefetch=2)
         expected = [batches(gpufeed.Loader(local, **settings), epoch) for epoch in (0, 1)]
         loader = gpufeed.Loader(url, **settings)
         delivered = []
