@@ -7,9 +7,14 @@ compare both with the op itself (tests/python/test_transform.py)."""
 from __future__ import annotations
 
 import random as _random
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Sequence
+
+from . import _native
 
 _V1 = "torchvision.transforms.transforms"
+
+# gpufeed._native.color_program's op codes (gpufeed::ColorOp).
+_SKIP, _NORMALIZE = 0, 4
 
 
 def batched(op: Any) -> Optional[Callable[[Any, List[int], Any], Optional[Any]]]:
@@ -101,3 +106,66 @@ def _color_jitter(op: Any, images: Any, seeds: List[int], generator: Any) -> Opt
                 y = (ratio * x + rest * other).clamp(0, 1.0)
             images.index_copy_(0, rows, y)
     return images
+
+
+def color_program(steps: Sequence[Any]) -> Optional[Callable[..., Optional[Any]]]:
+    """A native CPU runner for `steps` when every one is a colour step (ColorJitter of v1
+    without hue, Normalize of 3 channels), or None: runner(images, indices, seed_of, generator)
+    draws each sample's parameters with the op's own get_params (seed_of(sample, position)
+    seeds torch's generator and `random`, as the op run alone is seeded) and runs every step of
+    a sample in one native call, in cache, without the GIL and without torch's intra-op threads
+    (gpufeed::color_program, the same float32 arithmetic as torchvision); with `owned` it writes
+    into `images` itself (a batch delivered once: no fresh 38 MB a batch for the kernel to fault
+    in). The runner returns None for a batch it does not take (not float32 RGB on the CPU)."""
+    for step in steps:
+        if step.kind == "normalize" and step.mean is not None and len(step.mean) == 3:
+            continue
+        if (step.kind == "op" and type(step.op).__module__ == _V1
+                and type(step.op).__name__ == "ColorJitter" and step.op.hue is None):
+            continue
+        return None
+    return lambda images, indices, seed_of, generator, owned=False: _color_program(
+        steps, images, indices, seed_of, generator, owned)
+
+
+def _color_program(steps: Sequence[Any], images: Any, indices: Sequence[int],
+                   seed_of: Callable[[int, int], int], generator: Any,
+                   owned: bool) -> Optional[Any]:
+    import torch
+
+    if (images.device.type != "cpu" or images.dtype != torch.float32 or images.ndim != 4
+            or images.shape[1] != 3):
+        return None
+    norms: List[List[float]] = []
+    for step in steps:
+        if step.kind == "normalize":
+            norms.append(list(step.mean) + list(step.std))
+        else:
+            norms.extend([[0.0, 0.0, 0.0, 1.0, 1.0, 1.0]] * 4)  # a jitter's four adjustments
+    ops: List[List[int]] = []
+    factors: List[List[float]] = []
+    for sample in indices:
+        row_ops: List[int] = []
+        row_factors: List[float] = []
+        for step in steps:
+            if step.kind == "normalize":
+                row_ops.append(_NORMALIZE)
+                row_factors.append(1.0)
+                continue
+            seed = seed_of(int(sample), step.position)
+            generator.manual_seed(seed)
+            _random.seed(seed)
+            op = step.op
+            fn_idx, b, c, s, _ = op.get_params(op.brightness, op.contrast, op.saturation, op.hue)
+            for fn in fn_idx.tolist():
+                factor = (b, c, s, None)[fn]
+                row_ops.append(_SKIP if factor is None else fn + 1)
+                row_factors.append(1.0 if factor is None else float(factor))
+        ops.append(row_ops)
+        factors.append(row_factors)
+    images = images.contiguous()
+    out = images if owned else torch.empty_like(images)
+    _native.color_program(images, out, torch.tensor(ops, dtype=torch.uint8),
+                          torch.tensor(factors, dtype=torch.float64),
+                          torch.tensor(norms, dtype=torch.float32))
+    return out

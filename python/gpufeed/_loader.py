@@ -280,8 +280,10 @@ class Loader:
         """The transform's ops that run on the delivered batch, timed as the loader's
         `transform` stage (the consumer waits for it, as for any other stage)."""
         begin = _native.now_ns()
+        # Without echoes a slot is delivered once: the steps may write into it.
+        owned = self._keywords["echo"] == 1 and images.device.type == "cpu"
         images = self._plan.apply(images, delivery.indices, self._keywords["seed"],
-                                  delivery.epoch)
+                                  delivery.epoch, owned)
         if self._dtype is not None:
             import torch
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from . import _native
-from ._batched import batched, one_sample
+from ._batched import batched, color_program, one_sample
 
 # The keywords a transform sets; passing one beside `transform=` is ambiguous.
 PLANNED_KEYWORDS = ("augment", "size", "mean", "stddev", "resize", "resize_max", "crop",
@@ -111,6 +111,7 @@ class TransformPlan:
     steps: List[_Step] = field(default_factory=list)
     on_batch: List[str] = field(default_factory=list)
     batched: bool = True  # False: every op per sample (the reference the batched runners equal)
+    program: Any = field(default=None, repr=False)  # the native colour runner, once looked up
 
     def describe(self) -> str:
         fused = ", ".join(self.fused) if self.fused else "nothing"
@@ -119,17 +120,29 @@ class TransformPlan:
             text += f"; on the delivered batch, per sample: {', '.join(self.on_batch)}"
         return text
 
-    def apply(self, images: Any, indices: Sequence[int], seed: int, epoch: int) -> Any:
+    def apply(self, images: Any, indices: Sequence[int], seed: int, epoch: int,
+              owned: bool = False) -> Any:
         """The batch after the steps. The ops draw their parameters from torch's CPU generator
         (and Python's `random`), seeded per sample and op; the caller's generator states are
         restored after, so the training loop's own randomness never changes. On the CPU each
-        sample goes through every step while it is in cache; on a device each step runs over
-        the batch (one batched kernel where the op has one, _batched.py)."""
+        sample goes through every step while it is in cache (colour steps in one native call,
+        _batched.color_program, in place when the caller `owned` the batch); on a device each
+        step runs over the batch (one batched kernel where the op has one, _batched.py)."""
         import torch
 
         generator = torch.random.default_generator
         saved, saved_py = generator.get_state(), _random.getstate()
         try:
+            if images.device.type == "cpu" and self.batched:
+                if self.program is None:
+                    self.program = color_program(self.steps) or False
+                if self.program:
+                    out = self.program(images, indices,
+                                       lambda sample, position: sample_seed(seed, epoch, sample,
+                                                                            position),
+                                       generator, owned)
+                    if out is not None:
+                        return out
             if images.device.type == "cpu" or not self.batched:
                 return self._per_sample(images, indices, seed, epoch, generator)
             for step in self.steps:

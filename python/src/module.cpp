@@ -6,6 +6,7 @@
 #include "loader_binding.hpp"
 #include "pack_binding.hpp"
 #include "profile_binding.hpp"
+#include "transform_binding.hpp"
 
 NB_MODULE(_native, m) {
   m.doc() = "The C++ side of gpufeed; use the gpufeed package, not this module.";
@@ -14,4 +15,5 @@ NB_MODULE(_native, m) {
   gpufeed::python::bind_loader(m);
   gpufeed::python::bind_profile(m);
   gpufeed::python::bind_pack(m);
+  gpufeed::python::bind_transform(m);
 }

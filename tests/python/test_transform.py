@@ -5,6 +5,7 @@ the one-line refusals."""
 from __future__ import annotations
 
 import os
+import random
 
 import numpy as np
 import pytest
@@ -277,6 +278,66 @@ def test_the_in_place_color_jitter_equals_torchvisions():
             torch.manual_seed(i)
             assert torch.equal(ours, op(image)) or torch.allclose(ours, op(image), atol=1e-6)
     assert one_sample(T.ColorJitter(0.4))(torch.zeros(3, 4, 4, dtype=torch.uint8)) is None
+
+
+def test_the_native_color_program_equals_torchvisions_ops_per_sample():
+    # The CPU path's colour steps in one native call: ColorJitter (each adjustment, in the
+    # sample's drawn order, a factor of 0 included) then Normalize, against torchvision's ops.
+    from gpufeed._transform import plan_transform
+
+    mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+    for jitter in (T.ColorJitter(0.4, 0.4, 0.4), T.ColorJitter(0, (0, 2), 0),
+                   T.ColorJitter((0, 1.5), 0, (0, 3))):
+        ops = [T.RandomResizedCrop(16), T.ToTensor(), jitter, T.Normalize(mean, std)]
+        plan = plan_transform(T.Compose(ops))
+        images = torch.rand(24, 3, 16, 12)
+        indices = list(range(100, 124))
+        kept = images.clone()
+        out = plan.apply(images, indices, 7, 3)
+        assert plan.program, "the colour steps run natively"
+        assert torch.equal(images, kept), "the delivered batch is left as it was"
+        for i, sample in enumerate(indices):
+            seed = sample_seed(7, 3, sample, 2)
+            torch.manual_seed(seed)
+            random.seed(seed)
+            expected = T.Normalize(mean, std)(jitter(images[i]))
+            # The contrast mean is summed in another order than torch's: last bits, / std.
+            assert torch.allclose(out[i], expected, atol=1e-6 / min(std), rtol=0), (jitter, i)
+        # An owned batch is written in place, with the same values.
+        again = plan.apply(images, indices, 7, 3, owned=True)
+        assert again.data_ptr() == images.data_ptr() and torch.equal(again, out)
+    # Hue has no native step: those plans run torchvision's ops per sample.
+    hue = plan_transform(T.Compose([T.RandomCrop(8), T.ToTensor(), T.ColorJitter(0.4, hue=0.1)]))
+    hue.apply(torch.rand(2, 3, 8, 8), [0, 1], 0, 0)
+    assert hue.program is False
+
+
+def test_an_echoed_batch_gets_the_colour_steps_once(photo_file):
+    # With echoes a slot is delivered twice: the steps must not write into it.
+    path, _ = photo_file
+    transform = T.Compose([T.CenterCrop(32), T.ToTensor(), T.ColorJitter(0.4, 0.4, 0.4)])
+    loader = gpufeed.Loader(path, batch_size=8, transform=transform, echo=2,
+                            reaugment_echoes=False, device="cpu", seed=3)
+    batches = [(batch.images.clone(), batch.echoed) for batch in loader.epoch(0)]
+    assert [echoed for _, echoed in batches] == [False, True] * 4
+    for (fresh, _), (echo, _) in zip(batches[::2], batches[1::2]):
+        assert torch.equal(fresh, echo)
+
+
+def test_a_color_program_with_a_bad_op_code_is_refused_in_one_line():
+    from gpufeed import _native
+
+    images = torch.rand(2, 3, 4, 4)
+    with pytest.raises(gpufeed.UsageError, match="op code 9 of sample 1 is not a colour step"):
+        _native.color_program(images, torch.empty_like(images),
+                              torch.tensor([[1], [9]], dtype=torch.uint8),
+                              torch.ones((2, 1), dtype=torch.float64),
+                              torch.zeros((1, 6), dtype=torch.float32))
+    with pytest.raises(gpufeed.UsageError, match="expected images"):
+        _native.color_program(images, torch.empty(2, 3, 4, 5),
+                              torch.tensor([[1], [1]], dtype=torch.uint8),
+                              torch.ones((2, 1), dtype=torch.float64),
+                              torch.zeros((1, 6), dtype=torch.float32))
 
 
 def test_a_transform_without_a_size_is_refused_on_images_of_many_sizes(jpeg_file):
