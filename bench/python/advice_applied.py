@@ -5,7 +5,8 @@ CNN on the CPU) fed by DataLoader(num_workers=0) under gpufeed.profile; the prof
 recommendation applied as it is written (pack + Loader(transform=dataset.transform), or
 DataLoader(num_workers=N)); the loop measured again. Target: measured samples/s within 15% of
 the advice's predicted_samples_per_s, device utilization within 10 points of its prediction.
-Each round measures before and after again; medians over --rounds.
+Each round measures before and after again, after one unmeasured warm-up run of the loop, in
+a process whose malloc thresholds are fixed (same_allocator_state); medians over --rounds.
 
     PYTHONPATH=build/ci/python /usr/bin/python3 bench/python/advice_applied.py [--rounds 3]
 """
@@ -51,7 +52,22 @@ def apply(advice: dict, dataset, work: str, batch: int):
     return DataLoader(dataset, batch_size=batch, shuffle=True, num_workers=workers)
 
 
+def same_allocator_state() -> None:
+    """Runs this script again with glibc's malloc thresholds fixed. Left dynamic, they depend on
+    what the process freed before: a loop whose largest frees are a step's tensors returns its
+    heap to the system after every step and faults it in again (this CPU step measured 2.3 ms
+    a step), until a large free (gpufeed's pack, a Loader's batches) raises the thresholds and
+    the same step takes 1.4 ms. The before and after loops would then run in different
+    allocator states, and the advice's prediction, made from the before loop's step, be off by
+    that. Fixed thresholds give both loops the steady state."""
+    if os.environ.get("MALLOC_TRIM_THRESHOLD_") is None:
+        env = dict(os.environ, MALLOC_TRIM_THRESHOLD_=str(256 << 20),
+                   MALLOC_MMAP_THRESHOLD_=str(32 << 20))
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
 def main() -> None:
+    same_allocator_state()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--epochs", type=int, default=2)
@@ -62,6 +78,9 @@ def main() -> None:
     work = tempfile.mkdtemp(prefix="gpufeed-advice-")
     folder = make_folder(os.path.join(work, "photos"), args.per_class)
     dataset = torchvision.datasets.ImageFolder(folder, transform=TRANSFORM)
+    model, optimizer = model_and_optimizer()  # torch's first kernels and allocations
+    for _ in range(args.epochs):
+        train(DataLoader(dataset, batch_size=args.batch, shuffle=True), model, optimizer)
     rows = []
     for r in range(args.rounds):
         before = measure(DataLoader(dataset, batch_size=args.batch, shuffle=True), args.epochs)
@@ -70,6 +89,8 @@ def main() -> None:
         row = {"advice": advice["action"], "before_samples_per_s": before["samples_per_s"],
                "predicted_samples_per_s": advice["predicted_samples_per_s"],
                "measured_samples_per_s": after["samples_per_s"],
+               "before_step_cores": next((i.get("step_cores") for i in before.get("inputs", [])
+                                          if i.get("step_cores") is not None), None),
                "before_util": before["device_util"],
                "predicted_util": advice["predicted_device_util"],
                "measured_util": after["device_util"]}

@@ -305,6 +305,9 @@ struct PoolModel {
   double step_cores = 0;  ///< cores a CPU step keeps busy (0: a device step)
   double cores = 0;       ///< cores there are (0: unknown)
   double period_now = 0;  ///< today's period of a step, waits included
+  /// A step whose CPU time is at most this many cores runs on one thread (a little over 1:
+  /// the process's other threads, the profile's own).
+  static constexpr double kOneThread = 1.2;
 
   /// What a CPU step's time is multiplied by when `busy` worker cores run beside it: the
   /// share of the cores it lacks.
@@ -317,15 +320,22 @@ struct PoolModel {
     return crowding(workers == 0 ? 0.0 : std::min<double>(workers, c / std::max(period_now, 1.0)));
   }
   /// The loop when `n` suppliers make batches that cost `cost` core-ns each: the period of a
-  /// step and the step's own busy time. Where a CPU step and the workers want more cores than
-  /// there are, both run slower by the crowding (a fixed point, damped: the workers' load
-  /// depends on the period it sets).
+  /// step and the step's own busy time. Where a CPU step of several threads (torch's intra-op
+  /// pool) and the workers want more cores than there are, both run slower by the crowding (a
+  /// fixed point, damped: the workers' load depends on the period it sets): a parallel step
+  /// waits for its slowest thread.
   struct Point {
     double period = 0;
     double busy = 0;
   };
   [[nodiscard]] Point at(unsigned n, double cost) const {
     const double k = std::max(n, 1u);
+    if (step_cores > 0 && step_cores <= kOneThread && cores > 0) {
+      // A step on one thread keeps its core (the scheduler runs the thread that slept through
+      // its wait for input first) and runs as fast as today; the suppliers get the core-time
+      // the loop leaves them: cores * period >= cost + the loop's own core-time.
+      return {std::max({q, cost / k, (cost + step_cores * q) / cores}), b};
+    }
     double slow = 1.0;
     Point p{std::max(q, cost / k), b};
     for (int i = 0; i < 64; ++i) {

@@ -371,6 +371,12 @@ TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
   EXPECT_EQ(recs[0].action(), "DataLoader(num_workers=1)");
   EXPECT_NEAR(recs[0].predicted_device_util, 263.0 / 357, 1e-3);
   EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 357, 1e3);
+  // A step on one thread keeps its core and the worker has the other: the same prediction.
+  facts.input_pool->step_cores = 1;
+  recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_NEAR(recs[0].predicted_device_util, 263.0 / 357, 1e-3);
+  EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 357, 1e3);
   // The step keeps 2 cores busy: the worker and the step share them, both 1.5x slower (a step
   // of 395, a batch every 535): utilization rises more than the samples a second do.
   facts.input_pool->step_cores = 2;
@@ -394,6 +400,31 @@ TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
   EXPECT_EQ(recs[0].action(),
             "keep DataLoader(num_workers=0): more workers would not make the steps faster");
   EXPECT_NE(recs[0].reason.find("keeps 2.0 of 2 cores busy"), std::string::npos) << recs[0].reason;
+}
+
+TEST(Recommendation, PackingForAOneThreadCpuStepCountsTheCoresTheStepLeaves) {
+  // A one-thread CPU step of 263 on 2 cores; gpufeed made batches of 16 at a rate that costs
+  // 300 core-ns a batch on both cores. The step keeps its core and runs as fast: the loader has
+  // what is left, 2 * period - 263 >= 300, a period of 281.5 (not 263: the cores are shared).
+  GapReport r = report_with(2630, 3570, 0);
+  r.steps = 10;
+  PipelineFacts facts;
+  facts.loader_settings = false;
+  InputPoolFacts pool;
+  pool.batches = 10;
+  pool.samples = 160;
+  pool.fetch_ns = 3570;
+  pool.collate_ns = 10;
+  pool.cores = 2;
+  pool.step_cores = 1;
+  pool.packed_samples_per_s = 16e9 * 2 / 300;
+  pool.packed_items = 64;
+  facts.input_pool = pool;
+  const auto recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs[0].kind, "pack");
+  EXPECT_NEAR(recs[0].predicted_device_util, 263.0 / 281.5, 1e-3);
+  EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 281.5, 1e3);
 }
 
 TEST(IdleElsewhere, AMostlyIdleDeviceIsExplainedUnlessInputIsTheCause) {
