@@ -351,10 +351,10 @@ TEST(Recommendation, ADataLoaderPoolGetsWorkersForWhatABatchCostsIt) {
   EXPECT_EQ(kinds, (std::vector<std::string>{"persistent_workers", "pin_memory"}));
 }
 
-TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
-  // A CPU training step of 263 that keeps both of 2 cores busy, fed by the main process (no
-  // workers) with batches of 16 that cost 357: a period of 620, 42% utilization.
-  GapReport r = report_with(2630, 3570, 0);
+/// A CPU training loop on 2 cores of 10 steps of 263, fed by the main process (no workers)
+/// with batches of 16 that cost 357 each.
+PipelineFacts cpu_loop_facts(GapReport& r) {
+  r = report_with(2630, 3570, 0);
   r.steps = 10;
   PipelineFacts facts;
   facts.loader_settings = false;
@@ -365,6 +365,14 @@ TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
   pool.collate_ns = 10;
   pool.cores = 2;
   facts.input_pool = pool;
+  return facts;
+}
+
+TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
+  // A CPU training step of 263 that keeps both of 2 cores busy, fed by the main process (no
+  // workers) with batches of 16 that cost 357: a period of 620, 42% utilization.
+  GapReport r;
+  PipelineFacts facts = cpu_loop_facts(r);
   // Without the step's cores: one worker makes a batch every 357, the step's 263 is the rest.
   auto recs = recommend(r, facts);
   ASSERT_FALSE(recs.empty());
@@ -406,20 +414,11 @@ TEST(Recommendation, PackingForAOneThreadCpuStepCountsTheCoresTheStepLeaves) {
   // A one-thread CPU step of 263 on 2 cores; gpufeed made batches of 16 at a rate that costs
   // 300 core-ns a batch on both cores. The step keeps its core and runs as fast: the loader has
   // what is left, 2 * period - 263 >= 300, a period of 281.5 (not 263: the cores are shared).
-  GapReport r = report_with(2630, 3570, 0);
-  r.steps = 10;
-  PipelineFacts facts;
-  facts.loader_settings = false;
-  InputPoolFacts pool;
-  pool.batches = 10;
-  pool.samples = 160;
-  pool.fetch_ns = 3570;
-  pool.collate_ns = 10;
-  pool.cores = 2;
-  pool.step_cores = 1;
-  pool.packed_samples_per_s = 16e9 * 2 / 300;
-  pool.packed_items = 64;
-  facts.input_pool = pool;
+  GapReport r;
+  PipelineFacts facts = cpu_loop_facts(r);
+  facts.input_pool->step_cores = 1;
+  facts.input_pool->packed_samples_per_s = 16e9 * 2 / 300;
+  facts.input_pool->packed_items = 64;
   const auto recs = recommend(r, facts);
   ASSERT_FALSE(recs.empty());
   EXPECT_EQ(recs[0].kind, "pack");
