@@ -6,10 +6,11 @@
 
 The Loader is made with batch_size, workers, device="cpu" and every other keyword at its
 default (order, read-ahead, chunk cache), plus cache_dir, order and size (a jpeg-layout file's
-decode size) when given. The time
-runs from constructing the Loader (for s3:// that is the first requests: HEAD, the file's
-metadata) to the last batch of epoch 0, and each batch is touched as bench/python's
-python_loader.py touches it (one float per 4 KiB page, and the labels). A second Loader with
+decode size) when given. The time runs from constructing the Loader (for s3:// that is the
+first requests: HEAD, the file's metadata) to the last batch of epoch 0, and each batch is
+touched as bench/python's python_loader.py touches it (one float per 4 KiB page, and the
+labels). The peak resident memory is taken over the same span (peak_rss_bytes), beside the
+resident memory before it (base_rss_bytes: Python, torch). A second Loader with
 the same --cache-dir reads what the first one kept there ("cached epoch").
 
 Failures do not raise: the line then has "error" (the exception's type and message), so the
@@ -22,6 +23,27 @@ import time
 STATS_KEYS = ("cache", "bottleneck", "wall_s", "network")
 
 
+def status_bytes(field):
+    """A /proc/self/status field in bytes (VmRSS, VmHWM), or None off Linux."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss():
+    """Starts VmHWM (the peak resident set) again from the current one (Linux 4.0+)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
 def run(args):
     import torch  # noqa: F401  (imported by the Loader for its output; not part of the time)
     import gpufeed
@@ -32,6 +54,8 @@ def run(args):
         keywords["order"] = args.order
     if args.size:
         keywords["size"] = tuple(int(v) for v in args.size.split("x"))
+    reset_peak_rss()  # the peak from here on: the Loader's, on top of Python and torch
+    base_rss = status_bytes("VmRSS")
     start = time.monotonic()
     loader = gpufeed.Loader(args.data, **keywords)
     constructed = time.monotonic() - start
@@ -47,7 +71,8 @@ def run(args):
     return {"samples": samples, "seconds": seconds, "samples_per_s": samples / seconds,
             "construct_s": constructed, "first_batch_s": first_batch,
             "order": options.get("order"), "workers": loader.workers, "batch": args.batch,
-            "checksum": checksum, "stats": kept, "gpufeed": gpufeed.__version__}
+            "checksum": checksum, "stats": kept, "gpufeed": gpufeed.__version__,
+            "base_rss_bytes": base_rss, "peak_rss_bytes": status_bytes("VmHWM")}
 
 
 def main():
