@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "file_output.hpp"
+#include "lanes.hpp"
 
 namespace gpufeed::profiler {
 
@@ -59,31 +60,23 @@ std::int64_t origin_of(const Timeline& t) {
   return o == INT64_MAX ? 0 : o;
 }
 
-std::string thread_label(const std::set<std::string>& names, std::uint64_t tid) {
-  const bool consumer = names.contains(range_names::step) || names.contains(range_names::wait);
-  bool loader = false;
-  for (const Stage s : range_names::stages) loader |= names.contains(stage_name(s));
-  return std::string(consumer ? "consumer " : loader ? "loader " : "thread ") + std::to_string(tid);
-}
-
 void write_host(EventSink& sink, const Timeline& t) {
-  std::map<std::uint64_t, std::set<std::string>> names_by_thread;
   for (const HostRange& r : t.host) {
     json e = complete(sink, r.detail.empty() ? r.name : r.detail, r.name.c_str(), kHostPid,
                       r.thread, r.begin_ns, r.end_ns);
     if (r.arg != kNoArg) e["args"]["arg"] = r.arg;
     if (r.correlation != 0) e["args"]["correlation"] = r.correlation;
     sink.add(e);
-    names_by_thread[r.thread].insert(r.name);
   }
   sink.add(metadata("process_name", kHostPid, 0, "host"));
-  for (const auto& [tid, names] : names_by_thread) {
-    sink.add(metadata("thread_name", kHostPid, tid, thread_label(names, tid)));
+  for (const auto& [tid, name] : detail::host_lane_names(t)) {
+    sink.add(metadata("thread_name", kHostPid, tid, name));
   }
 }
 
 void write_device(EventSink& sink, const Timeline& t) {
   std::set<std::pair<std::uint32_t, std::uint32_t>> lanes;
+  const auto stream_names = detail::stream_lane_names(t);
   for (const DeviceActivity& a : t.device) {
     const int pid = kDevicePidBase + static_cast<int>(a.device);
     json e =
@@ -100,7 +93,10 @@ void write_device(EventSink& sink, const Timeline& t) {
     if (devices.insert(device).second) {
       sink.add(metadata("process_name", pid, 0, "device " + std::to_string(device)));
     }
-    sink.add(metadata("thread_name", pid, stream, "stream " + std::to_string(stream)));
+    const auto named = stream_names.find({device, stream});  // none: only syncs and waits
+    sink.add(
+        metadata("thread_name", pid, stream,
+                 named != stream_names.end() ? named->second : "stream " + std::to_string(stream)));
   }
 }
 

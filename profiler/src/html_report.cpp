@@ -1,4 +1,8 @@
 #include "gpufeed/profiler/html_report.hpp"
+
+#include <set>
+#include <string_view>
+
 #include "gpufeed/base/names.hpp"
 
 #include "file_output.hpp"
@@ -102,15 +106,28 @@ std::string stages(const GapReport& r) {
   return s + "</table>";
 }
 
-std::string legend() {
+/// The colours of the timeline: only the range names and device activity kinds that occur in
+/// the window shown.
+std::string legend(const Timeline& t, const GapReport& r) {
+  const auto shown = [&](std::int64_t b, std::int64_t e) {
+    return e > r.window_begin_ns && b < r.window_end_ns;
+  };
+  std::set<std::string_view> names;
+  for (const HostRange& h : t.host) {
+    if (shown(h.begin_ns, h.end_ns)) names.insert(h.name);
+  }
+  std::set<ActivityKind> kinds;
+  for (const DeviceActivity& a : t.device) {
+    if (a.is_work() && shown(a.begin_ns, a.end_ns)) kinds.insert(a.kind);
+  }
   std::string s = "<p class=\"legend\">";
   for (const char* name : {"step", "wait", "sync", "launch", "read", "decode", "assemble", "h2d",
                            "normalize", "echo", "transform"}) {
+    if (!names.contains(name)) continue;
     s += "<span><i class=\"sw\" style=\"background:" + std::string(detail::range_color(name)) +
          "\"></i>" + name + "</span>";
   }
-  for (ActivityKind k : {ActivityKind::kernel, ActivityKind::memcpy_h2d, ActivityKind::memcpy_d2h,
-                         ActivityKind::memset}) {
+  for (ActivityKind k : kinds) {
     s += "<span><i class=\"sw\" style=\"background:" + std::string(detail::activity_color(k)) +
          "\"></i>" + activity_kind_name(k) + "</span>";
   }
@@ -126,7 +143,8 @@ std::string HtmlReport::render(const Timeline& timeline, const GapReport& report
   s += "<h1>" + xml_escape(options.title) + "</h1>" + summary(report);
   s += "<h2>Recommendations</h2>" + recommendations(report, options.spelling);
   s += "<h2>Timeline (steady-state window)</h2>" +
-       detail::svg_timeline(timeline, report, options.width, options.max_host_threads) + legend();
+       detail::svg_timeline(timeline, report, options.width, options.max_host_threads) +
+       legend(timeline, report);
   s += "<h2>Device utilization over time</h2>" + detail::svg_utilization(report, options.width);
   s += "<h2>Pipeline stages</h2>" + stages(report);
   for (const std::string& w : report.warnings)

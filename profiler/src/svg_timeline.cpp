@@ -3,6 +3,7 @@
 #include <set>
 #include <vector>
 
+#include "lanes.hpp"
 #include "palette.hpp"
 #include "svg.hpp"
 #include "svg_plots.hpp"
@@ -55,9 +56,9 @@ void device_lanes(const Timeline& t, const GapReport& r, const Frame& f, Lanes& 
   for (const DeviceActivity& a : t.device) {
     if (a.is_work() && f.visible(a.begin_ns, a.end_ns)) streams[{a.device, a.stream}].push_back(&a);
   }
+  const auto names = stream_lane_names(t);
   for (const auto& [key, acts] : streams) {
-    RectRow row =
-        lanes.row("device " + std::to_string(key.first) + " stream " + std::to_string(key.second));
+    RectRow row = lanes.row("device " + std::to_string(key.first) + " " + names.at(key));
     for (const DeviceActivity* a : acts)
       row.add(f.x(a->begin_ns), f.x(a->end_ns), activity_color(a->kind));
   }
@@ -84,8 +85,9 @@ void host_lanes(const Timeline& t, const Frame& f, std::size_t max_threads, Lane
   if (order.size() > max_threads) order.resize(max_threads);
   std::set<std::uint64_t> shown;
   for (const auto& o : order) shown.insert(o.second);
+  const auto names = host_lane_names(t);
   for (std::uint64_t tid : shown) {
-    RectRow row = lanes.row("thread " + std::to_string(tid));
+    RectRow row = lanes.row(names.at(tid));
     for (const HostRange& h : t.host) {
       // Ranges the analysis does not know (free-form annotations) would only hide the others.
       const char* color = range_color(h.name);

@@ -56,7 +56,8 @@ TEST(ChromeTrace, HostRangesDeviceStreamsFlowsAndMetadata) {
   EXPECT_DOUBLE_EQ(kernel["dur"].get<double>(), 35.0);
   EXPECT_EQ(by_name.at("decode")["args"]["arg"], 3);
   EXPECT_EQ(by_name.at("cudaLaunchKernel")["pid"], 1);
-  for (const char* m : {"host", "device 0", "stream 7", "stream 9", "consumer 1", "loader 7",
+  // Lanes by role: the stream that only copied, the consumer, the loader's worker.
+  for (const char* m : {"host", "device 0", "stream 7", "copy stream 9", "consumer", "worker 1",
                         "idle gaps (by cause)"}) {
     EXPECT_TRUE(names_meta.contains(m)) << m;
   }

@@ -34,6 +34,28 @@ TEST(HtmlReport, ContainsFiguresNumbersAndRecommendations) {
   EXPECT_GT(count(html, "<rect"), 50u);
 }
 
+TEST(HtmlReport, LanesAreNamedByRoleAndTheLegendListsOnlyWhatOccurred) {
+  testing::LoopSpec spec;
+  spec.stall_every = 3;
+  Timeline t = testing::training_loop(spec);
+  const std::int64_t end = t.host.back().end_ns;
+  t.host.push_back({"h2d", 0, end, 99, kNoArg, 0, {}});  // a thread that only copies
+  t.normalize();
+  const std::string html = HtmlReport::render(t, analyze(t));
+  for (const char* lane : {">consumer<", ">worker 1<", ">worker 2<", ">copy<"}) {
+    EXPECT_NE(html.find(lane), std::string::npos) << lane;
+  }
+  EXPECT_EQ(html.find(">thread "), std::string::npos);
+  // Host ranges that occurred are in the legend; no device ran, and no echo or sync happened.
+  const std::string legend = html.substr(html.rfind("<p class=\"legend\">"));
+  for (const char* kind : {">step<", ">wait<", ">read<", ">decode<", ">h2d<"}) {
+    EXPECT_NE(legend.find(kind), std::string::npos) << kind;
+  }
+  for (const char* kind : {">kernel<", ">memcpy_h2d<", ">echo<", ">sync<", ">normalize<"}) {
+    EXPECT_EQ(legend.find(kind), std::string::npos) << kind;
+  }
+}
+
 TEST(HtmlReport, IsSelfContainedAndEscapesNames) {
   Timeline t;
   t.host.push_back({"step", 0, 10, 1, kNoArg, 0, {}});
