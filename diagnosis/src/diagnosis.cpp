@@ -80,6 +80,11 @@ Diagnosis Recording::finish(const RunFacts& facts, const Language& language) {
   if (!enabled_) return d;
   d.timeline.rank = facts.rank;
   d.timeline.world_size = facts.world_size;
+  if (!facts.process_ranges.empty()) {
+    d.timeline.host.insert(d.timeline.host.end(), facts.process_ranges.begin(),
+                           facts.process_ranges.end());
+    d.timeline.normalize();
+  }
   d.has_steps = has_step_ranges(d.timeline);
   d.facts = pipeline_facts(facts);
   d.analyzed_timeline = d.has_steps ? d.timeline : with_consumer_steps(d.timeline);

@@ -122,7 +122,7 @@ std::string legend(const Timeline& t, const GapReport& r) {
   }
   std::string s = "<p class=\"legend\">";
   for (const char* name : {"step", "wait", "sync", "launch", "read", "decode", "assemble", "h2d",
-                           "normalize", "echo", "transform"}) {
+                           "normalize", "echo", "transform", "dataset", "collate"}) {
     if (!names.contains(name)) continue;
     s += "<span><i class=\"sw\" style=\"background:" + std::string(detail::range_color(name)) +
          "\"></i>" + name + "</span>";

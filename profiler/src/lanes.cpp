@@ -9,7 +9,7 @@ namespace gpufeed::profiler::detail {
 
 namespace {
 
-enum class Role { consumer, worker, copy, other };
+enum class Role { consumer, worker, copy, dataloader_worker, other };
 
 Role role_of(const std::set<std::string>& names) {
   if (names.contains(range_names::step) || names.contains(range_names::wait)) {
@@ -21,7 +21,11 @@ Role role_of(const std::set<std::string>& names) {
     if (s != Stage::h2d) return Role::worker;
     copies = true;
   }
-  return copies ? Role::copy : Role::other;
+  if (copies) return Role::copy;
+  for (const char* name : range_names::dataloader_stages) {
+    if (names.contains(name)) return Role::dataloader_worker;
+  }
+  return Role::other;
 }
 
 }  // namespace
@@ -54,6 +58,9 @@ std::map<std::uint64_t, std::string> host_lane_names(const Timeline& t) {
         break;
       case Role::copy:
         names[tid] = n == 1 ? "copy" : "copy " + std::to_string(n);
+        break;
+      case Role::dataloader_worker:
+        names[tid] = "DataLoader worker " + std::to_string(n);
         break;
       case Role::other:
         names[tid] = "thread " + std::to_string(tid);

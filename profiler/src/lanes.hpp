@@ -12,7 +12,8 @@ namespace gpufeed::profiler::detail {
 
 /// Each host thread's lane, from the ranges it recorded: "consumer" (training steps, waits for
 /// input), "worker N" (the loader's read, decode, assemble ... stages; N from 1 in the order
-/// the threads began), "copy" (only the loader's copies to the device), else "thread TID". A
+/// the threads began), "copy" (only the loader's copies to the device), "DataLoader worker N"
+/// (a torch DataLoader's worker process: its fetches), else "thread TID". A
 /// second consumer is "consumer 2", and so on.
 std::map<std::uint64_t, std::string> host_lane_names(const Timeline& t);
 

@@ -37,6 +37,7 @@ inline const char* range_color(std::string_view name) noexcept {
       {"launch", "#f3a712"},    {"cpu_op", "#a3c4dc"},   {"read", "#8cb369"},
       {"decode", "#5b8e7d"},    {"assemble", "#bc4b51"}, {"h2d", "#3bb273"},
       {"normalize", "#4a6fa5"}, {"echo", "#9b5de5"},     {"transform", "#c9a227"},
+      {"dataset", "#5b8e7d"},   {"collate", "#bc4b51"},
   };
   for (const Entry& e : kColors) {
     if (e.name == name) return e.color;

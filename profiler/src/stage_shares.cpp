@@ -10,11 +10,18 @@ namespace gpufeed::profiler::detail {
 
 namespace {
 
-constexpr std::size_t kStages = std::size(range_names::stages);
+/// The loader's stages, then a DataLoader's (its fetches, timed in its worker processes).
+constexpr std::size_t kLoaderStageCount = std::size(range_names::stages);
+constexpr std::size_t kStages = kLoaderStageCount + std::size(range_names::dataloader_stages);
+
+const char* name_of_stage(std::size_t i) noexcept {
+  return i < kLoaderStageCount ? stage_name(range_names::stages[i])
+                               : range_names::dataloader_stages[i - kLoaderStageCount];
+}
 
 int stage_index(std::string_view name) noexcept {
   for (std::size_t i = 0; i < kStages; ++i) {
-    if (name == stage_name(range_names::stages[i])) return static_cast<int>(i);
+    if (name == name_of_stage(i)) return static_cast<int>(i);
   }
   return -1;
 }
@@ -111,9 +118,11 @@ void analyze_stages(const Timeline& timeline, const IntervalSet& input_wait, Int
                     const PipelineFacts& facts, GapReport& report) {
   std::map<std::uint64_t, std::vector<const HostRange*>> by_thread;
   StageTimes times;
+  bool loader_ranges = false;  // a DataLoader's bottleneck is said from its counters instead
   for (const HostRange& r : timeline.host) {
     const int s = stage_index(r.name);
     if (s < 0) continue;
+    loader_ranges |= static_cast<std::size_t>(s) < kLoaderStageCount;
     by_thread[r.thread].push_back(&r);  // timeline.host is sorted by begin
     if (r.begin_ns >= window.begin && r.begin_ns < window.end)
       ++times.items[static_cast<std::size_t>(s)];
@@ -121,20 +130,25 @@ void analyze_stages(const Timeline& timeline, const IntervalSet& input_wait, Int
   for (const auto& [thread, ranges] : by_thread) credit_thread(ranges, input_wait, window, times);
   const double wait_ns = static_cast<double>(total_length(input_wait));
   const double workers = facts.workers.value_or(1) > 0 ? facts.workers.value_or(1) : 1.0;
+  // A DataLoader's workers, or its main process (num_workers=0).
+  const double pool = facts.input_pool && facts.input_pool->workers > 0
+                          ? static_cast<double>(facts.input_pool->workers)
+                          : 1.0;
   for (std::size_t s = 0; s < kStages; ++s) {
-    const char* name = stage_name(range_names::stages[s]);
+    const char* name = name_of_stage(s);
     const auto fact = facts.stage_busy.find(name);
     if (times.in_window[s] == 0 && times.items[s] == 0 && fact == facts.stage_busy.end()) continue;
     StageShare share{name, 0, 0, times.items[s]};
     if (wait_ns > 0) share.share_during_wait = static_cast<double>(times.during_wait[s]) / wait_ns;
     if (window.length() > 0) {
-      share.busy_frac =
-          static_cast<double>(times.in_window[s]) / static_cast<double>(window.length()) / workers;
+      share.busy_frac = static_cast<double>(times.in_window[s]) /
+                        static_cast<double>(window.length()) /
+                        (s < kLoaderStageCount ? workers : pool);
     }
     if (times.in_window[s] == 0 && fact != facts.stage_busy.end()) share.busy_frac = fact->second;
     report.stages.push_back(share);
   }
-  pick_bottleneck(!by_thread.empty(), facts, report);
+  pick_bottleneck(loader_ranges, facts, report);
 }
 
 }  // namespace gpufeed::profiler::detail

@@ -8,6 +8,7 @@
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "errors.hpp"
 #include "gpufeed/base/errors.hpp"
@@ -100,6 +101,19 @@ class NativeProfile {
     profiler::record_range(name, begin_ns, end_ns, index);
   }
 
+  /// Ranges `name` another process recorded (`begins`, `ends` on the same monotonic clock),
+  /// shown as thread `thread` of the run: a DataLoader worker's fetches.
+  void add_ranges(const std::string& name, std::uint64_t thread,
+                  const std::vector<std::int64_t>& begins, const std::vector<std::int64_t>& ends) {
+    if (begins.size() != ends.size()) {
+      throw UsageError("add_ranges: " + std::to_string(begins.size()) + " begins and " +
+                       std::to_string(ends.size()) + " ends");
+    }
+    for (std::size_t i = 0; i < begins.size(); ++i) {
+      process_ranges_.push_back({name, begins[i], ends[i], thread, profiler::kNoArg, 0, {}});
+    }
+  }
+
   /// Ends the recording: what follows (gpufeed measuring a remedy) is not part of the run.
   void stop() {
     if (!recording_) throw UsageError("the profile has already finished");
@@ -121,6 +135,7 @@ class NativeProfile {
     facts.deterministic = loop.deterministic;
     facts.rank = loop.rank;  // torch.distributed's view of the job
     facts.world_size = loop.world_size;
+    facts.process_ranges = std::move(process_ranges_);
     diagnosis::Diagnosis d;
     {
       nb::gil_scoped_release release;
@@ -132,6 +147,7 @@ class NativeProfile {
 
  private:
   std::unique_ptr<diagnosis::Recording> recording_;
+  std::vector<profiler::HostRange> process_ranges_;
 };
 
 }  // namespace
@@ -233,6 +249,8 @@ void bind_profile(nb::module_& m) {
       .def(nb::init<bool>(), nb::arg("cuda"))
       .def("record", &NativeProfile::record, nb::arg("name"), nb::arg("begin_ns"),
            nb::arg("end_ns"), nb::arg("index"))
+      .def("add_ranges", &NativeProfile::add_ranges, nb::arg("name"), nb::arg("thread"),
+           nb::arg("begins"), nb::arg("ends"))
       .def("stop", &NativeProfile::stop)
       .def("finish", &NativeProfile::finish, nb::arg("input").none(), nb::arg("loop"));
 }

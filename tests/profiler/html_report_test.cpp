@@ -1,6 +1,7 @@
 // The HTML report is one self-contained file: SVG figures, numbers, recommendations.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "gpufeed/profiler/html_report.hpp"
@@ -54,6 +55,50 @@ TEST(HtmlReport, LanesAreNamedByRoleAndTheLegendListsOnlyWhatOccurred) {
   for (const char* kind : {">kernel<", ">memcpy_h2d<", ">echo<", ">sync<", ">normalize<"}) {
     EXPECT_EQ(legend.find(kind), std::string::npos) << kind;
   }
+}
+
+TEST(HtmlReport, ADataLoadersWorkerFetchesAreStagesOnTheirOwnLanes) {
+  // A consumer waiting 30 of every 40 ms, fed by two DataLoader worker processes (their fetches
+  // added as threads 501 and 502): each fetch is 18 ms of the dataset's items, then 2 of
+  // collate.
+  constexpr std::int64_t kMs = 1'000'000;
+  Timeline t;
+  for (std::int64_t i = 0; i < 40; ++i) {
+    const std::int64_t at = i * 40 * kMs;
+    t.host.push_back({"wait", at, at + 30 * kMs, 1, i, 0, {}});
+    t.host.push_back({"step", at + 30 * kMs, at + 40 * kMs, 1, i, 0, {}});
+    for (std::uint64_t worker : {501, 502}) {
+      const std::int64_t from = at + (worker == 501 ? 0 : 20 * kMs);
+      t.host.push_back({"dataset", from, from + 18 * kMs, worker, kNoArg, 0, {}});
+      t.host.push_back({"collate", from + 18 * kMs, from + 20 * kMs, worker, kNoArg, 0, {}});
+    }
+  }
+  t.normalize();
+  PipelineFacts facts;
+  facts.loader_settings = false;
+  InputPoolFacts pool;
+  pool.workers = 2;
+  pool.batches = 80;
+  pool.samples = 80 * 16;
+  pool.fetch_ns = 80 * 20 * kMs;
+  pool.collate_ns = 80 * 2 * kMs;
+  facts.input_pool = pool;
+  const GapReport r = analyze(t, {}, facts);
+  std::map<std::string, StageShare> stages;
+  for (const StageShare& st : r.stages) stages[st.name] = st;
+  ASSERT_TRUE(stages.contains("dataset") && stages.contains("collate"));
+  EXPECT_NEAR(stages["dataset"].busy_frac, 18.0 / 40, 0.02);  // each worker's share
+  EXPECT_NEAR(stages["collate"].busy_frac, 2.0 / 40, 0.02);
+  EXPECT_GT(stages["dataset"].share_during_wait, stages["collate"].share_during_wait);
+  // The bottleneck is still said in the DataLoader's terms, from its counters.
+  EXPECT_EQ(r.bottleneck_stage, "dataset");
+  EXPECT_NE(r.bottleneck_basis.find("__getitem__"), std::string::npos) << r.bottleneck_basis;
+  const std::string html = HtmlReport::render(t, r);
+  for (const char* text :
+       {">DataLoader worker 1<", ">DataLoader worker 2<", ">consumer<", ">dataset<", ">collate<"}) {
+    EXPECT_NE(html.find(text), std::string::npos) << text;
+  }
+  EXPECT_EQ(html.find("No pipeline stage ranges recorded"), std::string::npos);
 }
 
 TEST(HtmlReport, IsSelfContainedAndEscapesNames) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpufeed/base/knobs.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
@@ -14,6 +15,7 @@
 #include "gpufeed/pipeline/label_mix.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 #include "gpufeed/profiler/pipeline_facts.hpp"
+#include "gpufeed/profiler/timeline.hpp"
 
 namespace gpufeed {
 class Loader;
@@ -50,6 +52,9 @@ struct RunFacts {
   bool gpufeed_input = true;
   /// The worker pool that fed the run when it was not a gpufeed Loader (a torch DataLoader).
   std::optional<profiler::InputPoolFacts> input_pool;
+  /// Ranges recorded in other processes, added to the run's timeline: a torch DataLoader's
+  /// fetches in its worker processes ("dataset", "collate"; each process its own thread id).
+  std::vector<profiler::HostRange> process_ranges;
   LoaderStats stats;  ///< the loader's counters over the run
   unsigned workers = 0;
   unsigned prefetch = 0;

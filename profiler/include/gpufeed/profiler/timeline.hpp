@@ -1,5 +1,6 @@
 #pragma once
 // The one input every analysis and writer takes: named host ranges and device activity.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,11 @@ inline constexpr const char* collective = "collective";
 /// ... and the loader's stages (gpufeed/base/stages.hpp), one of which is named as the
 /// bottleneck.
 inline constexpr const auto& stages = kLoaderStages;
+/// A torch DataLoader's fetches as gpufeed.profile times them, in the main process or in each
+/// worker process: the dataset's items of a batch, then its collate_fn.
+inline constexpr const char* dataset = "dataset";
+inline constexpr const char* collate = "collate";
+inline constexpr std::array<const char*, 2> dataloader_stages{dataset, collate};
 }  // namespace range_names
 
 /// A host range with its name resolved. `detail` says more where the name is a category
