@@ -173,8 +173,18 @@ class Planner {
     send(started);
   }
 
+  /// Where served bytes lie in the block's own buffer (which `owner` keeps alive).
+  struct Served {
+    std::shared_ptr<const std::uint8_t[]> owner;
+    std::uint64_t owner_bytes = 0;
+    std::span<const std::uint8_t> bytes;
+  };
+
   /// Serves [offset, offset + out.size()) from a planned block; false when none holds it.
-  bool serve(std::span<std::uint8_t> out, std::uint64_t offset, const Describe& what) {
+  /// `served`, when given, is where the bytes lie in the block (for the disk cache to keep
+  /// without a copy).
+  bool serve(std::span<std::uint8_t> out, std::uint64_t offset, const Describe& what,
+             Served* served = nullptr) {
     Started started;
     std::unique_lock lock(mutex_);
     const std::shared_ptr<Block> block = find_locked(offset, out.size());
@@ -193,7 +203,9 @@ class Planner {
       lock.unlock();
       rethrow_as_read(error, what);
     }
-    std::memcpy(out.data(), block->bytes.get() + (offset - block->extent.offset), out.size());
+    const std::uint8_t* from = block->bytes.get() + (offset - block->extent.offset);
+    std::memcpy(out.data(), from, out.size());
+    if (served != nullptr) *served = {block->bytes, block->extent.length, {from, out.size()}};
     frontier_ = std::max(frontier_, block->seq);
     block->remaining -= std::min<std::uint64_t>(block->remaining, out.size());
     if (block->remaining == 0) drop_locked(block);
@@ -217,7 +229,7 @@ class Planner {
     /// Out of the plan: read in full, skipped, or replaced by a new plan. Its bytes live on
     /// while a read still copies from it (the last reference frees them).
     bool dropped = false;
-    std::unique_ptr<std::uint8_t[]> bytes;
+    std::shared_ptr<std::uint8_t[]> bytes;  // shared with the disk cache's writer
     std::exception_ptr error;
   };
   /// A fetched block this far behind the furthest block read is taken to be skipped.
@@ -284,7 +296,7 @@ class Planner {
 
   void issue_locked(const std::shared_ptr<Block>& block, Started& started) {
     block->state = State::fetching;
-    block->bytes = std::make_unique_for_overwrite<std::uint8_t[]>(block->extent.length);
+    block->bytes.reset(new std::uint8_t[block->extent.length]);  // not zeroed: a GET fills it
     held_ += block->extent.length;
     ++in_flight_;
     started.push_back(block);
@@ -357,12 +369,17 @@ class RemoteSource final : public ByteSource {
     const Extent extent{offset, out.size()};
     const std::shared_ptr<DiskCache> disk = object_->disk_cache();
     if (disk && disk->read(extent, out)) return;
-    if (!planner_->serve(out, offset, what)) {
-      try {
-        object_->client->get(object_->url, {offset, out.size()}, out, object_->info.etag);
-      } catch (const IoError&) {
-        rethrow_as_read(std::current_exception(), what);
-      }
+    Planner::Served served;
+    if (planner_->serve(out, offset, what, disk ? &served : nullptr)) {
+      // The planned GET's own buffer goes to the cache's writer: no second copy.
+      if (disk)
+        disk->write_shared(extent, std::move(served.owner), served.owner_bytes, served.bytes);
+      return;
+    }
+    try {
+      object_->client->get(object_->url, {offset, out.size()}, out, object_->info.etag);
+    } catch (const IoError&) {
+      rethrow_as_read(std::current_exception(), what);
     }
     if (disk) disk->write(extent, out);
   }

@@ -127,7 +127,7 @@ bool DiskCache::read(const Extent& e, std::span<std::uint8_t> out) const {
   {
     const std::lock_guard lock(queue_mutex_);
     if (const auto it = queued_.find({e.offset, e.length}); it != queued_.end()) {
-      std::memcpy(out.data(), it->second.data(), e.length);
+      std::memcpy(out.data(), it->second.bytes.data(), e.length);
       hits_.fetch_add(1, std::memory_order_relaxed);
       return true;
     }
@@ -152,23 +152,54 @@ bool DiskCache::read(const Extent& e, std::span<std::uint8_t> out) const {
 }
 
 void DiskCache::write(const Extent& e, std::span<const std::uint8_t> bytes) {
-  const Key key{e.offset, e.length};
   {
+    // The copy is made outside the lock, and only when the queue may take it.
     const std::lock_guard lock(queue_mutex_);
-    if (queued_.contains(key)) return;
+    if (queued_.contains({e.offset, e.length})) return;
     if (!stopped_.empty() || stopping_ || queued_bytes_ + bytes.size() > queue_limit_) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
   }
-  std::vector<std::uint8_t> copy(bytes.begin(), bytes.end());  // outside the lock
+  std::shared_ptr<std::uint8_t[]> copy(new std::uint8_t[bytes.size()]);
+  std::memcpy(copy.get(), bytes.data(), bytes.size());
+  const std::span<const std::uint8_t> kept(copy.get(), bytes.size());
+  enqueue(e, {std::move(copy), kept}, bytes.size());
+}
+
+void DiskCache::write_shared(const Extent& e, std::shared_ptr<const std::uint8_t[]> owner,
+                             std::uint64_t owner_bytes, std::span<const std::uint8_t> bytes) {
+  enqueue(e, {std::move(owner), bytes}, owner_bytes);
+}
+
+void DiskCache::enqueue(const Extent& e, Queued queued, std::uint64_t owner_bytes) {
+  const Key key{e.offset, e.length};
   {
     const std::lock_guard lock(queue_mutex_);
-    if (!queued_.emplace(key, std::move(copy)).second) return;
-    queued_bytes_ += bytes.size();
+    if (queued_.contains(key)) return;
+    const auto known = owners_.find(queued.owner.get());
+    const std::uint64_t more = known == owners_.end() ? owner_bytes : 0;
+    if (!stopped_.empty() || stopping_ || queued_bytes_ + more > queue_limit_) {
+      dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    Owner& o = owners_[queued.owner.get()];
+    o.bytes = owner_bytes;
+    ++o.ranges;
+    queued_bytes_ += more;
+    queued_.emplace(key, std::move(queued));
     order_.push_back(key);
   }
   queue_cv_.notify_all();
+}
+
+void DiskCache::release_locked(const Queued& queued) {
+  const auto it = owners_.find(queued.owner.get());
+  if (it == owners_.end()) return;
+  if (--it->second.ranges == 0) {
+    queued_bytes_ -= it->second.bytes;
+    owners_.erase(it);
+  }
 }
 
 void DiskCache::flush() {
@@ -190,20 +221,21 @@ void DiskCache::run() {
     // The entry stays put: only this thread erases, and read() copies from it meanwhile.
     std::string failure;
     try {
-      keep({key.first, key.second}, it->second);
+      keep({key.first, key.second}, it->second.bytes);
       written_files_.fetch_add(1, std::memory_order_relaxed);
     } catch (const std::exception& e) {
       failure = e.what();
     }
     lock.lock();
     busy_ = false;
-    queued_bytes_ -= it->second.size();
+    release_locked(it->second);
     queued_.erase(it);
     if (!failure.empty() && stopped_.empty()) {  // stop caching: drop what is queued
       stopped_ = failure;
       dropped_.fetch_add(1 + order_.size(), std::memory_order_relaxed);
       order_.clear();
       queued_.clear();
+      owners_.clear();
       queued_bytes_ = 0;
       std::fprintf(stderr,
                    "gpufeed: cache_dir stopped caching (%s); reading goes on from object "

@@ -9,8 +9,10 @@
 // a byte budget by removing the least recently used files.
 //
 // Writes happen on a thread of the cache's own ("gpufeed-cache"), never on the read path: a
-// range read is copied into a bounded queue (kQueueBytes) and the read goes on; when the queue
-// is full the range is not cached (counted as dropped). Queued ranges are served from the queue.
+// range read is queued (kQueueBytes at most) and the read goes on; when the queue is full the
+// range is not cached (counted as dropped). A range fetched into a buffer of the reader's own
+// (a planned GET's) is queued without a copy, holding that buffer until it is written; any
+// other range is copied in. Queued ranges are served from the queue.
 // A write that fails (a full disk, a quota, an I/O error) stops the caching with one line on
 // standard error; reading goes on from object storage. The destructor writes what is queued and
 // joins the thread.
@@ -19,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -56,6 +59,11 @@ class DiskCache {
   /// queue is full or caching stopped. The writer keeps it, then removes least recently used
   /// files while the directory holds more than the budget.
   void write(const Extent& e, std::span<const std::uint8_t> bytes);
+  /// The same without a copy: `bytes` lie in `owner`'s buffer of `owner_bytes`, which the queue
+  /// holds until the writer is done with them (counted once against the queue's limit, however
+  /// many of its ranges are queued).
+  void write_shared(const Extent& e, std::shared_ptr<const std::uint8_t[]> owner,
+                    std::uint64_t owner_bytes, std::span<const std::uint8_t> bytes);
   /// Waits until the writer has written (or dropped) everything queued before the call.
   void flush();
 
@@ -69,6 +77,17 @@ class DiskCache {
 
  private:
   using Key = std::pair<std::uint64_t, std::uint64_t>;  // offset, length
+  struct Queued {
+    std::shared_ptr<const std::uint8_t[]> owner;  // holds `bytes`
+    std::span<const std::uint8_t> bytes;
+  };
+  struct Owner {
+    std::uint64_t bytes = 0;  // its buffer's, counted in queued_bytes_ once
+    unsigned ranges = 0;      // queued ranges in it
+  };
+
+  void enqueue(const Extent& e, Queued queued, std::uint64_t owner_bytes);
+  void release_locked(const Queued& queued);
 
   [[nodiscard]] std::string file_of(const Extent& e) const;
   void run();
@@ -88,8 +107,9 @@ class DiskCache {
 
   mutable std::mutex queue_mutex_;  // guards the queue, stopping_, stopped_, busy_
   std::condition_variable queue_cv_;
-  std::map<Key, std::vector<std::uint8_t>> queued_;  // served by read() until written
-  std::deque<Key> order_;                            // the writer's order: first in, first out
+  std::map<Key, Queued> queued_;                 // served by read() until written
+  std::map<const std::uint8_t*, Owner> owners_;  // the buffers queued ranges lie in
+  std::deque<Key> order_;                        // the writer's order: first in, first out
   std::uint64_t queued_bytes_ = 0;
   const std::uint64_t queue_limit_;
   bool busy_ = false;      // the writer is writing a range it took off order_

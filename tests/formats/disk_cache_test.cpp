@@ -9,9 +9,11 @@
 
 #include <csignal>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -163,6 +165,33 @@ TEST(DiskCache, ARangeTheQueueCannotHoldIsDroppedAndCounted) {
   EXPECT_EQ(cache.written(), 1u);
   EXPECT_TRUE(cache.contains({4000, 500}));
   EXPECT_TRUE(cache.stopped().empty());
+}
+
+TEST(DiskCache, RangesOfAReadersBufferAreKeptWithoutACopyAndItCountsOnce) {
+  // A planned GET's buffer of 3000 bytes holds three ranges; the queue holds 4000 bytes.
+  const testing::TempDir dir;
+  DiskCache cache(dir.path(), 1 << 20, "s3://b/d.h5", "\"e\"", 4000);
+  const auto source = bytes_of(3000, 9);
+  std::shared_ptr<std::uint8_t[]> buffer(new std::uint8_t[3000]);
+  std::copy(source.begin(), source.end(), buffer.get());
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    cache.write_shared({i * 1000, 1000}, buffer, 3000, {buffer.get() + i * 1000, 1000});
+  }
+  // The buffer counted once (3000 of 4000): a copied range of 1500 does not fit beside it.
+  cache.write({9000, 1500}, bytes_of(1500, 1));
+  EXPECT_EQ(cache.dropped(), 1u);
+  std::vector<std::uint8_t> out(1000);
+  ASSERT_TRUE(cache.read({1000, 1000}, out));
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), source.begin() + 1000));
+  cache.flush();
+  EXPECT_EQ(cache.written(), 3u);
+  EXPECT_EQ(buffer.use_count(), 1) << "the writer let go of the buffer once it was written";
+  cache.write({9000, 1500}, bytes_of(1500, 1));  // the queue is empty again
+  cache.flush();
+  EXPECT_EQ(cache.written(), 4u);
+  DiskCache next(dir.path(), 1 << 20, "s3://b/d.h5", "\"e\"");
+  ASSERT_TRUE(next.read({2000, 1000}, out));
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), source.begin() + 2000));
 }
 
 TEST(DiskCache, AFailedWriteStopsCachingWithOneLineAndReadingGoesOn) {
