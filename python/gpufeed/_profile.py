@@ -5,29 +5,12 @@ from __future__ import annotations
 import json as _json
 import os
 import sys
-import threading
 import time
 from typing import Any, Optional, Union
 
-from . import _native
+from . import _native, _profile_state
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-_active: Optional["profile"] = None
-_active_lock = threading.Lock()
-
-
-def note_input(source: Any) -> None:
-    """Called by an input source (every gpufeed.Loader) when it is made or starts an epoch: the
-    running profile, if any, takes the input side's facts (workers, prefetch, stage counters)
-    from the sources it sees. A source implements the input protocol:
-    ``__gpufeed_counters__()`` (a snapshot of its counters, taken when the profile first sees
-    it) and ``__gpufeed_facts__(since)`` (its settings and its counters since that snapshot),
-    plus ``stats()["samples"]`` and ``closed``."""
-    current = profile.current()
-    if current is not None:
-        current._see(source)
-
 
 def _job_place(torch: Any) -> tuple:
     """(rank, world_size) of this process in a distributed job, or (-1, 0)."""
@@ -177,7 +160,7 @@ def _watch_habits() -> None:
     def host_read(name: str) -> Any:
         def make(original: Any) -> Any:
             def counted(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-                current = _active
+                current = _profile_state.active
                 if current is not None and current._in_step():
                     frame = _user_frame()
                     if frame is not None:
@@ -194,15 +177,16 @@ def _watch_habits() -> None:
 
     def data_parallel(original: Any) -> Any:
         def forward(module: Any, *args: Any, **kwargs: Any) -> Any:
-            if _active is not None:
-                _active._data_parallel = True
+            current = _profile_state.active
+            if current is not None:
+                current._data_parallel = True
             return original(module, *args, **kwargs)
 
         return forward
 
     def empty_cache(original: Any) -> Any:
         def counted() -> None:
-            current = _active
+            current = _profile_state.active
             if current is not None and current._in_step() and _user_frame() is not None:
                 current._empty_cache_calls += 1
             return original()
@@ -216,7 +200,7 @@ def _watch_habits() -> None:
         def make(original: Any) -> Any:
             def counted(tensor: Any, *args: Any, **kwargs: Any) -> Any:
                 result = original(tensor, *args, **kwargs)
-                current = _active
+                current = _profile_state.active
                 if (current is not None and current._in_step() and result is not tensor
                         and tensor.device.type == "cpu" and result.device.type != "cpu"
                         and not current._in_last_batch(tensor)):
@@ -234,7 +218,7 @@ def _watch_habits() -> None:
         patch(torch.Tensor, name, moved(name))
 
     def forward_seen(module: Any, inputs: Any) -> None:
-        current = _active
+        current = _profile_state.active
         if current is not None and current._in_step():
             current._forward_seen(torch, module, inputs)
 
@@ -306,7 +290,7 @@ class _TimedIterator:
         return self
 
     def __next__(self) -> Any:
-        current = _active
+        current = _profile_state.active
         if current is None:
             return self._next()
         return current._timed_next(self._next, None)  # not a DataLoader: no facts
@@ -497,13 +481,13 @@ def _time_dataloaders(prof: "profile") -> None:
     get_iterator = dataloader.DataLoader._get_iterator
 
     def timed_next(iterator: Any) -> Any:
-        current = _active
+        current = _profile_state.active
         if current is None:
             return next_original(iterator)
         return current._timed_next(next_original, iterator)
 
     def started_iterator(loader: Any) -> Any:
-        current = _active
+        current = _profile_state.active
         if current is None or loader.num_workers == 0:
             iterator = get_iterator(loader)
         else:
@@ -703,20 +687,19 @@ class profile:
         self._forwards = _native.LoopHabits()  # what the module forwards inside steps showed
 
     def __enter__(self) -> "profile":
-        global _active
         for what, path in self._outputs.items():
             if path is not None:
                 _native.check_writable(what, path)
         cuda = self._cuda if self._cuda is not None else _native.cuda_device_count() > 0
         if cuda:
             _add_cupti_directories()
-        with _active_lock:
-            if _active is not None:
+        with _profile_state.lock:
+            if _profile_state.active is not None:
                 raise _native.UsageError("a gpufeed.profile is already running in this process")
             self._native = _native.Profile(cuda)
             self._entered_ns = _native.now_ns()
             self._entered_cpu_ns = time.process_time_ns()
-            _active = self
+            _profile_state.active = self
         _time_dataloaders(self)
         _watch_habits()
         return self
@@ -1031,7 +1014,7 @@ class profile:
     @staticmethod
     def current() -> Optional["profile"]:
         """The profile running in this process, or None."""
-        return _active
+        return _profile_state.active
 
     def _see(self, source: Any) -> None:
         entry = self._loaders.get(id(source))
@@ -1052,11 +1035,10 @@ class profile:
         return best
 
     def __exit__(self, *exc: object) -> None:
-        global _active
         self._exited_ns = _native.now_ns()
         self._close_step(self._exited_ns)  # the loop left after its last batch's work
-        with _active_lock:
-            _active = None
+        with _profile_state.lock:
+            _profile_state.active = None
         _untime_dataloaders()
         _unwatch_habits()
         native, self._native = self._native, None
