@@ -1,4 +1,4 @@
-"""gpufeed.profile: the diagnosis pipebench makes of its runs, made of a Python training loop."""
+"""The profile object: records a training loop, times its inputs and diagnoses it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any, Optional, Union
 
-from . import _native, _profile_state
+from .. import _native, _profile_state
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -134,7 +134,8 @@ def _find_code_owners(torch: Any) -> None:
     def directories(paths: Any) -> tuple:
         return tuple(sorted({os.path.join(p, "") for p in paths if p}))
 
-    _LIBRARY_DIRS = directories((os.path.dirname(torch.__file__), os.path.dirname(__file__)))
+    gpufeed = os.path.dirname(_native.__file__)  # the package's directory, with its subpackages
+    _LIBRARY_DIRS = directories((os.path.dirname(torch.__file__), gpufeed))
     _STDLIB_DIRS = directories(sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib"))
     _PACKAGE_DIRS = directories(os.path.dirname(getattr(sys.modules[name], "__file__", None) or "")
                                 for name in _FRAMEWORKS if name in sys.modules)
@@ -819,7 +820,7 @@ class profile:
         facts["fetch"] = fetches.as_dict()
         dataset = self._datasets.get(key)
         if self._measure_pack and self._dataset_is_the_cost(fetches, dataset):
-            from ._pack import measure_rate
+            from .._pack import measure_rate
 
             shape = facts.get("batch_shape") or []
             size = tuple(shape[-2:]) if len(shape) == 4 else None
@@ -834,7 +835,7 @@ class profile:
             facts["packed_sample"] = {"samples_per_s": rate, "items": items, "store": store,
                                       "note": note or None}
         if dataset is not None:
-            from ._pack import transform_advice
+            from .._pack import transform_advice
 
             # The advice keeps the dataset's transform: the model sees the same inputs.
             pool.pack_loader_keywords, pool.pack_transform_note = transform_advice(dataset)
