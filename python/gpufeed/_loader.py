@@ -9,7 +9,7 @@ import threading
 import warnings
 from typing import Any, Iterator, Literal, Optional, Sequence, Tuple, Union
 
-from . import _native, _profile
+from . import _native, _profile_state
 from ._transform import PLANNED_KEYWORDS, TransformPlan, check_on_batch, plan_transform
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -101,7 +101,7 @@ class Epoch:
         return self
 
     def __next__(self) -> Batch:
-        current = _profile._active
+        current = _profile_state.active
         if current is not None:
             return current._loader_next(self._next)  # the time between batches is a step
         return self._next()
@@ -248,7 +248,7 @@ class Loader:
         self._generation = 0
         self._next_epoch = 0
         self._lock = threading.Lock()
-        _profile.note_input(self)
+        _profile_state.note_input(self)
 
     def _planned(self, transform: Any, keywords: dict, output: str) -> dict:
         """The keywords with `transform`'s fused part in them; the plan kept for the rest."""
@@ -290,7 +290,7 @@ class Loader:
             images = images.to(getattr(torch, self._dtype))
         end = _native.now_ns()
         self._native.add_transform_work(end - begin, len(delivery.indices))
-        current = _profile._active
+        current = _profile_state.active
         if current is not None:
             current._input_stage("transform", begin, end)
         return images
@@ -309,7 +309,7 @@ class Loader:
             generation = self._generation
             self._next_epoch = epoch + 1
         self._native.start_epoch(epoch)
-        _profile.note_input(self)
+        _profile_state.note_input(self)
         return Epoch(self, epoch, generation)
 
     def __iter__(self) -> Epoch:
