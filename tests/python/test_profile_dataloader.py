@@ -161,6 +161,33 @@ def test_worker_processes_are_timed_without_touching_the_dataset(context):
     assert truth >= 4.0 and abs(per_sample_ms - truth) <= 0.2 * truth, (fetch, truth)
 
 
+def test_each_workers_fetches_are_stages_on_a_lane_of_its_own(tmp_path):
+    # The dataset's items and collate, timed in each worker process, are the report's stages
+    # and its timeline's "DataLoader worker N" lanes (they were "No pipeline stage ranges").
+    loader = DataLoader(SlowDataset(160, 0.004), batch_size=8, num_workers=2)
+    report = str(tmp_path / "run.html")
+    with gpufeed.profile(report=report) as prof:
+        for _ in loader:
+            busy(0.001)
+    stages = prof.results()["profile"]["stages"]
+    assert set(stages) == {"dataset", "collate"}, stages
+    # Each worker makes a batch in 32 ms of items, and waits for the loop now and then.
+    assert 0.3 < stages["dataset"]["busy_frac"] <= 1.0, stages
+    # Counted in the steady-state window (the first steps are warm-up).
+    assert stages["dataset"]["items"] >= 6 and stages["collate"]["items"] >= 6, stages
+    assert stages["collate"]["busy_frac"] < stages["dataset"]["busy_frac"] / 10, stages
+    html = open(report).read()
+    for text in (">DataLoader worker 1<", ">DataLoader worker 2<", ">consumer<", ">dataset<"):
+        assert text in html, text
+    assert "No pipeline stage ranges recorded" not in html
+    # In the main process (num_workers=0) they nest in the loop's waits, on its own lane.
+    with gpufeed.profile() as prof:
+        for _ in DataLoader(SlowDataset(48, 0.002), batch_size=8):
+            busy(0.001)
+    stages = prof.results()["profile"]["stages"]
+    assert stages["dataset"]["share_during_wait"] > 0.8, stages
+
+
 @pytest.mark.skipif("libasan" in os.environ.get("LD_PRELOAD", ""),
                     reason="a prediction of time against time: not under a sanitizer")
 def test_the_num_workers_advice_measures_what_it_predicts():

@@ -276,6 +276,15 @@ class DataLoaders:
         return max(self.facts, key=lambda key: (self.counters[key].training_batches,
                                                 self.facts[key]["batches"]))
 
+    def add_fetch_ranges(self, native: _native.Profile) -> None:
+        """Every kept fetch (in this process and in the workers) as a "dataset" range, then a
+        "collate" one, on the thread or worker process that made it. After settle()."""
+        every = [c.fetches for c in self.counters.values()] + [self.main_fetches]
+        for fetches in every:
+            for thread, begins, collates, ends in fetches.threads():
+                native.add_ranges("dataset", thread, begins, collates)
+                native.add_ranges("collate", thread, collates, ends)
+
     def settle(self) -> None:
         """At the end: each DataLoader's own counters (its workers' included) into its facts."""
         fed = self.fed()

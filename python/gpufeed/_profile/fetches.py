@@ -1,14 +1,16 @@
 """What making batches costs a DataLoader's fetchers (the dataset's items, and collate_fn), timed
 in this process and in every worker process: a worker writes its counters to a file of its
-own (_FileCounters) that the profile adds up when it ends. A spawned worker imports this
-module by its path to unpickle its worker_init_fn (WorkerTiming)."""
+own (_FileCounters) that the profile adds up when it ends, and each fetch's times (its
+"dataset" and "collate" ranges on the profile's timeline) to another. A spawned worker imports
+this module by its path to unpickle its worker_init_fn (WorkerTiming)."""
 
 from __future__ import annotations
 
 import json as _json
 import os
-import time
-from typing import Any, Optional
+import threading
+from array import array
+from typing import Any, Iterator, Optional, Tuple
 
 from .. import _native
 
@@ -17,11 +19,34 @@ class FetchCounters:
     """What making batches cost a DataLoader's fetcher in one process: batches, samples, the
     time in the dataset's items plus collate, and collate alone."""
 
+    #: Fetches whose times are kept for the timeline, at most (a process's; 32 bytes each).
+    MAX_SPANS = 250_000
+
     def __init__(self) -> None:
         self.batches = 0
         self.samples = 0
         self.fetch_ns = 0
         self.collate_ns = 0
+        # Each fetch: the thread's id, its start, collate's start, its end (the recorder's clock).
+        self.spans = array("q")
+        self.kept_spans = 0
+
+    def span(self, begin: int, collate_begin: int, end: int) -> None:
+        if self.kept_spans < self.MAX_SPANS:
+            self.kept_spans += 1
+            self.spans.extend((threading.get_native_id(), begin, collate_begin, end))
+
+    def threads(self) -> Iterator[Tuple[int, list, list, list]]:
+        """The kept fetches by thread: (thread id, starts, collate's starts, ends)."""
+        by_thread: dict = {}
+        spans = self.spans
+        for i in range(0, len(spans), 4):
+            begins, collates, ends = by_thread.setdefault(spans[i], ([], [], []))
+            begins.append(spans[i + 1])
+            collates.append(spans[i + 2])
+            ends.append(spans[i + 3])
+        for thread, (begins, collates, ends) in by_thread.items():
+            yield thread, begins, collates, ends
 
     def add(self, samples: int, fetch_ns: int, collate_ns: int) -> None:
         self.batches += 1
@@ -42,6 +67,7 @@ class _FileCounters(FetchCounters):
         super().__init__()
         self._path = path
         self._written = 0
+        self._spans_path = f"{path}.spans"
         from multiprocessing import util
 
         # A worker ends through multiprocessing's exit, which runs its finalizers.
@@ -56,6 +82,10 @@ class _FileCounters(FetchCounters):
         self._written = _native.now_ns()
         temporary = f"{self._path}.tmp"
         try:
+            if self.spans:  # appended: whole records only, read by add_worker_fetches
+                with open(self._spans_path, "ab") as f:
+                    self.spans.tofile(f)
+                del self.spans[:]
             with open(temporary, "w") as f:
                 _json.dump(self.as_dict(), f)
             os.replace(temporary, self._path)
@@ -71,18 +101,19 @@ _original_fetch: dict = {}  # fetcher class -> its own fetch while timed
 class _TimedCollate:
     """A fetcher's collate_fn, timed: it keeps the time of its last call."""
 
-    __slots__ = ("collate", "last_ns")
+    __slots__ = ("collate", "last_begin", "last_ns")
 
     def __init__(self, collate: Any) -> None:
         self.collate = collate
+        self.last_begin = 0
         self.last_ns = 0
 
     def __call__(self, data: Any) -> Any:
-        begin = time.perf_counter_ns()
+        begin = self.last_begin = _native.now_ns()
         try:
             return self.collate(data)
         finally:
-            self.last_ns = time.perf_counter_ns() - begin
+            self.last_ns = _native.now_ns() - begin
 
 
 def _timed_fetch(original: Any) -> Any:
@@ -96,10 +127,11 @@ def _timed_fetch(original: Any) -> Any:
         if not isinstance(collate, _TimedCollate):
             collate = fetcher.collate_fn = _TimedCollate(collate)  # once per fetcher
         collate.last_ns = 0
-        begin = time.perf_counter_ns()
+        begin = _native.now_ns()
         batch = original(fetcher, index)
-        elapsed = time.perf_counter_ns() - begin
-        counters.add(len(index) if fetcher.auto_collation else 1, elapsed, collate.last_ns)
+        end = _native.now_ns()
+        counters.add(len(index) if fetcher.auto_collation else 1, end - begin, collate.last_ns)
+        counters.span(begin, collate.last_begin if collate.last_ns else end, end)
         return batch
 
     return fetch
@@ -147,12 +179,21 @@ class WorkerTiming:
 
 
 def add_worker_fetches(directory: str, total: FetchCounters) -> None:
-    """Adds the counters of a DataLoader's worker processes (each wrote its own file in
-    `directory`) to `total`, and removes the directory."""
+    """Adds the counters and the kept fetches of a DataLoader's worker processes (each wrote its
+    own files in `directory`) to `total`, and removes the directory."""
     import shutil
 
     for name in os.listdir(directory):
-        if name.endswith(".json"):
+        if name.endswith(".spans"):
+            spans = array("q")
+            try:
+                with open(os.path.join(directory, name), "rb") as f:
+                    data = f.read()
+            except OSError:
+                continue
+            spans.frombytes(data[: len(data) // 32 * 32])  # whole records (a worker killed)
+            total.spans.extend(spans)
+        elif name.endswith(".json"):
             try:
                 with open(os.path.join(directory, name)) as f:
                     one = _json.load(f)

@@ -356,6 +356,7 @@ class profile:
         self._rank, self._world_size = _job_place(torch)
         loop.rank, loop.world_size = self._rank, self._world_size
         self._dataloaders.settle()
+        self._dataloaders.add_fetch_ranges(native)
         loop.input_pool = advice.input_pool(self)
         loop.habits = loop_habits(self, torch)
         self._dataloaders.datasets.clear()
