@@ -42,3 +42,31 @@ pack_photos() {
   /usr/bin/python3 "$root/bench/jpeg/make_photos.py" "$2" --count "$3" --format "${4:-jpeg}"
   "$1" convert "$2" "$2.h5" --from imagefolder --store jpeg >/dev/null
 }
+
+# parse_options NAME... -- ARG...: each "--NAME VALUE" among the ARGs sets the variable NAME
+# (dashes as underscores: --latency-ms 20 sets latency_ms), whose default the script set before;
+# -h/--help prints the script's header comment; anything else is an error. Then $out, when set,
+# is made absolute.
+parse_options() {
+  local names=() name option
+  while [ "$1" != "--" ]; do
+    names+=("$1")
+    shift
+  done
+  shift
+  while [ $# -gt 0 ]; do
+    option=$1
+    case $option in
+      -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    esac
+    name=${option#--}
+    name=${name//-/_}
+    if [ "$option" = "${option#--}" ] || [[ " ${names[*]} " != *" $name "* ]] || [ $# -lt 2 ]; then
+      echo "error: unknown argument $option (see --help)" >&2
+      exit 2
+    fi
+    printf -v "$name" '%s' "$2"
+    shift 2
+  done
+  if [ -n "${out:-}" ]; then out=$(realpath -m "$out"); fi
+}

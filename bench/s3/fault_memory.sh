@@ -22,21 +22,7 @@ use_build ci h5pack
 
 samples=20000 every=10 rounds=3 workers=2 batch=256 run_timeout=300
 out=$here/fault_memory.json
-while [ $# -gt 0 ]; do
-  case $1 in
-    --samples) samples=$2 ;;
-    --every) every=$2 ;;
-    --rounds) rounds=$2 ;;
-    --workers) workers=$2 ;;
-    --batch) batch=$2 ;;
-    --run-timeout) run_timeout=$2 ;;
-    --out) out=$2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-  shift 2
-done
-out=$(realpath -m "$out")
+parse_options samples every rounds workers batch run_timeout out -- "$@"
 bucket=bench
 python=$root/build/venv/bin/python
 [ -x "$python" ] || python=/usr/bin/python3

@@ -24,22 +24,7 @@ use_build ci h5pack
 
 images=8192 get_rate=200 latency_ms=20 rounds=3 workers=2 batch=256 run_timeout=300
 out=$here/request_rate.json
-while [ $# -gt 0 ]; do
-  case $1 in
-    --images) images=$2 ;;
-    --get-rate) get_rate=$2 ;;
-    --latency-ms) latency_ms=$2 ;;
-    --rounds) rounds=$2 ;;
-    --workers) workers=$2 ;;
-    --batch) batch=$2 ;;
-    --run-timeout) run_timeout=$2 ;;
-    --out) out=$2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-  shift 2
-done
-out=$(realpath -m "$out")
+parse_options images get_rate latency_ms rounds workers batch run_timeout out -- "$@"
 bucket=bench
 python=$root/build/venv/bin/python
 [ -x "$python" ] || python=/usr/bin/python3

@@ -21,24 +21,7 @@ use_build ci h5pack
 
 latency_ms=20 samples=100000 rounds=3 workers=2 batch=256 in_flight=64
 slow_samples=2048 slow_seconds=30 run_timeout=300 out=$here/results.json
-while [ $# -gt 0 ]; do
-  case $1 in
-    --latency-ms) latency_ms=$2 ;;
-    --samples) samples=$2 ;;
-    --rounds) rounds=$2 ;;
-    --workers) workers=$2 ;;
-    --batch) batch=$2 ;;
-    --in-flight) in_flight=$2 ;;
-    --slow-samples) slow_samples=$2 ;;
-    --slow-seconds) slow_seconds=$2 ;;
-    --run-timeout) run_timeout=$2 ;;
-    --out) out=$2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    *) echo "error: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-  shift 2
-done
-out=$(realpath -m "$out")
+parse_options latency_ms samples rounds workers batch in_flight slow_samples slow_seconds run_timeout out -- "$@"
 bucket=bench
 
 # --- the peers' venv -------------------------------------------------------------------
