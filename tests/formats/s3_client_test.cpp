@@ -15,26 +15,11 @@
 namespace gpufeed::testing {
 namespace {
 
-using formats::IoError;
-using formats::s3::ByteRange;
-using formats::s3::Client;
-using formats::s3::Config;
-using formats::s3::Url;
 using ::testing::AllOf;
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
-
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const IoError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no IoError";
-  return {};
-}
 
 class S3Client : public ::testing::Test {
  protected:

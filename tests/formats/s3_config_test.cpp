@@ -14,8 +14,6 @@
 namespace gpufeed::testing {
 namespace {
 
-using formats::s3::Config;
-using formats::s3::Url;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;

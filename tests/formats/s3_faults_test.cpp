@@ -16,11 +16,6 @@
 namespace gpufeed::testing {
 namespace {
 
-using formats::IoError;
-using formats::s3::ByteRange;
-using formats::s3::Client;
-using formats::s3::Config;
-using formats::s3::Url;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -28,16 +23,6 @@ using ::testing::StartsWith;
 
 constexpr std::size_t kObjectSize = 3 << 20;
 const Url kObject{kBucket, "object.bin"};
-
-std::string error_of(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const IoError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no IoError";
-  return {};
-}
 
 std::vector<std::string> words(const std::string& line) {
   std::istringstream in(line);

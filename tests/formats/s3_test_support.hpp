@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,10 +15,29 @@
 #include <string>
 #include <vector>
 
+#include "gpufeed/formats/error.hpp"
 #include "s3_client.hpp"
 #include "s3_server.hpp"
 
 namespace gpufeed::testing {
+
+// The client's names every S3 test uses.
+using formats::IoError;
+using formats::s3::ByteRange;
+using formats::s3::Client;
+using formats::s3::Config;
+using formats::s3::Url;
+
+/// The message of the IoError `call` throws; a failure when it throws none.
+inline std::string error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const IoError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no IoError";
+  return {};
+}
 
 inline const std::string kS3Python = GPUFEED_S3_PYTHON;
 inline const std::string kS3Script = GPUFEED_S3_SERVER_SCRIPT;

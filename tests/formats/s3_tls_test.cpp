@@ -36,11 +36,6 @@
 namespace gpufeed::testing {
 namespace {
 
-using formats::IoError;
-using formats::s3::ByteRange;
-using formats::s3::Client;
-using formats::s3::Config;
-using formats::s3::Url;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -276,17 +271,6 @@ class S3Tls : public ::testing::Test {
     config.credential_source = "none (unsigned requests)";
     config.ca_bundle = ca_bundle;
     return config;
-  }
-
-  // The IoError of `call`, which must throw one.
-  static std::string error_of(const std::function<void()>& call) {
-    try {
-      call();
-    } catch (const IoError& e) {
-      return e.what();
-    }
-    ADD_FAILURE() << "no IoError";
-    return {};
   }
 
   TempDir dir_;
