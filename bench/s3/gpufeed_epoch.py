@@ -1,12 +1,12 @@
 """One epoch of gpufeed.Loader on an s3:// URL or a local file, timed. Prints one JSON line.
 
     gpufeed_epoch.py --data s3://bench/data.h5 [--cache-dir DIR] [--workers 2] [--batch 256]
-                     [--order chunk|random|sequential] [--size HxW]
+                     [--order chunk|random|sequential] [--size HxW] [--dtype uint8|...]
     gpufeed_epoch.py --data data.h5
 
 The Loader is made with batch_size, workers, device="cpu" and every other keyword at its
-default (order, read-ahead, chunk cache), plus cache_dir, order and size (a jpeg-layout file's
-decode size) when given. The time runs from constructing the Loader (for s3:// that is the
+default (order, read-ahead, chunk cache), plus cache_dir, order, size (a jpeg-layout file's
+decode size) and dtype when given. The time runs from constructing the Loader (for s3:// that is the
 first requests: HEAD, the file's metadata) to the last batch of epoch 0, and each batch is
 touched as bench/python's python_loader.py touches it (one float per 4 KiB page, and the
 labels). The peak resident memory is taken over the same span (peak_rss_bytes), beside the
@@ -52,6 +52,8 @@ def run(args):
         keywords["cache_dir"] = args.cache_dir
     if args.order:
         keywords["order"] = args.order
+    if args.dtype:
+        keywords["dtype"] = args.dtype
     if args.size:
         keywords["size"] = tuple(int(v) for v in args.size.split("x"))
     reset_peak_rss()  # the peak from here on: the Loader's, on top of Python and torch
@@ -82,6 +84,7 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--order", choices=("chunk", "random", "sequential"), default=None)
+    ap.add_argument("--dtype", default=None, help="the batches' dtype (default float32)")
     ap.add_argument("--size", default=None, help="HxW: a jpeg-layout file's decode size")
     args = ap.parse_args()
     try:
