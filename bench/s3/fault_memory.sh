@@ -23,14 +23,8 @@ use_build ci h5pack
 samples=20000 every=10 rounds=3 workers=2 batch=256 run_timeout=300
 out=$here/fault_memory.json
 parse_options samples every rounds workers batch run_timeout out -- "$@"
-bucket=bench
-python=$root/build/venv/bin/python
-[ -x "$python" ] || python=/usr/bin/python3
-
 scratch_dir
 source "$here/link.sh"
-data_root=$work/root
-mkdir -p "$data_root/$bucket"
 step "packing $samples samples of 64x64x3 (raw layout)"
 "$BUILD/bin/h5pack" convert "$samples:64x64x3" "$data_root/$bucket/data.h5" >&2
 start_nginx "$data_root"
@@ -67,7 +61,7 @@ export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true AWS_SHARED_CREDENTIAL
 
 epoch() {
   local name=$1 link=$2
-  record "$name" env AWS_ENDPOINT_URL_S3="$link" PYTHONPATH="$BUILD/python" "$python" \
+  record "$name" env AWS_ENDPOINT_URL_S3="$link" PYTHONPATH="$BUILD/python" "$gpufeed_python" \
     "$here/gpufeed_epoch.py" --workers "$workers" --batch "$batch" --data "s3://$bucket/data.h5"
 }
 load_before=$(load_average)

@@ -9,6 +9,16 @@
 #   stop_proxies                          stops every proxy (their counters written)
 #   record NAME COMMAND...                one measurement, its JSON line appended to
 #                                         $work/NAME.jsonl (needs $run_timeout)
+#
+# It also sets $bucket (bench), $data_root (served by start_nginx: $data_root/$bucket/KEY is
+# s3://bench/KEY; made here) and $gpufeed_python (build/venv's, which sees Debian's torch, else
+# /usr/bin/python3).
+
+bucket=bench
+data_root=$work/root
+mkdir -p "$data_root/$bucket"
+gpufeed_python=$root/build/venv/bin/python
+[ -x "$gpufeed_python" ] || gpufeed_python=/usr/bin/python3
 
 proxy_pids=()
 nginx_pid=

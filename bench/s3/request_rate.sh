@@ -25,14 +25,8 @@ use_build ci h5pack
 images=8192 get_rate=200 latency_ms=20 rounds=3 workers=2 batch=256 run_timeout=300
 out=$here/request_rate.json
 parse_options images get_rate latency_ms rounds workers batch run_timeout out -- "$@"
-bucket=bench
-python=$root/build/venv/bin/python
-[ -x "$python" ] || python=/usr/bin/python3
-
 scratch_dir
 source "$here/link.sh"
-data_root=$work/root
-mkdir -p "$data_root/$bucket"
 step "packing $images:224x224x3 images as JPEG (quality 90) in the jpeg layout"
 "$BUILD/bin/h5pack" convert "$images:224x224x3" "$data_root/$bucket/photos.h5" --store jpeg >&2
 local_file=$data_root/$bucket/photos.h5
@@ -51,7 +45,7 @@ export AWS_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true AWS_SHARED_CREDENTIAL
 epoch() {
   local name=$1 link=$2
   shift 2
-  record "$name" env AWS_ENDPOINT_URL_S3="$link" PYTHONPATH="$BUILD/python" "$python" \
+  record "$name" env AWS_ENDPOINT_URL_S3="$link" PYTHONPATH="$BUILD/python" "$gpufeed_python" \
     "$here/gpufeed_epoch.py" --workers "$workers" --batch "$batch" --size 224x224 "$@"
 }
 remote=s3://$bucket/photos.h5

@@ -22,7 +22,6 @@ use_build ci h5pack
 latency_ms=20 samples=100000 rounds=3 workers=2 batch=256 in_flight=64
 slow_samples=2048 slow_seconds=30 run_timeout=300 out=$here/results.json
 parse_options latency_ms samples rounds workers batch in_flight slow_samples slow_seconds run_timeout out -- "$@"
-bucket=bench
 
 # --- the peers' venv -------------------------------------------------------------------
 venv=$root/build/s3-bench-venv
@@ -37,19 +36,15 @@ for m in (torch, numpy, h5py): print(f"{m.__name__}=={m.__version__}")' >"$venv/
     -r "$here/requirements.txt"
   cp "$here/requirements.txt" "$venv/requirements.txt"
 fi
-gpufeed_python=$root/build/venv/bin/python
-[ -x "$gpufeed_python" ] || gpufeed_python=$python
 
 # --- data: the h5 file and its MDS shards, under the bucket nginx serves --------------------
 scratch_dir
-data_root=$work/root
-mkdir -p "$data_root/$bucket"
+source "$here/link.sh"
 step "packing $samples:64x64x3 (chunks of 64) and its MDS shards in $work"
 "$BUILD/bin/h5pack" convert "$samples:64x64x3" "$data_root/$bucket/data.h5" --chunk 64 >&2
 "$python" "$here/make_mds.py" "$data_root/$bucket/data.h5" "$data_root/$bucket/mds" 2>/dev/null >&2
 
 # --- nginx + the delaying proxy, stopped on exit --------------------------------------------
-source "$here/link.sh"
 start_nginx "$data_root"
 start_proxy proxy "$latency_ms"
 
