@@ -36,11 +36,7 @@ tests_proxy() {
   /usr/bin/python3 "$root/tests/common/s3_server.py" proxy \
     --target "http://127.0.0.1:$nginx_port" "$@" <"$work/stdin" >"$work/$name.url" &
   proxy_pids+=($!)
-  for _ in $(seq 100); do
-    [ -s "$work/$name.url" ] && break
-    sleep 0.1
-  done
-  [ -s "$work/$name.url" ] || { echo "error: proxy $name did not start" >&2; exit 1; }
+  wait_for_file "$work/$name.url" "proxy $name"
   endpoint=$(head -1 "$work/$name.url")
   step "proxy $name ($*) at $endpoint"
 }

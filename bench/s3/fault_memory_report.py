@@ -11,7 +11,7 @@ import argparse
 import json
 import statistics
 
-from report import machine, read_runs
+from report import machine, print_machine, read_runs
 
 TARGET = 1.10  # the Loader's peak memory with faults, at most, against without
 
@@ -86,8 +86,7 @@ def main():
             verdict += " (batches differ or an epoch failed)"
         print(f"{kind:12} {r['median_bytes'] / mib:18.1f} {r['retries']:8.0f} "
               f"{r['samples_per_s']:10,.0f} {cell:24} <= {TARGET:g}x {verdict}")
-    m = result["machine"]
-    print(f"\n{m['cpus']} CPUs ({m['cpu']}), load {m['load_before']} -> {m['load_after']}")
+    print_machine(result["machine"])
     print(f"wrote {args.out}")
 
 

@@ -7,6 +7,7 @@
 #   start_proxy NAME LATENCY_MS [RATE]    a proxy.py link to nginx: sets $endpoint to its URL;
 #                                         its counters go to $work/NAME.json when it stops
 #   stop_proxies                          stops every proxy (their counters written)
+#   wait_for_file FILE WHAT               waits until a starting server wrote FILE
 #   record NAME COMMAND...                one measurement, its JSON line appended to
 #                                         $work/NAME.jsonl (needs $run_timeout)
 #
@@ -82,16 +83,23 @@ CONF
   nginx_pid=$!
 }
 
+# wait_for_file FILE WHAT: until FILE has something in it (10 s at most, else WHAT did not
+# start: the script stops).
+wait_for_file() {
+  for _ in $(seq 100); do
+    [ -s "$1" ] && return 0
+    sleep 0.1
+  done
+  echo "error: $2 did not start" >&2
+  exit 1
+}
+
 start_proxy() {
   local name=$1 latency=$2 rate=${3:-0} port_file=$work/$1.port
   /usr/bin/python3 "$here/proxy.py" --upstream "127.0.0.1:$nginx_port" --latency-ms "$latency" \
     --get-rate "$rate" --port-file "$port_file" >"$work/$name.json" &
   proxy_pids+=($!)
-  for _ in $(seq 100); do
-    [ -s "$port_file" ] && break
-    sleep 0.1
-  done
-  [ -s "$port_file" ] || { echo "error: proxy $name did not start" >&2; exit 1; }
+  wait_for_file "$port_file" "proxy $name"
   endpoint=http://127.0.0.1:$(cat "$port_file")
   for _ in $(seq 100); do
     curl -s -o /dev/null "$endpoint/.probe" && break  # any answer: nginx and the proxy are up

@@ -111,6 +111,11 @@ def print_ratios(ratios, width):
         print(f"{name:{width}} {cell:28} {target} {verdict}")
 
 
+def print_machine(m):
+    """The machine's line under a table: its CPUs and the load before and after the run."""
+    print(f"\n{m['cpus']} CPUs ({m['cpu']}), load {m['load_before']} -> {m['load_after']}")
+
+
 def print_table(result):
     s = result["setup"]
     print(f"\nS3 through a {s['latency_ms']:g} ms link (nginx behind a delaying proxy): "
@@ -129,8 +134,7 @@ def print_table(result):
         note = "; ".join(r.get("problems", [])) or notes.get(stem, "")
         print(f"{label:40} {cell:32} {note[:110]}")
     print_ratios(result["ratios"], 34)
-    m = result["machine"]
-    print(f"\n{m['cpus']} CPUs ({m['cpu']}), load {m['load_before']} -> {m['load_after']}")
+    print_machine(result["machine"])
 
 
 def main():

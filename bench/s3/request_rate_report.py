@@ -11,7 +11,7 @@ import json
 import os
 import statistics
 
-from report import machine, print_ratios, ratio, read_runs, summarize
+from report import machine, print_machine, print_ratios, ratio, read_runs, summarize
 
 READINGS = {  # file stem: what it is
     "chunk_uncapped": "s3://, chunk order (blocks), uncapped link",
@@ -97,8 +97,7 @@ def main():
     print_ratios({k: v for k, v in ratios.items() if k != "chunk_mib_per_get"}, 30)
     print(f"{'chunk_mib_per_get':30} {fmt(mib_row['value'], 2) + ' MiB':28} "
           f">= {mib_row['target']:g} MiB {'met' if mib_row['met'] else 'MISSED'}")
-    m = result["machine"]
-    print(f"\n{m['cpus']} CPUs ({m['cpu']}), load {m['load_before']} -> {m['load_after']}")
+    print_machine(result["machine"])
     print(f"wrote {args.out}")
 
 
