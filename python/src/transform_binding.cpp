@@ -60,14 +60,13 @@ void color_program(const Images& src, Output& dst, const Ops& ops, const Factors
   const float* in = src.data();
   float* out = dst.data();
   nb::gil_scoped_release release;
-  std::vector<ColorStep> steps = program;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < k; ++j) {
-      steps[j].op = static_cast<ColorOp>(ops(i, j));
-      steps[j].factor = factors(i, j);
+      program[j].op = static_cast<ColorOp>(ops(i, j));  // this sample's; mean and std stay
+      program[j].factor = factors(i, j);
     }
     color_program(std::span<const float>(in + i * image, image),
-                  std::span<float>(out + i * image, image), pixels, steps);
+                  std::span<float>(out + i * image, image), pixels, program);
   }
 }
 
