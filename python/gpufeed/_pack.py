@@ -300,6 +300,21 @@ def measure_rate(dataset: Any, batch_size: int, size: Optional[tuple] = None, it
         return _measure_rate(dataset, transform, batch_size, size, items, budget_s, read_s)
 
 
+def _repeated(picked: list, batch_size: int, batches: int = 16,
+              budget_bytes: int = 64 << 20) -> list:
+    """``picked`` repeated to ``batches`` batches of ``batch_size`` (at most ``budget_bytes`` of
+    items, at least once): a file of a few batches is read in epochs whose starts and ends are
+    most of its time (64 items in batches of 16 read at 0.7x the rate of the whole folder's
+    file), where a training epoch has hundreds of batches."""
+    first = picked[0][0]
+    size = os.path.getsize(first) if isinstance(first, (str, os.PathLike)) else \
+        len(first) if isinstance(first, (bytes, bytearray)) else getattr(first, "nbytes", 0)
+    wanted = batches * max(1, batch_size)
+    if size > 0:
+        wanted = min(wanted, budget_bytes // size)
+    return picked * max(1, -(-wanted // len(picked)))
+
+
 def _measure_rate(dataset: Any, transform: Any, batch_size: int, size: Optional[tuple],
                   items: int, budget_s: float, read_s: float) -> tuple:
     import tempfile
@@ -329,9 +344,8 @@ def _measure_rate(dataset: Any, transform: Any, batch_size: int, size: Optional[
     with tempfile.TemporaryDirectory(prefix="gpufeed-pack-rate-") as directory:
         path = os.path.join(directory, "sample.h5")
         try:
-            pack(_Items(name, picked), path, store=store, chunk=max(1, min(64, len(picked))),
-                 keep_order=True,
-                 progress=False)
+            pack(_Items(name, _repeated(picked, batch_size)), path, store=store,
+                 chunk=max(1, min(64, len(picked))), keep_order=True, progress=False)
         except (_native.FormatError, _native.UsageError) as error:
             return 0.0, 0, store, str(error).replace("gpufeed.pack: ", "")
         # With the dataset's own transform when the Loader takes it: the rate of the advice.

@@ -219,3 +219,19 @@ def test_jpeg_store_settings_are_checked(tmp_path):
         gpufeed.pack(Encoded(3, "pixels"), tmp_path / "x.h5", store="png")
     with pytest.raises(gpufeed.UsageError, match="quality=101"):
         gpufeed.pack(Encoded(3, "pixels"), tmp_path / "x.h5", store="jpeg", quality=101)
+
+
+def test_the_rate_sample_is_read_in_epochs_of_many_batches(tmp_path):
+    """The advice's rate is measured on a file of 16 batches (a few items repeated), within 64
+    MiB: epochs of 4 batches spent most of their time starting and ending."""
+    from gpufeed._pack import _repeated
+
+    small = [(np.zeros((8, 8, 3), np.uint8), 0)] * 5
+    assert len(_repeated(small, batch_size=16)) == 260  # 5 items 52 times: >= 16 x 16
+    photo = tmp_path / "a.jpg"
+    photo.write_bytes(b"\xff" * 1000)
+    assert len(_repeated([(str(photo), 1)] * 64, batch_size=32)) == 512
+    large = [(np.zeros((1024, 1024, 3), np.uint8), 0)] * 4  # 3 MiB each: 21 fit in 64 MiB, 4 x 6 read
+    assert len(_repeated(large, batch_size=16)) == 24
+    huge = [(np.zeros((4096, 4096, 3), np.uint8), 0)] * 2  # over the budget: each once
+    assert len(_repeated(huge, batch_size=16)) == 2
