@@ -25,27 +25,28 @@ ActivityKind copy_kind(std::uint8_t copy) noexcept {
   }
 }
 
-DeviceActivity from_kernel(const CUpti_ActivityKernel10& k) {
+/// What every timed device record says alike: its device, stream, span and correlation id.
+template <typename Record>
+DeviceActivity timed(ActivityKind kind, const Record& r) {
   DeviceActivity a;
-  a.kind = ActivityKind::kernel;
-  a.device = k.deviceId;
-  a.stream = k.streamId;
-  a.begin_ns = static_cast<std::int64_t>(k.start);
-  a.end_ns = static_cast<std::int64_t>(k.end);
-  a.correlation = k.correlationId;
+  a.kind = kind;
+  a.device = r.deviceId;
+  a.stream = r.streamId;
+  a.begin_ns = static_cast<std::int64_t>(r.start);
+  a.end_ns = static_cast<std::int64_t>(r.end);
+  a.correlation = r.correlationId;
+  return a;
+}
+
+DeviceActivity from_kernel(const CUpti_ActivityKernel10& k) {
+  DeviceActivity a = timed(ActivityKind::kernel, k);
   a.name = k.name != nullptr ? k.name : "kernel";  // demangled when drained
   return a;
 }
 
 DeviceActivity from_memcpy(const CUpti_ActivityMemcpy6& m) {
-  DeviceActivity a;
-  a.kind = copy_kind(m.copyKind);
-  a.device = m.deviceId;
-  a.stream = m.streamId;
-  a.begin_ns = static_cast<std::int64_t>(m.start);
-  a.end_ns = static_cast<std::int64_t>(m.end);
+  DeviceActivity a = timed(copy_kind(m.copyKind), m);
   a.bytes = m.bytes;
-  a.correlation = m.correlationId;
   a.pageable = m.srcKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
                m.dstKind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
   a.name = std::string("Memcpy ") + activity_kind_name(a.kind) + (a.pageable ? " (pageable)" : "");
@@ -53,14 +54,8 @@ DeviceActivity from_memcpy(const CUpti_ActivityMemcpy6& m) {
 }
 
 DeviceActivity from_memset(const CUpti_ActivityMemset4& m) {
-  DeviceActivity a;
-  a.kind = ActivityKind::memset;
-  a.device = m.deviceId;
-  a.stream = m.streamId;
-  a.begin_ns = static_cast<std::int64_t>(m.start);
-  a.end_ns = static_cast<std::int64_t>(m.end);
+  DeviceActivity a = timed(ActivityKind::memset, m);
   a.bytes = m.bytes;
-  a.correlation = m.correlationId;
   a.name = "Memset";
   return a;
 }

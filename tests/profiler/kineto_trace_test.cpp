@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -35,6 +37,23 @@ struct HtaStream {
   std::int64_t host_wait_us, kernel_wait_us, other_us;
 };
 
+/// The device records a trace held: kernels, memcpys and memsets.
+void expect_device_records(const KinetoCounts& counts, std::size_t kernels, std::size_t memcpys,
+                           std::size_t memsets) {
+  EXPECT_EQ(counts.kernels, kernels);
+  EXPECT_EQ(counts.memcpys, memcpys);
+  EXPECT_EQ(counts.memsets, memsets);
+}
+
+/// HTA's temporal breakdown of a trace, in nanoseconds: span, idle, compute, non-compute.
+void expect_temporal(const Timeline& timeline, const std::array<std::int64_t, 4>& want) {
+  const TemporalBreakdown t = temporal_breakdown(timeline);
+  EXPECT_EQ(t.span_ns, want[0]);
+  EXPECT_EQ(t.idle_ns, want[1]);
+  EXPECT_EQ(t.compute_ns, want[2]);
+  EXPECT_EQ(t.non_compute_ns, want[3]);
+}
+
 void expect_hta(const std::vector<StreamIdle>& got, const std::vector<HtaStream>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (const HtaStream& w : want) {
@@ -60,9 +79,7 @@ TEST(KinetoTrace, AlexnetCountsAndHtaIdleBreakdown) {
   const KinetoTrace k = KinetoTrace::read(path);
   EXPECT_FALSE(k.truncated);
   EXPECT_EQ(k.counts.events, 1408u);
-  EXPECT_EQ(k.counts.kernels, 79u);
-  EXPECT_EQ(k.counts.memcpys, 16u);
-  EXPECT_EQ(k.counts.memsets, 3u);
+  expect_device_records(k.counts, 79, 16, 3);
   EXPECT_EQ(k.counts.syncs, 41u);
   EXPECT_EQ(k.counts.runtime_calls, 361u);
   EXPECT_EQ(k.counts.flows, 500u);
@@ -74,11 +91,7 @@ TEST(KinetoTrace, AlexnetCountsAndHtaIdleBreakdown) {
   EXPECT_EQ(stream(idle, 7).activities, 91u);
   EXPECT_EQ(stream(idle, 7).host_wait_gaps, 34u);
   expect_hta(idle, {{7, 12'855'007, 104, 0}, {20, 12'011'718, 3, 0}});
-  const TemporalBreakdown t = temporal_breakdown(k.timeline);
-  EXPECT_EQ(t.span_ns, 12'996'011'000);
-  EXPECT_EQ(t.idle_ns, 12'929'684'000);
-  EXPECT_EQ(t.compute_ns, 10'637'000);
-  EXPECT_EQ(t.non_compute_ns, 55'690'000);
+  expect_temporal(k.timeline, {12'996'011'000, 12'929'684'000, 10'637'000, 55'690'000});
 }
 
 TEST(KinetoTrace, SampledRankCountsAndHtaIdleBreakdown) {
@@ -86,9 +99,7 @@ TEST(KinetoTrace, SampledRankCountsAndHtaIdleBreakdown) {
   REQUIRE_TRACE(path);
   const KinetoTrace k = KinetoTrace::read(path);
   EXPECT_EQ(k.counts.events, 4855u);
-  EXPECT_EQ(k.counts.kernels, 1154u);
-  EXPECT_EQ(k.counts.memcpys, 40u);
-  EXPECT_EQ(k.counts.memsets, 10u);
+  expect_device_records(k.counts, 1154, 40, 10);
   EXPECT_EQ(k.counts.annotations, 73u);
   // Two ProfilerStep annotations: HTA leaves out what was launched in the last one.
   const std::vector<StreamIdle> idle = idle_time_breakdown(k.timeline);
@@ -101,31 +112,21 @@ TEST(KinetoTrace, SampledRankCountsAndHtaIdleBreakdown) {
   HtaOptions all;
   all.exclude_last_step = false;
   EXPECT_EQ(stream(idle_time_breakdown(k.timeline, all), 7).activities, 1052u);
-  const TemporalBreakdown t = temporal_breakdown(k.timeline);
-  EXPECT_EQ(t.span_ns, 600'058'000);
-  EXPECT_EQ(t.idle_ns, 321'378'000);
-  EXPECT_EQ(t.compute_ns, 106'252'000);
-  EXPECT_EQ(t.non_compute_ns, 172'428'000);
+  expect_temporal(k.timeline, {600'058'000, 321'378'000, 106'252'000, 172'428'000});
 }
 
 TEST(KinetoTrace, NanosecondTraceCountsAndHtaIdleBreakdown) {
   const std::string path = trace_path("ns_resolution.trace.json.gz");
   REQUIRE_TRACE(path);
   const KinetoTrace k = KinetoTrace::read(path);
-  EXPECT_EQ(k.counts.kernels, 4350u);
-  EXPECT_EQ(k.counts.memcpys, 1600u);
-  EXPECT_EQ(k.counts.memsets, 145u);
+  expect_device_records(k.counts, 4350, 1600, 145);
   // Fractional microseconds at epoch scale: HTA rounds each start up and each end down, the
   // end taken as ts + dur in float64 (a quarter-microsecond grid there). Exact ends would give
   // 10,706 us of idle time; the reader's former ts * 1000 rounding, 11,324.
   const std::vector<StreamIdle> idle = idle_time_breakdown(k.timeline);
   EXPECT_EQ(stream(idle, 7).activities, 4876u);
   expect_hta(idle, {{7, 1'709, 8'404, 0}});
-  const TemporalBreakdown t = temporal_breakdown(k.timeline);
-  EXPECT_EQ(t.span_ns, 384'634'000);
-  EXPECT_EQ(t.idle_ns, 10'113'000);
-  EXPECT_EQ(t.compute_ns, 372'150'000);
-  EXPECT_EQ(t.non_compute_ns, 2'371'000);
+  expect_temporal(k.timeline, {384'634'000, 10'113'000, 372'150'000, 2'371'000});
 }
 
 TEST(KinetoTrace, GapReportOnARealTraceIsConsistent) {

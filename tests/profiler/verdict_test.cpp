@@ -40,6 +40,15 @@ GapReport report_with(std::int64_t busy, std::int64_t input_wait, std::int64_t o
   return r;
 }
 
+/// A loader of `workers` workers on `cores` cores, echo already on (so no echo advice).
+PipelineFacts echoing_loader(unsigned workers, unsigned cores) {
+  PipelineFacts facts;
+  facts.workers = workers;
+  facts.cpu_cores = cores;
+  facts.echo = 2;
+  return facts;
+}
+
 TEST(Recommendation, EchoModelPredictsUtilization) {
   const GapReport r = report_with(30, 60, 10);
   EXPECT_DOUBLE_EQ(predicted_util_with_echo(r, 1), 0.30);
@@ -174,10 +183,7 @@ TEST(Recommendation, NoInputAdviceWhenNotInputBound) {
 TEST(Recommendation, WorkersOnlyWhenCoresAreLeft) {
   GapReport r = report_with(50, 50, 0);
   r.bottleneck_stage = "decode";
-  PipelineFacts facts;
-  facts.workers = 4;
-  facts.cpu_cores = 16;
-  facts.echo = 2;  // echo already on: no echo advice
+  PipelineFacts facts = echoing_loader(4, 16);  // echo already on: no echo advice
   auto recs = recommend(r, facts);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].kind, "workers");
@@ -196,10 +202,7 @@ TEST(Recommendation, LaunchGapsUnderALoaderOnEveryCoreGiveTheTrainingThreadACore
   r.idle_by_cause[static_cast<std::size_t>(GapCause::launch)] = 0.20;
   r.device_util = 0.70;
   r.bottleneck_stage = "decode";
-  PipelineFacts facts;
-  facts.workers = 16;
-  facts.cpu_cores = 16;
-  facts.echo = 2;  // no echo advice
+  PipelineFacts facts = echoing_loader(16, 16);  // no echo advice
   const auto find_launch = [](const std::vector<Recommendation>& recs) {
     const auto it = std::find_if(recs.begin(), recs.end(),
                                  [](const Recommendation& rec) { return rec.kind == "launch"; });
@@ -228,10 +231,7 @@ TEST(Recommendation, LaunchGapsUnderALoaderOnEveryCoreGiveTheTrainingThreadACore
 TEST(Recommendation, NoMoreWorkersWhenTheStageIsNotSaturated) {
   GapReport r = report_with(50, 50, 0);
   r.bottleneck_stage = "read";
-  PipelineFacts facts;
-  facts.workers = 4;
-  facts.cpu_cores = 16;
-  facts.echo = 2;
+  PipelineFacts facts = echoing_loader(4, 16);
   facts.stage_busy = {{"read", 0.3}};  // workers mostly idle: the stage waits on something else
   for (const Recommendation& rec : recommend(r, facts)) EXPECT_NE(rec.kind, "workers");
   facts.stage_busy = {{"read", 0.95}};
@@ -269,18 +269,26 @@ TEST(Recommendation, AnInputThatIsNotTheLoaderGetsNoLoaderSettings) {
   EXPECT_TRUE(recommend(report_with(90, 1, 9), facts).empty());  // keeps up: nothing to say
 }
 
-TEST(Recommendation, ADataLoaderPoolGetsWorkersForWhatABatchCostsIt) {
-  GapReport r = report_with(30, 60, 10);  // 10 steps: 3 busy, 4 without the wait, 10 with it
-  r.steps = 10;
+/// A DataLoader's pool (no gpufeed loader) that made 10 batches of `samples` in all, its
+/// fetches costing `fetch_ns` (collate 10 of it), on `cores` cores.
+PipelineFacts dataloader_pool(std::uint64_t samples, std::int64_t fetch_ns, unsigned cores) {
   PipelineFacts facts;
   facts.loader_settings = false;
   InputPoolFacts pool;
   pool.batches = 10;
-  pool.samples = 80;
-  pool.fetch_ns = 60;  // a batch costs one worker 6: two keep up with a period of 4
+  pool.samples = samples;
+  pool.fetch_ns = fetch_ns;
   pool.collate_ns = 10;
-  pool.cores = 8;
+  pool.cores = cores;
   facts.input_pool = pool;
+  return facts;
+}
+
+TEST(Recommendation, ADataLoaderPoolGetsWorkersForWhatABatchCostsIt) {
+  GapReport r = report_with(30, 60, 10);  // 10 steps: 3 busy, 4 without the wait, 10 with it
+  r.steps = 10;
+  // A batch costs one worker 6: two keep up with a period of 4.
+  PipelineFacts facts = dataloader_pool(80, 60, 8);
   auto recs = recommend(r, facts);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].kind, "num_workers");
@@ -356,16 +364,7 @@ TEST(Recommendation, ADataLoaderPoolGetsWorkersForWhatABatchCostsIt) {
 PipelineFacts cpu_loop_facts(GapReport& r) {
   r = report_with(2630, 3570, 0);
   r.steps = 10;
-  PipelineFacts facts;
-  facts.loader_settings = false;
-  InputPoolFacts pool;
-  pool.batches = 10;
-  pool.samples = 160;
-  pool.fetch_ns = 3570;
-  pool.collate_ns = 10;
-  pool.cores = 2;
-  facts.input_pool = pool;
-  return facts;
+  return dataloader_pool(160, 3570, 2);
 }
 
 TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
