@@ -1,16 +1,31 @@
 #pragma once
 // Writes small schema v1 files with known pixels and labels for the tests.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/pack.hpp"
 
 namespace gpufeed::testing {
+
+/// Every sample of a raw-layout file, in order, read chunk by chunk.
+inline std::vector<std::uint8_t> read_all(const formats::DatasetReader& reader) {
+  const std::uint64_t sample_bytes = reader.sample_shape().bytes();
+  std::vector<std::uint8_t> all;
+  std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
+  for (std::uint64_t chunk = 0; chunk < reader.num_chunks(); ++chunk) {
+    reader.read_chunk(chunk, buffer);
+    const std::uint64_t bytes = reader.chunk_sample_count(chunk) * sample_bytes;
+    all.insert(all.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(bytes));
+  }
+  return all;
+}
 
 /// The byte at offset `b` of sample `i`: a hash, so every sample differs and none is zero.
 inline std::uint8_t pixel(std::uint64_t i, std::uint64_t b) {

@@ -1,8 +1,11 @@
 #pragma once
-// The loader options the pipeline's tests share.
+// The loader options the pipeline's tests share, and what their bad-sample tests check.
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <string>
 
+#include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
 namespace gpufeed::testing {
@@ -36,6 +39,34 @@ inline LoaderOptions random_order_options(const std::string& path, std::uint32_t
   o.seed = seed;
   o.shard = Shard{};
   return o;
+}
+
+/// What a sequential epoch 0 of `o` fails with: the error's text, or empty when it ends cleanly.
+inline std::string sequential_epoch_error(LoaderOptions o) {
+  o.order = Order::sequential;
+  Loader loader(o);
+  loader.start_epoch(0);
+  try {
+    while (loader.next()) {
+    }
+  } catch (const PipelineError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+/// Epoch 0 of `o` with on_error=skip, on a file whose sample `bad` cannot be read: every other
+/// sample arrives, the batches stay full (`samples` delivered) and one sample is counted skipped.
+inline void expect_skipped(LoaderOptions o, std::uint64_t bad, std::uint64_t samples) {
+  o.on_error = OnError::skip;
+  Loader loader(o);
+  std::uint64_t delivered = 0;
+  for (Batch& b : loader.epoch(0)) {
+    delivered += b.size();
+    for (auto i : b.sample_indices()) EXPECT_NE(i, bad);
+  }
+  EXPECT_EQ(delivered, samples);
+  EXPECT_EQ(loader.stats().skipped_samples, 1u);
 }
 
 }  // namespace gpufeed::testing

@@ -104,18 +104,6 @@ void add_int_dataset(const std::string& path, const std::string& name,
      "write");
 }
 
-std::vector<std::uint8_t> read_all(const formats::DatasetReader& reader) {
-  const std::uint64_t sample_bytes = reader.sample_shape().bytes();
-  std::vector<std::uint8_t> all;
-  std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
-  for (std::uint64_t chunk = 0; chunk < reader.num_chunks(); ++chunk) {
-    reader.read_chunk(chunk, buffer);
-    const std::uint64_t bytes = reader.chunk_sample_count(chunk) * sample_bytes;
-    all.insert(all.end(), buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(bytes));
-  }
-  return all;
-}
-
 void copy_file(const std::string& from, const std::string& to) {
   std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset_fixture.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
 
@@ -65,9 +66,6 @@ void write_user_file(const std::string& path, const UserDataset& dataset,
 void add_int_dataset(const std::string& path, const std::string& name,
                      const std::vector<std::int64_t>& values, hid_t type,
                      std::vector<hsize_t> dims = {});
-
-/// Every sample of the file through read_chunk(), back to back.
-std::vector<std::uint8_t> read_all(const formats::DatasetReader& reader);
 
 /// Copies a file.
 void copy_file(const std::string& from, const std::string& to);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset_fixture.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/jpeg_codec.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
@@ -20,18 +21,6 @@ namespace fs = std::filesystem;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
-}
-
-std::vector<std::uint8_t> read_all(const formats::DatasetReader& reader) {
-  std::vector<std::uint8_t> all;
-  std::vector<std::uint8_t> chunk(reader.chunk_buffer_bytes());
-  const std::uint64_t sample_bytes = reader.sample_shape().bytes();
-  for (std::uint64_t c = 0; c < reader.num_chunks(); ++c) {
-    reader.read_chunk(c, chunk);
-    const auto n = static_cast<std::ptrdiff_t>(reader.chunk_sample_count(c) * sample_bytes);
-    all.insert(all.end(), chunk.begin(), chunk.begin() + n);
-  }
-  return all;
 }
 
 /// A CIFAR-10 record's pixel value: distinct per (sample, channel, y, x) so that a wrong

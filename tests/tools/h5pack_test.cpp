@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset_fixture.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/npy.hpp"
@@ -17,18 +18,6 @@ namespace gpufeed::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::uint8_t> read_all(const formats::DatasetReader& reader) {
-  std::vector<std::uint8_t> all;
-  std::vector<std::uint8_t> chunk(reader.chunk_buffer_bytes());
-  const std::uint64_t sample_bytes = reader.sample_shape().bytes();
-  for (std::uint64_t c = 0; c < reader.num_chunks(); ++c) {
-    reader.read_chunk(c, chunk);
-    const auto n = reader.chunk_sample_count(c) * sample_bytes;
-    all.insert(all.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(n));
-  }
-  return all;
-}
 
 std::vector<std::string> directory_names(const fs::path& dir) {
   std::vector<std::string> names;
