@@ -73,14 +73,6 @@ class InputFile {
   std::string path_;
 };
 
-/// The first, a middle and the last chunk or sample.
-std::vector<std::uint64_t> picks(std::uint64_t count) {
-  std::vector<std::uint64_t> picked{0};
-  if (count > 2) picked.push_back(count / 2);
-  if (count > 1) picked.push_back(count - 1);
-  return picked;
-}
-
 void read_raw(const std::string& path, const ReaderOptions& options) {
   const DatasetReader reader(path, options);
   if (reader.labels().size() != reader.num_samples() || reader.num_chunks() == 0 ||
@@ -89,7 +81,7 @@ void read_raw(const std::string& path, const ReaderOptions& options) {
   }
   if (reader.chunk_buffer_bytes() > kMaxReadBytes) return;
   std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
-  for (const std::uint64_t chunk : picks(reader.num_chunks())) {
+  for (const std::uint64_t chunk : gpufeed::fuzz::picks(reader.num_chunks())) {
     reader.read_chunk(chunk, buffer);
   }
 }
@@ -101,7 +93,7 @@ void read_jpeg(const std::string& path) {
     std::abort();
   }
   std::vector<std::uint8_t> bytes;
-  for (const std::uint64_t sample : picks(reader.num_samples())) {
+  for (const std::uint64_t sample : gpufeed::fuzz::picks(reader.num_samples())) {
     try {
       (void)reader.sample_format(sample);
       if (reader.sample_size(sample) > kMaxReadBytes) continue;

@@ -69,14 +69,6 @@ class Folder {
   fs::path path_;
 };
 
-/// The first, a middle and the last sample.
-std::vector<std::uint64_t> picks(std::uint64_t count) {
-  std::vector<std::uint64_t> picked{0};
-  if (count > 2) picked.push_back(count / 2);
-  if (count > 1) picked.push_back(count - 1);
-  return picked;
-}
-
 /// The source must describe samples that lie inside `image_bytes` of file, with a label each.
 void read_samples(const PackInput& input, std::uint64_t image_bytes) {
   const std::uint64_t sample = input.shape.bytes();
@@ -86,7 +78,7 @@ void read_samples(const PackInput& input, std::uint64_t image_bytes) {
   }
   if (sample > kMaxReadBytes) return;
   std::vector<std::uint8_t> buffer(sample);
-  for (const std::uint64_t s : picks(input.samples)) input.source(s, 1, buffer);
+  for (const std::uint64_t s : gpufeed::fuzz::picks(input.samples)) input.source(s, 1, buffer);
 }
 
 }  // namespace

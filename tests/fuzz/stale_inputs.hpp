@@ -1,14 +1,17 @@
 #pragma once
 // The fuzz targets that hand their input to code reading a path write it to a file or folder
 // named PREFIX<pid>; a process that crashed leaves its own behind, which the next one removes.
+// And which of an input's samples they read.
 #include <signal.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace gpufeed::fuzz {
 
@@ -23,6 +26,15 @@ inline void remove_stale_inputs(const std::filesystem::path& dir, const char* pr
       std::filesystem::remove_all(entry.path(), ec);
     }
   }
+}
+
+/// The first, a middle and the last of `count` (chunks or samples): what a target reads of an
+/// input that opened, so that reading stays fast whatever count the input claims.
+inline std::vector<std::uint64_t> picks(std::uint64_t count) {
+  std::vector<std::uint64_t> picked{0};
+  if (count > 2) picked.push_back(count / 2);
+  if (count > 1) picked.push_back(count - 1);
+  return picked;
 }
 
 }  // namespace gpufeed::fuzz

@@ -32,6 +32,13 @@ LoaderOptions basic(const std::string& path) {
   return o;
 }
 
+/// A sound file of 50 samples (chunks of 10), removed with the value.
+struct SmallFile {
+  SmallFile() { testing::write_dataset(path, 50, kShape, 10); }
+  testing::TempDir dir;
+  const std::string path = dir.file("ok.h5");
+};
+
 std::string error_of(const LoaderOptions& o) {
   try {
     Loader loader(o);
@@ -85,33 +92,29 @@ TEST(LoaderErrors, DamagedChunkReachesTheConsumerWithContext) {
 }
 
 TEST(LoaderErrors, BadOptionsAreUsageErrors) {
-  testing::TempDir dir;
-  const std::string path = dir.file("ok.h5");
-  testing::write_dataset(path, 50, kShape, 10);
-  LoaderOptions o = basic(path);
+  const SmallFile file;
+  LoaderOptions o = basic(file.path);
   o.batch_size = 51;
   EXPECT_THAT(error_of(o), HasSubstr("batch_size=51 is larger than the 50 samples"));
   EXPECT_THROW(Loader{o}, OptionError);
   o.batch_size = 0;
   EXPECT_THROW(Loader{o}, UsageError);
-  o = basic(path);
+  o = basic(file.path);
   o.prefetch = 0;
   EXPECT_THROW(Loader{o}, UsageError);
-  o = basic(path);
+  o = basic(file.path);
   o.mean = {1, 2};
   o.stddev = {1, 2};
   EXPECT_THAT(error_of(o), HasSubstr("need 3 values"));
   EXPECT_THROW(o.device = "tpu", OptionError);  // parsed where it is set
-  o = basic(path);
+  o = basic(file.path);
   o.shard = Shard{2, 2};
   EXPECT_THROW(Loader{o}, UsageError);
 }
 
 TEST(LoaderErrors, OptionErrorsNameTheFieldAndRenderFrontEndNames) {
-  testing::TempDir dir;
-  const std::string path = dir.file("ok.h5");
-  testing::write_dataset(path, 50, kShape, 10);
-  LoaderOptions o = basic(path);
+  const SmallFile file;
+  LoaderOptions o = basic(file.path);
   o.batch_size = 40;
   o.prefetch = 100000;
   try {
@@ -144,10 +147,8 @@ TEST(LoaderErrors, BracesInAUsersValueAreNotTakenForAField) {
 
 TEST(LoaderErrors, CudaDeviceWithoutGpuIsAUsageError) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present";
-  testing::TempDir dir;
-  const std::string path = dir.file("ok.h5");
-  testing::write_dataset(path, 50, kShape, 10);
-  LoaderOptions o = basic(path);
+  const SmallFile file;
+  LoaderOptions o = basic(file.path);
   o.device = "cuda:0";
   EXPECT_THAT(error_of(o), HasSubstr("no CUDA device"));
 }
