@@ -36,6 +36,24 @@ ReaderOptions no_labels() {
   return options;
 }
 
+/// A file of only /images (`dims` in chunks of `chunk`; no labels) in a folder of its own: set
+/// `dataset`'s other fields, then error() writes it (with `data`, or none) and says why the
+/// reader refuses it.
+struct ImagesOnly {
+  ImagesOnly(const std::string& name, std::vector<hsize_t> dims, std::vector<hsize_t> chunk)
+      : path(dir.file(name)) {
+    dataset.dims = std::move(dims);
+    dataset.chunk = std::move(chunk);
+  }
+  std::string error(const std::vector<std::uint8_t>& data = {}) const {
+    write_user_file(path, dataset, data);
+    return open_error(path, no_labels());
+  }
+  TempDir dir;
+  std::string path;
+  UserDataset dataset;
+};
+
 std::vector<std::uint64_t> read_index_table(const std::string& path, const char* name) {
   H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   H5Handle table(H5Dopen2(file.get(), name, H5P_DEFAULT));
@@ -106,93 +124,51 @@ TEST(ReaderErrors, MissingImagesDataset) {
 }
 
 TEST(ReaderErrors, FloatImages) {
-  TempDir dir;
-  const std::string path = dir.file("f.h5");
-  UserDataset dataset;
-  dataset.dims = {4, 2, 2, 3};
-  dataset.chunk = {2, 2, 2, 3};
-  dataset.type = H5T_IEEE_F32LE;
-  write_user_file(path, dataset, test_pixels(48, 1));
-  EXPECT_THAT(open_error(path, no_labels()),
-              HasSubstr("/images in " + path +
+  ImagesOnly file("f.h5", {4, 2, 2, 3}, {2, 2, 2, 3});
+  file.dataset.type = H5T_IEEE_F32LE;
+  EXPECT_THAT(file.error(test_pixels(48, 1)),
+              HasSubstr("/images in " + file.path +
                         " is float32; gpufeed reads uint8 images (convert with h5pack)"));
 }
 
 TEST(ReaderErrors, WrongRank) {
-  TempDir dir;
-  const std::string path = dir.file("gray.h5");
-  UserDataset dataset;
-  dataset.dims = {10, 8, 8};
-  dataset.chunk = {5, 8, 8};
-  write_user_file(path, dataset, test_pixels(640, 2));
-  EXPECT_THAT(open_error(path, no_labels()), HasSubstr("has shape (10, 8, 8)"));
+  ImagesOnly file("gray.h5", {10, 8, 8}, {5, 8, 8});
+  EXPECT_THAT(file.error(test_pixels(640, 2)), HasSubstr("has shape (10, 8, 8)"));
 }
 
 TEST(ReaderErrors, TooManyChannelsSuggestsLayout) {
-  TempDir dir;
-  const std::string path = dir.file("nchw.h5");
-  UserDataset dataset;
-  dataset.dims = {4, 3, 8, 8};
-  dataset.chunk = {4, 3, 8, 8};
-  write_user_file(path, dataset, test_pixels(768, 3));
-  EXPECT_THAT(open_error(path, no_labels()),
+  ImagesOnly file("nchw.h5", {4, 3, 8, 8}, {4, 3, 8, 8});
+  EXPECT_THAT(file.error(test_pixels(768, 3)),
               AllOf(HasSubstr("has 8 channels"), HasSubstr("nhwc or nchw")));
 }
 
 TEST(ReaderErrors, ZeroSamples) {
-  TempDir dir;
-  const std::string path = dir.file("empty.h5");
-  UserDataset dataset;
-  dataset.dims = {0, 4, 4, 3};
-  dataset.chunk = {16, 4, 4, 3};
-  dataset.unlimited_first_dim = true;
-  write_user_file(path, dataset, {});
-  EXPECT_THAT(open_error(path, no_labels()), HasSubstr("/images in " + path + " has no samples"));
+  ImagesOnly file("empty.h5", {0, 4, 4, 3}, {16, 4, 4, 3});
+  file.dataset.unlimited_first_dim = true;
+  EXPECT_THAT(file.error(), HasSubstr("/images in " + file.path + " has no samples"));
 }
 
 TEST(ReaderErrors, AbsurdSampleDimensions) {
-  TempDir dir;
-  const std::string path = dir.file("huge.h5");
-  UserDataset dataset;
-  dataset.dims = {1, 100000, 100000, 3};
-  dataset.chunk = {1, 100, 100, 3};
-  write_user_file(path, dataset, {});
-  EXPECT_THAT(open_error(path, no_labels()),
-              AllOf(HasSubstr("(1, 100000, 100000, 3)"), HasSubstr("256 MiB")));
+  ImagesOnly file("huge.h5", {1, 100000, 100000, 3}, {1, 100, 100, 3});
+  EXPECT_THAT(file.error(), AllOf(HasSubstr("(1, 100000, 100000, 3)"), HasSubstr("256 MiB")));
 }
 
 TEST(ReaderErrors, AbsurdChunkRows) {
-  TempDir dir;
-  const std::string path = dir.file("rows.h5");
-  UserDataset dataset;
-  dataset.dims = {1000, 1024, 1024, 4};
-  dataset.chunk = {300, 16, 16, 4};
-  write_user_file(path, dataset, {});
-  EXPECT_THAT(open_error(path, no_labels()),
-              AllOf(HasSubstr("chunks of 300 samples"), HasSubstr("1024 MiB")));
+  ImagesOnly file("rows.h5", {1000, 1024, 1024, 4}, {300, 16, 16, 4});
+  EXPECT_THAT(file.error(), AllOf(HasSubstr("chunks of 300 samples"), HasSubstr("1024 MiB")));
 }
 
 TEST(ReaderErrors, AbsurdSampleCount) {
-  TempDir dir;
-  const std::string path = dir.file("many.h5");
-  UserDataset dataset;
-  dataset.dims = {hsize_t{1} << 33, 2, 2, 1};
-  dataset.chunk = {1024, 2, 2, 1};
-  write_user_file(path, dataset, {});
-  EXPECT_THAT(open_error(path, no_labels()), HasSubstr("declares 8589934592 samples"));
+  ImagesOnly file("many.h5", {hsize_t{1} << 33, 2, 2, 1}, {1024, 2, 2, 1});
+  EXPECT_THAT(file.error(), HasSubstr("declares 8589934592 samples"));
 }
 
 // A small file that declares billions of samples it never stored is refused before the reader
 // sizes its labels (8 bytes a sample) from the declared count.
 TEST(ReaderErrors, SampleCountTheFileCannotHold) {
-  TempDir dir;
-  const std::string path = dir.file("sparse.h5");
-  UserDataset dataset;
-  dataset.dims = {hsize_t{1} << 31, 1, 1, 1};
-  dataset.chunk = {4096, 1, 1, 1};
-  write_user_file(path, dataset, {});
-  EXPECT_THAT(open_error(path, no_labels()),
-              AllOf(HasSubstr("/images in " + path +
+  ImagesOnly file("sparse.h5", {hsize_t{1} << 31, 1, 1, 1}, {4096, 1, 1, 1});
+  EXPECT_THAT(file.error(),
+              AllOf(HasSubstr("/images in " + file.path +
                               " declares 2147483648 samples of 1x1x1 nhwc (2147483648 bytes), "
                               "more than a file of "),
                     HasSubstr("re-create it with h5pack convert"), Not(HasSubstr("\n"))));
