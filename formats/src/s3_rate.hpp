@@ -9,8 +9,18 @@
 // succeeds raises the rate again (additive: 5% a second at high rates, faster near the floor), so
 // the client finds the server's limit again when it moves. S3 limits a prefix to 5,500 GETs a
 // second; many ranks behind one limit each settle on a share of it.
+//
+// Refusals that do not fall with the rate are not a limit: a server (or a proxy) that refuses
+// one request in ten at any rate would cut the client down to its floor. When a run of cuts
+// has brought the rate to a quarter of where it began and the share of refused requests among
+// the last kOutcomes answers is still what it was at the first cut (between kMinBackground and
+// kMaxBackground), that share is taken as the server's background: the limit goes back to what
+// it was before the run (none, when the run began unlimited), and later refusals cut only while
+// the share is above twice the background (plus kShareSlack). Retries absorb the background. A run
+// ends after kOutcomes answers without a refusal.
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 
@@ -24,6 +34,10 @@ class RequestRate {
   static constexpr double kFloor = 1.0;  // requests a second, at least
   static constexpr auto kWindow = std::chrono::seconds(1);  // the accepted rate is measured over
   static constexpr auto kMeasure = std::chrono::milliseconds(200);  // the first refusal's pause
+  static constexpr std::size_t kOutcomes = 64;    // answers the refused share is measured over
+  static constexpr double kMinBackground = 0.02;  // shares taken as a background, at least
+  static constexpr double kMaxBackground = 0.25;  // ... and at most (above: a throttle)
+  static constexpr double kShareSlack = 0.05;
 
   /// True when a request may be sent at `now` (it is counted as sent); false: wait until
   /// next_send().
@@ -37,11 +51,15 @@ class RequestRate {
   void succeeded(Clock::time_point now);
   /// Requests a second allowed now; 0: not limited (the server never refused).
   [[nodiscard]] double limit() const { return limited_ ? std::max(rate_, kFloor) : 0.0; }
+  /// The share of requests the server refuses whatever the rate (0: none found).
+  [[nodiscard]] double background() const { return background_; }
 
  private:
   [[nodiscard]] double accepted_rate(Clock::time_point now);
   void refill(Clock::time_point now);
   void cut(Clock::time_point now, double from);
+  void answered(bool refused);
+  [[nodiscard]] double refused_share() const;
 
   std::deque<Clock::time_point> accepted_;  // successes within the last kWindow
   bool limited_ = false;
@@ -51,6 +69,12 @@ class RequestRate {
   Clock::time_point last_cut_{};
   bool measuring_ = false;  // paused after the first refusal, until measured_at_
   Clock::time_point measured_at_{};
+  std::deque<bool> outcomes_;  // the last kOutcomes answers: refused or not
+  std::size_t quiet_ = 0;      // answers since the last refusal
+  double run_from_ = 0;        // the rate the run of cuts began cutting from (0: no run)
+  double run_rate_ = 0;        // the limit in force before it (0: none)
+  double run_share_ = 0;       // the refused share at its first cut
+  double background_ = 0;
 };
 
 }  // namespace gpufeed::formats::s3

@@ -1,6 +1,6 @@
 // The S3 client's request rate on a simulated clock: unlimited until refused, cut to 0.7x the
-// refused rate, paced after that, and near a server's limit (few refusals) when sending against
-// one for a while.
+// refused rate, paced after that, near a server's limit (few refusals) when sending against
+// one for a while, and not cut down by refusals that come at any rate.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -106,6 +106,74 @@ TEST(RequestRate, SettlesNearTheServersLimitWithFewRefusals) {
     EXPECT_GT(s.final_limit, 0.5 * cap);
     EXPECT_LT(s.final_limit, 1.5 * cap);
   }
+}
+
+// A client that wants `demand` requests a second, against a server that refuses every
+// `every`-th request (a share `refuse` of them when `every` is 0, drawn in turn) whatever the
+// rate.
+Simulated against_refusals_at_any_rate(double demand, int every, double seconds,
+                                       RequestRate* out_rate = nullptr) {
+  RequestRate local;
+  RequestRate& rate = out_rate != nullptr ? *out_rate : local;
+  double wanted = 0;
+  Clock::time_point t{};
+  const auto step = std::chrono::microseconds(250);
+  Simulated out;
+  long answered = 0;
+  for (double now = 0; now < seconds; now += 0.00025, t += step) {
+    wanted = std::min(demand / 10, wanted + demand * 0.00025);
+    while (wanted >= 1 && rate.try_send(t)) {
+      wanted -= 1;
+      if (++answered % every == 0) {
+        rate.refused(t, t);
+        out.refused += 1;
+      } else {
+        rate.succeeded(t);
+        out.admitted += 1;
+      }
+    }
+  }
+  out.final_limit = rate.limit();
+  return out;
+}
+
+TEST(RequestRate, RefusalsThatComeAtAnyRateAreABackgroundNotALimit) {
+  // One in ten refused whatever the rate: cutting does not help, the retries do. Before, each
+  // refusal cut the rate again, down to a few requests a second.
+  RequestRate rate;
+  const Simulated s = against_refusals_at_any_rate(1000, 10, 30, &rate);
+  EXPECT_GT((s.admitted + s.refused) / 30, 0.8 * 1000) << "sends about what it wants";
+  EXPECT_NEAR(rate.background(), 0.1, 0.03);
+  // Half refused at any rate is a throttle, not a background: the client keeps backing off.
+  RequestRate throttled;
+  const Simulated t = against_refusals_at_any_rate(1000, 2, 30, &throttled);
+  EXPECT_EQ(throttled.background(), 0.0);
+  EXPECT_LT((t.admitted + t.refused) / 30, 0.2 * 1000);
+}
+
+TEST(RequestRate, ALimitFoundAfterABackgroundIsStillKeptUnder) {
+  // The background learned, the server then admits only 100 a second: refusals above twice the
+  // background cut again.
+  RequestRate rate;
+  against_refusals_at_any_rate(1000, 10, 10, &rate);
+  ASSERT_GT(rate.background(), 0.0);
+  Clock::time_point t = Clock::time_point{} + std::chrono::seconds(10);
+  double server_tokens = 10, admitted = 0;
+  for (int i = 0; i < 4 * 20000; ++i, t += std::chrono::microseconds(250)) {  // 20 s
+    server_tokens = std::min(10.0, server_tokens + 100 * 0.00025);
+    while (rate.try_send(t)) {
+      if (server_tokens >= 1) {
+        server_tokens -= 1;
+        rate.succeeded(t);
+        admitted += 1;
+      } else {
+        rate.refused(t, t);
+        break;
+      }
+    }
+  }
+  EXPECT_LT(rate.limit(), 2 * 100.0);
+  EXPECT_GT(admitted / 20, 0.7 * 100);
 }
 
 }  // namespace
