@@ -1,12 +1,12 @@
 include(CMakePackageConfigHelpers)
 
-install(TARGETS gpufeed_base gpufeed_formats gpufeed_pipeline gpufeed_profiler gpufeed_diagnosis
-                gpufeed_hdf5
+install(TARGETS gpufeed_base gpufeed_storage gpufeed_formats gpufeed_pipeline gpufeed_profiler
+                gpufeed_diagnosis gpufeed_hdf5
         EXPORT gpufeedTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(module base formats pipeline profiler diagnosis)
+foreach(module base storage formats pipeline profiler diagnosis)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${module}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(EXPORT gpufeedTargets NAMESPACE gpufeed:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpufeed)

@@ -11,13 +11,13 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/text.hpp"
 #include "gpufeed/diagnosis/diagnosis.hpp"
-#include "gpufeed/formats/error.hpp"
-#include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/profiler/chrome_trace.hpp"
 #include "gpufeed/profiler/error.hpp"
 #include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/report_json.hpp"
 #include "gpufeed/profiler/summary.hpp"
+#include "gpufeed/storage/error.hpp"
+#include "gpufeed/storage/pending_files.hpp"
 
 namespace gpufeed::diagnosis {
 
@@ -71,7 +71,7 @@ json bottleneck_json(const LoaderStats& s) {
 }
 
 [[noreturn]] void fail_write(const std::string& path, int error) {
-  const std::string advice = formats::errno_advice(error);  // a full disk, a size limit
+  const std::string advice = storage::errno_advice(error);  // a full disk, a size limit
   throw profiler::ReportError(
       "cannot write " + path + ": " + std::strerror(error) +
       (advice.empty() ? "; check that its directory exists and is writable" : advice));
@@ -241,7 +241,7 @@ void write_report(const std::string& path, const Diagnosis& d, const Language& l
 
 void write_text_atomically(const std::string& path, const std::string& text) {
   const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  const formats::PendingFile pending(temporary);  // removed if a signal ends the program
+  const storage::PendingFile pending(temporary);  // removed if a signal ends the program
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));

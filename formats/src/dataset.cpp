@@ -5,7 +5,7 @@
 namespace gpufeed::formats {
 
 void Dataset::plan_sample_reads(std::span<const std::uint64_t> samples,
-                                const ReadAhead& settings) const {
+                                const storage::ReadAhead& settings) const {
   const std::uint64_t k = samples_per_chunk() == 0 ? 1 : samples_per_chunk();
   std::vector<bool> planned(num_chunks(), false);
   std::vector<std::uint64_t> units;

@@ -93,7 +93,7 @@ DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
   detail::ReaderState& state = impl_->state;
   state.path = path;
   state.images_name = impl_->options.images;
-  state.source = detail::open_source(path);
+  state.source = storage::open_source(path);
   state.file_bytes = state.source->size();
   state.file = h5::open_file(path, state.source);
   // Without HDF5's chunk cache: the loader caches chunks itself, and after the file shrank
@@ -187,19 +187,19 @@ bool DatasetReader::remote() const {
   return impl_->state.source->remote();
 }
 
-ObjectStoreStats DatasetReader::network() const {
+storage::ObjectStoreStats DatasetReader::network() const {
   return impl_->state.source->network();
 }
 
 void DatasetReader::plan_reads(std::span<const std::uint64_t> chunks,
-                               const ReadAhead& settings) const {
+                               const storage::ReadAhead& settings) const {
   const detail::ReaderState& state = impl_->state;
   if (!state.source->remote()) return;
-  std::vector<detail::Extent> extents;
+  std::vector<storage::Extent> extents;
   extents.reserve(chunks.size());
   for (const std::uint64_t chunk : chunks) {
     if (chunk >= state.layout.num_chunks) continue;
-    const std::optional<detail::Extent> at = detail::chunk_extent(state, chunk);
+    const std::optional<storage::Extent> at = detail::chunk_extent(state, chunk);
     if (!at) return;  // read through HDF5: nothing to plan
     extents.push_back(*at);
   }

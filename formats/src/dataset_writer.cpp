@@ -12,11 +12,11 @@
 
 #include "dataset_meta.hpp"
 #include "deflate.hpp"
-#include "file_io.hpp"
 #include "gpufeed/formats/channel_sums.hpp"
 #include "gpufeed/formats/error.hpp"
-#include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/schema.hpp"
+#include "gpufeed/storage/file_io.hpp"
+#include "gpufeed/storage/pending_files.hpp"
 #include "h5.hpp"
 
 namespace gpufeed::formats {
@@ -80,7 +80,7 @@ struct DatasetWriter::Impl {
   std::vector<double> channel_sum_sq;
   bool labels_written = false;
   bool committed = false;
-  std::optional<PendingFile> pending;  // temporary_path, until committed
+  std::optional<storage::PendingFile> pending;  // temporary_path, until committed
 
   [[nodiscard]] std::uint64_t chunk_bytes() const { return samples_per_chunk * shape.bytes(); }
   [[nodiscard]] std::string context() const { return "cannot write " + temporary_path; }
@@ -291,9 +291,9 @@ void DatasetWriter::commit() {
   h5::write_string_attribute(w.file.get(), schema::kLayoutAttr, schema::kLayoutRaw, w.context());
   h5::write_int_attribute(w.file.get(), schema::kSchemaAttr, schema::kVersion, w.context());
   w.close_file();
-  detail::sync_file(w.temporary_path);
+  storage::sync_file(w.temporary_path);
   if (std::rename(w.temporary_path.c_str(), w.path.c_str()) != 0) {
-    throw_errno("cannot move " + w.temporary_path + " to " + w.path);
+    storage::throw_errno("cannot move " + w.temporary_path + " to " + w.path);
   }
   w.committed = true;
   w.pending.reset();

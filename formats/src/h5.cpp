@@ -9,8 +9,8 @@
 #include <cstring>
 #include <mutex>
 
-#include "byte_source.hpp"
 #include "gpufeed/formats/error.hpp"
+#include "gpufeed/storage/byte_source.hpp"
 
 namespace gpufeed::formats::h5 {
 
@@ -92,7 +92,8 @@ void fail_os(std::string_view context, const StackError& error) {
   if (!error.os_file.empty() && message.find(error.os_file) == std::string::npos) {
     message += " in " + error.os_file;
   }
-  throw IoError(message + ": " + std::strerror(error.os_error) + errno_advice(error.os_error));
+  throw IoError(message + ": " + std::strerror(error.os_error) +
+                storage::errno_advice(error.os_error));
 }
 
 namespace {
@@ -250,9 +251,10 @@ void write_vector(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, 
 Id create_file(const std::string& path) {
   UniqueFd probe(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (!probe) {
-    const bool known = !errno_advice(errno).empty();  // a full disk, a read-only filesystem
-    throw_errno("cannot create " + path,
-                known ? "" : "; check that the output directory exists and is writable");
+    const bool known =
+        !storage::errno_advice(errno).empty();  // a full disk, a read-only filesystem
+    storage::throw_errno("cannot create " + path,
+                         known ? "" : "; check that the output directory exists and is writable");
   }
   probe.reset();
   const Id access = check_id(H5Pcreate(H5P_FILE_ACCESS), "cannot create " + path);
@@ -273,7 +275,7 @@ void discard_writes(hid_t file) noexcept {
   ::close(scratch);
 }
 
-Id open_file(const std::string& path, const std::shared_ptr<const detail::ByteSource>& source) {
+Id open_file(const std::string& path, const std::shared_ptr<const storage::ByteSource>& source) {
   const Id access = source && source->remote() ? object_file_access(source) : Id();
   const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, access ? access.get() : H5P_DEFAULT);
   if (id >= 0) return Id(id);

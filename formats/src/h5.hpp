@@ -12,7 +12,7 @@
 
 #include "gpufeed/base/unique_handle.hpp"
 
-namespace gpufeed::formats::detail {
+namespace gpufeed::storage {
 class ByteSource;
 }
 
@@ -97,9 +97,6 @@ void read_prefix(hid_t dataset, hid_t mem_type, std::uint64_t count, void* out,
 void write_vector(hid_t loc, const char* name, hid_t file_type, hid_t mem_type, const void* data,
                   std::uint64_t count, std::string_view context);
 
-/// What a reader of an object fetches first: its first and last bytes, where HDF5's metadata
-/// and h5pack's small datasets (labels, index, offsets) are.
-inline constexpr std::uint64_t kMetadataBlockBytes = std::uint64_t{1} << 20;
 /// Creates (truncates) an HDF5 file; a missing directory or a permission problem reads as the
 /// operating system's reason. Throws IoError or FormatError naming `path`. Raw data is written
 /// when H5Dwrite is called (no sieve buffer), so a failing disk fails that call, not a close.
@@ -114,10 +111,10 @@ void discard_writes(hid_t file) noexcept;
 /// truncated, or unreadable for another reason, and what to do. A remote `source` (the object
 /// at `path`) is read through gpufeed's driver for object storage.
 Id open_file(const std::string& path,
-             const std::shared_ptr<const detail::ByteSource>& source = nullptr);
+             const std::shared_ptr<const storage::ByteSource>& source = nullptr);
 
 /// File-access properties that read `source` through gpufeed's driver for object storage.
-Id object_file_access(std::shared_ptr<const detail::ByteSource> source);
+Id object_file_access(std::shared_ptr<const storage::ByteSource> source);
 /// The exception the driver met in the calling thread's last failed read, taken (cleared).
 std::exception_ptr take_driver_error() noexcept;
 

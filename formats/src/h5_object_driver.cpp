@@ -10,7 +10,7 @@
 #include <memory>
 #include <mutex>
 
-#include "byte_source.hpp"
+#include "gpufeed/storage/byte_source.hpp"
 #include "h5.hpp"
 
 namespace gpufeed::formats::h5 {
@@ -20,12 +20,12 @@ namespace {
 thread_local std::exception_ptr pending_driver_error;
 
 struct FileAccess {
-  std::shared_ptr<const detail::ByteSource> source;
+  std::shared_ptr<const storage::ByteSource> source;
 };
 
 struct ObjectFile {
   H5FD_t base;  // HDF5's part; must come first
-  std::shared_ptr<const detail::ByteSource> source;
+  std::shared_ptr<const storage::ByteSource> source;
   haddr_t eoa = 0;
 };
 
@@ -92,8 +92,8 @@ herr_t get_handle(H5FD_t* file, hid_t /*fapl*/, void** handle) {
 herr_t read(H5FD_t* file, H5FD_mem_t /*type*/, hid_t /*dxpl*/, haddr_t address, size_t size,
             void* buffer) {
   try {
-    detail::read_metadata(*object_file(file)->source, {static_cast<std::uint8_t*>(buffer), size},
-                          address);
+    storage::read_metadata(*object_file(file)->source, {static_cast<std::uint8_t*>(buffer), size},
+                           address);
     return 0;
   } catch (...) {
     pending_driver_error = std::current_exception();
@@ -144,7 +144,7 @@ std::exception_ptr take_driver_error() noexcept {
   return std::exchange(pending_driver_error, nullptr);
 }
 
-Id object_file_access(std::shared_ptr<const detail::ByteSource> source) {
+Id object_file_access(std::shared_ptr<const storage::ByteSource> source) {
   const std::string context = "cannot open " + source->name();
   Id access = check_id(H5Pcreate(H5P_FILE_ACCESS), context);
   const FileAccess info{std::move(source)};

@@ -6,12 +6,12 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "byte_source.hpp"
 #include "dataset_meta.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/schema.hpp"
+#include "gpufeed/storage/byte_source.hpp"
 #include "h5.hpp"
 #include "jpeg_index.hpp"
 
@@ -49,7 +49,7 @@ std::optional<ChannelStats> read_stats(hid_t file) {
 
 struct JpegDatasetReader::Impl {
   std::string path;
-  std::shared_ptr<const detail::ByteSource> source;  // before `file`, which may read through it
+  std::shared_ptr<const storage::ByteSource> source;  // before `file`, which may read through it
   h5::Id file;
   h5::Id bytes;
   JpegReadPath read_path = JpegReadPath::hyperslab;
@@ -138,7 +138,7 @@ JpegDatasetReader::JpegDatasetReader(const std::string& path, JpegReaderOptions 
   h5::silence_errors();
   Impl& r = *impl_;
   r.path = path;
-  r.source = detail::open_source(path);
+  r.source = storage::open_source(path);
   r.file_bytes = r.source->size();
   r.file = h5::open_file(path, r.source);
   const hid_t file = r.file.get();
@@ -216,16 +216,16 @@ bool JpegDatasetReader::remote() const {
   return impl_->source->remote();
 }
 
-ObjectStoreStats JpegDatasetReader::network() const {
+storage::ObjectStoreStats JpegDatasetReader::network() const {
   return impl_->source->network();
 }
 
 void JpegDatasetReader::plan_reads(std::span<const std::uint64_t> blocks,
-                                   const ReadAhead& settings) const {
+                                   const storage::ReadAhead& settings) const {
   const Impl& r = *impl_;
   if (!r.source->remote() || r.read_path != JpegReadPath::contiguous) return;
   const std::uint64_t n = r.shapes.size();
-  std::vector<detail::Extent> extents;
+  std::vector<storage::Extent> extents;
   extents.reserve(blocks.size());
   for (const std::uint64_t block : blocks) {
     const std::uint64_t first = block * r.block;
@@ -237,10 +237,10 @@ void JpegDatasetReader::plan_reads(std::span<const std::uint64_t> blocks,
 }
 
 void JpegDatasetReader::plan_sample_reads(std::span<const std::uint64_t> samples,
-                                          const ReadAhead& settings) const {
+                                          const storage::ReadAhead& settings) const {
   const Impl& r = *impl_;
   if (!r.source->remote() || r.read_path != JpegReadPath::contiguous) return;
-  std::vector<detail::Extent> extents;
+  std::vector<storage::Extent> extents;
   extents.reserve(samples.size());
   for (const std::uint64_t sample : samples) {
     if (sample < r.shapes.size()) {

@@ -9,12 +9,12 @@
 #include <stdexcept>
 
 #include "dataset_meta.hpp"
-#include "file_io.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
-#include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/schema.hpp"
+#include "gpufeed/storage/file_io.hpp"
+#include "gpufeed/storage/pending_files.hpp"
 #include "h5.hpp"
 
 namespace gpufeed::formats {
@@ -24,7 +24,7 @@ namespace {
 // The staging file is unlinked as soon as it is open: it never outlives the process.
 UniqueFd open_staging_file(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!fd) throw_errno("cannot create the staging file " + path);
+  if (!fd) storage::throw_errno("cannot create the staging file " + path);
   ::unlink(path.c_str());
   return fd;
 }
@@ -85,7 +85,7 @@ struct JpegDatasetWriter::Impl {
   std::optional<ChannelStats> channel_stats;
   h5::Id file;
   bool committed = false;
-  std::optional<PendingFile> pending;  // temporary_path, until committed
+  std::optional<storage::PendingFile> pending;  // temporary_path, until committed
 
   [[nodiscard]] std::string context() const { return "cannot write " + temporary_path; }
   void flush_staging();
@@ -102,7 +102,7 @@ struct JpegDatasetWriter::Impl {
 };
 
 void JpegDatasetWriter::Impl::flush_staging() {
-  detail::write_all(staging_file.get(), staging, "cannot write the staging file of " + path);
+  storage::write_all(staging_file.get(), staging, "cannot write the staging file of " + path);
   staging.clear();
 }
 
@@ -114,10 +114,10 @@ void JpegDatasetWriter::Impl::copy_bytes(hid_t group) {
   for (std::uint64_t done = 0; done < total; done += block.size()) {
     const std::span<std::uint8_t> part(block.data(),
                                        std::min<std::uint64_t>(block.size(), total - done));
-    const detail::ReadResult got = detail::pread_full(staging_file.get(), part, done);
+    const storage::ReadResult got = storage::pread_full(staging_file.get(), part, done);
     if (got.error != 0 || got.bytes != part.size()) {
       errno = got.error != 0 ? got.error : EIO;
-      throw_errno("cannot read back the staging file of " + path);
+      storage::throw_errno("cannot read back the staging file of " + path);
     }
     write_block(bytes.get(), done, part, where);
   }
@@ -193,7 +193,7 @@ std::uint64_t JpegDatasetWriter::append(std::span<const std::uint8_t> bytes, Jpe
   }
   if (w.staging.size() + bytes.size() > w.options.staging_bytes) w.flush_staging();
   if (bytes.size() >= w.options.staging_bytes) {
-    detail::write_all(w.staging_file.get(), bytes, "cannot write the staging file of " + w.path);
+    storage::write_all(w.staging_file.get(), bytes, "cannot write the staging file of " + w.path);
   } else {
     w.staging.insert(w.staging.end(), bytes.begin(), bytes.end());
   }
@@ -236,9 +236,9 @@ void JpegDatasetWriter::commit() {
   h5::write_int_attribute(w.file.get(), schema::kSchemaAttr, schema::kVersion, w.context());
   // H5Fclose is where buffered metadata reaches the disk, so its failure must be seen.
   if (H5Fclose(w.file.release()) < 0) h5::fail(w.context());
-  detail::sync_file(w.temporary_path);
+  storage::sync_file(w.temporary_path);
   if (std::rename(w.temporary_path.c_str(), w.path.c_str()) != 0) {
-    throw_errno("cannot move " + w.temporary_path + " to " + w.path);
+    storage::throw_errno("cannot move " + w.temporary_path + " to " + w.path);
   }
   w.committed = true;
   w.pending.reset();

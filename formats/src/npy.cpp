@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "file_io.hpp"
 #include "gpufeed/formats/error.hpp"
+#include "gpufeed/storage/file_io.hpp"
 #include "npy_header.hpp"
 
 namespace gpufeed::formats {
@@ -55,12 +55,12 @@ void write_npy(const std::string& path, const std::string& dtype,
                const std::vector<std::uint64_t>& shape, std::span<const std::uint8_t> bytes) {
   const std::string header = detail::format_npy_header(dtype, shape, bytes.size());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw_errno("cannot create " + path);
+  if (!out) storage::throw_errno("cannot create " + path);
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
   out.close();
-  if (!out) throw_errno("cannot write " + path);
+  if (!out) storage::throw_errno("cannot write " + path);
 }
 
 }  // namespace gpufeed::formats

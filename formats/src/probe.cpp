@@ -2,10 +2,10 @@
 
 #include <vector>
 
-#include "byte_source.hpp"
 #include "gpufeed/formats/error.hpp"
-#include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/schema.hpp"
+#include "gpufeed/storage/byte_source.hpp"
+#include "gpufeed/storage/object_store.hpp"
 #include "h5.hpp"
 
 namespace gpufeed::formats {
@@ -33,8 +33,8 @@ FileLayout probe_layout(const std::string& path, const std::string& images) {
   h5::silence_errors();
   h5::Id file;
   try {
-    file =
-        is_object_url(path) ? h5::open_file(path, detail::open_source(path)) : h5::open_file(path);
+    file = storage::is_object_url(path) ? h5::open_file(path, storage::open_source(path))
+                                        : h5::open_file(path);
   } catch (const IoError&) {
     throw;  // the disk failed: guessing would only give a misleading message later
   } catch (const FormatError&) {

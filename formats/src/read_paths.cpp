@@ -167,13 +167,14 @@ void read_through_hdf5(const ReaderState& state, std::uint64_t chunk, const Read
 
 }  // namespace
 
-std::optional<Extent> chunk_extent(const ReaderState& state, std::uint64_t chunk) {
+std::optional<storage::Extent> chunk_extent(const ReaderState& state, std::uint64_t chunk) {
   switch (state.read_path) {
     case ReadPath::index:
-      return Extent{state.chunk_addr[chunk], state.chunk_size[chunk]};
+      return storage::Extent{state.chunk_addr[chunk], state.chunk_size[chunk]};
     case ReadPath::contiguous:
-      return Extent{state.contiguous_offset + state.first_sample(chunk) * state.layout.sample_bytes,
-                    state.sample_count(chunk) * state.layout.sample_bytes};
+      return storage::Extent{
+          state.contiguous_offset + state.first_sample(chunk) * state.layout.sample_bytes,
+          state.sample_count(chunk) * state.layout.sample_bytes};
     default:
       return std::nullopt;
   }
@@ -186,7 +187,7 @@ void read_chunk(const ReaderState& state, std::uint64_t chunk, std::span<std::ui
     case ReadPath::direct_chunk:
       return read_through_hdf5(state, chunk, [&] { read_direct(state, chunk, out); });
     case ReadPath::contiguous: {
-      const Extent at = *chunk_extent(state, chunk);
+      const storage::Extent at = *chunk_extent(state, chunk);
       return read_exact(state, chunk, out.first(at.length), at.offset);
     }
     case ReadPath::hyperslab:

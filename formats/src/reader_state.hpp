@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "byte_source.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
 #include "gpufeed/formats/scratch_pool.hpp"
+#include "gpufeed/storage/byte_source.hpp"
 #include "h5.hpp"
 
 namespace gpufeed::formats::detail {
@@ -55,10 +55,10 @@ ImagesLayout inspect_images(hid_t images, const std::string& where, const Reader
 /// so any number of threads may read through it at once; only the direct_chunk and
 /// hyperslab paths call HDF5 (which takes its own lock).
 struct ReaderState {
-  std::string path;                          ///< the file, as the user named it
-  std::string images_name;                   ///< the dataset, as the user named it
-  std::shared_ptr<const ByteSource> source;  ///< the file's bytes (before `file`: HDF5's driver
-                                             ///< for objects reads through it)
+  std::string path;                                   ///< the file, as the user named it
+  std::string images_name;                            ///< the dataset, as the user named it
+  std::shared_ptr<const storage::ByteSource> source;  ///< the file's bytes (before `file`: HDF5's
+                                                      ///< driver for objects reads through it)
   h5::Id file;
   h5::Id images;
   std::uint64_t file_bytes = 0;
@@ -98,7 +98,7 @@ void load_chunk_index(ReaderState& state);
 
 /// Where chunk `chunk` is stored, for the paths that read it without HDF5 (index,
 /// contiguous); nullopt for the others.
-std::optional<Extent> chunk_extent(const ReaderState& state, std::uint64_t chunk);
+std::optional<storage::Extent> chunk_extent(const ReaderState& state, std::uint64_t chunk);
 
 /// Reads chunk `chunk` along state.read_path into `out` (at least chunk_buffer_bytes()).
 void read_chunk(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out);

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "gpufeed/base/errors.hpp"
-#include "gpufeed/formats/object_store.hpp"
+#include "gpufeed/storage/object_store.hpp"
 
 namespace gpufeed::detail {
 
@@ -51,8 +51,8 @@ void check_raw_options(const LoaderOptions& o, const formats::SampleShape& store
 
 DatasetSource DatasetSource::open(const LoaderOptions& options) {
   DatasetSource s;
-  if (!options.cache_dir.empty() && formats::is_object_url(options.path)) {
-    formats::use_cache_dir(options.path, options.cache_dir, options.cache_dir_bytes);
+  if (!options.cache_dir.empty() && storage::is_object_url(options.path)) {
+    storage::use_cache_dir(options.path, options.cache_dir, options.cache_dir_bytes);
   }
   s.layout = formats::probe_layout(options.path, options.images);
   if (s.layout == formats::FileLayout::jpeg) {

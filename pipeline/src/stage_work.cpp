@@ -138,8 +138,8 @@ void StageWork::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position,
       [&](std::uint32_t a, std::uint32_t b) { return slot.indices[a] / k < slot.indices[b] / k; });
 }
 
-formats::ReadAhead StageWork::read_ahead() const {
-  formats::ReadAhead r;
+storage::ReadAhead StageWork::read_ahead() const {
+  storage::ReadAhead r;
   r.budget_bytes = std::max<std::uint64_t>(std::uint64_t{64} << 20, options_.cache_bytes / 2);
   if (!options_.read_requests.is_auto()) {
     r.requests = options_.read_requests.value_or(r.requests);
@@ -423,13 +423,13 @@ void StageWork::fill_stats(LoaderStats& s) const {
   s.cache_misses = c.misses;
   s.cache_peak_bytes = c.peak_bytes;
   if (source_.dataset().remote()) {
-    const formats::ObjectStoreStats now = source_.dataset().network();
-    const formats::ObjectStoreStats base = [this] {
+    const storage::ObjectStoreStats now = source_.dataset().network();
+    const storage::ObjectStoreStats base = [this] {
       std::lock_guard lock(network_mutex_);
       return network_base_;
     }();
     NetworkStats& n = s.network.emplace();
-    static_cast<formats::ObjectStoreStats&>(n) = now.since(base);
+    static_cast<storage::ObjectStoreStats&>(n) = now.since(base);
     n.read_requests = read_ahead().requests;
   }
   if (staging_) {

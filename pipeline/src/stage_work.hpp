@@ -77,7 +77,7 @@ class StageWork {
   StageCounters counters;
 
  private:
-  [[nodiscard]] formats::ReadAhead read_ahead() const;
+  [[nodiscard]] storage::ReadAhead read_ahead() const;
   void copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
   void decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
   void decode_or_replace(Slot& slot, std::uint32_t position);
@@ -99,7 +99,7 @@ class StageWork {
   std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0}, skipped_{0}, reaugmented_{0};
   /// The object-store counters when the stats were last reset (a file in object storage).
   mutable std::mutex network_mutex_;
-  formats::ObjectStoreStats network_base_;
+  storage::ObjectStoreStats network_base_;
 };
 
 }  // namespace gpufeed::detail

@@ -44,7 +44,7 @@ LoaderStats LoaderStats::since(const LoaderStats& earlier) const {
   d.cache_misses -= earlier.cache_misses;
   d.skipped_samples -= earlier.skipped_samples;
   if (d.network && earlier.network) {
-    static_cast<formats::ObjectStoreStats&>(*d.network) = d.network->since(*earlier.network);
+    static_cast<storage::ObjectStoreStats&>(*d.network) = d.network->since(*earlier.network);
   }
   return d;
 }

@@ -24,9 +24,9 @@
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/image_work.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
-#include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/ordered_map.hpp"
 #include "gpufeed/formats/pack_file.hpp"
+#include "gpufeed/storage/object_store.hpp"
 
 namespace nb = nanobind;
 
@@ -240,7 +240,7 @@ void bind_pack(nb::module_& m) {
   m.def(
       "s3_settings",
       [] {
-        const formats::S3Settings s = formats::s3_settings();
+        const storage::S3Settings s = storage::s3_settings();
         nb::dict d;
         d["endpoint"] = s.endpoint;
         d["region"] = s.region;
@@ -254,7 +254,7 @@ void bind_pack(nb::module_& m) {
       "upload_file",
       [](const std::string& path, const std::string& url) {
         const nb::gil_scoped_release unlocked;
-        formats::upload_file(path, url);
+        storage::upload_file(path, url);
       },
       nb::arg("path"), nb::arg("url"),
       "Uploads a local file to s3://bucket/key (one PUT, or a multipart upload: nothing appears "

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "resample_kernels.hpp"
+#include "codecs/resample_kernels.hpp"
 
 namespace gpufeed::testing {
 namespace {

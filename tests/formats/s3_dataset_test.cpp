@@ -11,8 +11,8 @@
 #include "dataset_fixture.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/error.hpp"
-#include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/probe.hpp"
+#include "gpufeed/storage/object_store.hpp"
 #include "s3_test_support.hpp"
 #include "temp_dir.hpp"
 
@@ -32,10 +32,10 @@ class S3Dataset : public ::testing::Test {
     env_.set("AWS_ACCESS_KEY_ID", "AKIDGPUFEEDTEST");
     env_.set("AWS_SECRET_ACCESS_KEY", testing::kTestSecret);
     testing::write_dataset(local_, kSamples, kShape, kChunk);
-    upload_file(local_, url_);
+    storage::upload_file(local_, url_);
   }
 
-  [[nodiscard]] static std::uint64_t requests() { return object_store_stats().requests; }
+  [[nodiscard]] static std::uint64_t requests() { return storage::object_store_stats().requests; }
 
   testing::ScopedAwsEnv env_;
   std::unique_ptr<testing::S3ServerProcess> moto_;
@@ -70,7 +70,7 @@ TEST_F(S3Dataset, APlannedReadCoalescesNeighbouringChunksIntoFewGets) {
   std::vector<std::uint64_t> chunks(remote.num_chunks());
   std::iota(chunks.begin(), chunks.end(), std::uint64_t{0});
   const std::uint64_t before = requests();
-  remote.plan_reads(chunks, ReadAhead{});
+  remote.plan_reads(chunks, storage::ReadAhead{});
   std::vector<std::uint8_t> a(local.chunk_buffer_bytes()), b(a.size());
   for (const std::uint64_t c : chunks) {
     local.read_chunk(c, a);
@@ -91,7 +91,7 @@ TEST_F(S3Dataset, WithACacheDirALaterProcessOpensWithOneHeadAndReadsTheDisk) {
   std::vector<std::uint8_t> expected(DatasetReader(local_).chunk_buffer_bytes()), got;
   DatasetReader(local_).read_chunk(5, expected);
   {
-    use_cache_dir(url_, cache, 0);
+    storage::use_cache_dir(url_, cache, 0);
     const DatasetReader first(url_);
     got.resize(first.chunk_buffer_bytes());
     first.read_chunk(5, got);
@@ -100,7 +100,7 @@ TEST_F(S3Dataset, WithACacheDirALaterProcessOpensWithOneHeadAndReadsTheDisk) {
   // What another process of the node (or a later job) does: the object opened anew.
   env_.set("AWS_MAX_ATTEMPTS", "3");  // another configuration: another client, nothing shared
   const std::uint64_t before = requests();
-  use_cache_dir(url_, cache, 0);
+  storage::use_cache_dir(url_, cache, 0);
   const DatasetReader second(url_);
   std::fill(got.begin(), got.end(), 0);
   second.read_chunk(5, got);

@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "gpufeed/formats/dataset_reader.hpp"
-#include "gpufeed/formats/object_store.hpp"
+#include "gpufeed/storage/object_store.hpp"
 
 namespace {
 
@@ -66,8 +66,8 @@ void fail_if_a_thread_is_left() {
 }
 
 // One GET per chunk, many in flight: plenty still running when the reads stop.
-gpufeed::formats::ReadAhead read_ahead() {
-  gpufeed::formats::ReadAhead r;
+gpufeed::storage::ReadAhead read_ahead() {
+  gpufeed::storage::ReadAhead r;
   r.requests = 32;
   r.coalesce_gap_bytes = 0;
   r.max_request_bytes = 1;

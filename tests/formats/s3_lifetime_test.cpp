@@ -21,12 +21,14 @@
 
 #include "dataset_fixture.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
-#include "gpufeed/formats/object_store.hpp"
+#include "gpufeed/storage/object_store.hpp"
 #include "s3_test_support.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed::formats {
 namespace {
+
+namespace s3 = storage::s3;
 
 using namespace std::chrono_literals;
 
@@ -128,12 +130,12 @@ class S3Lifetime : public ::testing::Test {
     env_.set("AWS_ACCESS_KEY_ID", "AKIDGPUFEEDTEST");  // signed requests: OpenSSL at work
     env_.set("AWS_SECRET_ACCESS_KEY", testing::kTestSecret);
     testing::write_dataset(local_, kSamples, kShape, kChunk);
-    upload_file(local_, url_);
+    storage::upload_file(local_, url_);
   }
 
   // One GET per chunk, many in flight.
-  static ReadAhead one_get_per_chunk() {
-    ReadAhead r;
+  static storage::ReadAhead one_get_per_chunk() {
+    storage::ReadAhead r;
     r.requests = 32;
     r.coalesce_gap_bytes = 0;
     r.max_request_bytes = 1;
@@ -157,14 +159,15 @@ TEST_F(S3Lifetime, ClosingAReaderCancelsItsReadAheadAndSendsNothingMore) {
   reader->plan_reads(chunks, one_get_per_chunk());
   std::vector<std::uint8_t> out(reader->chunk_buffer_bytes());
   reader->read_chunk(chunks[0], out);
-  ASSERT_GT(object_store_stats().in_flight, 0u) << "nothing was in flight to cancel";
+  ASSERT_GT(storage::object_store_stats().in_flight, 0u) << "nothing was in flight to cancel";
   const auto closing = std::chrono::steady_clock::now();
   reader.reset();
   EXPECT_LT(std::chrono::steady_clock::now() - closing, 1s) << "it waited for the GETs";
-  EXPECT_EQ(object_store_stats().in_flight, 0u);
-  const std::uint64_t sent = object_store_stats().requests;
+  EXPECT_EQ(storage::object_store_stats().in_flight, 0u);
+  const std::uint64_t sent = storage::object_store_stats().requests;
   std::this_thread::sleep_for(2500ms);  // longer than a GET takes: one landing would send more
-  EXPECT_EQ(object_store_stats().requests, sent) << "GETs were sent after the reader closed";
+  EXPECT_EQ(storage::object_store_stats().requests, sent)
+      << "GETs were sent after the reader closed";
 }
 
 TEST_F(S3Lifetime, CancellingAnOwnersGetsEndsThemAndLeavesTheOthers) {
@@ -209,10 +212,10 @@ TEST_F(S3Lifetime, ASharedClientGoesWithItsLastOwnerAndItsCountsStay) {
     EXPECT_EQ(s3::Client::shared(), client);
     EXPECT_EQ(client->head(s3::Url{testing::kBucket, "sets/data.h5"}).size,
               std::filesystem::file_size(local_));
-    counted = object_store_stats().requests;
+    counted = storage::object_store_stats().requests;
   }
   EXPECT_TRUE(weak.expired()) << "the process kept the client (and its I/O thread)";
-  EXPECT_GE(object_store_stats().requests, counted) << "the process's counters went back";
+  EXPECT_GE(storage::object_store_stats().requests, counted) << "the process's counters went back";
 }
 
 TEST_F(S3Lifetime, AProcessEndsWithItsOwnStatusAfterTwoEpochsOfReadAhead) {

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/pack.hpp"
+#include "gpufeed/storage/pending_files.hpp"
 #include "temp_dir.hpp"
 #include "test_files.hpp"
 
@@ -138,6 +141,31 @@ TEST(DatasetWriter, RefusesBadShapes) {
   EXPECT_THAT(format_error_of([&] { DatasetWriter(dir.file("no/such/dir.h5"), 5, kShape); }),
               HasSubstr("No such file or directory"));
   EXPECT_TRUE(is_empty(dir));
+}
+
+// A writer's temporary is an unfinished file (storage/pending_files.hpp) until it commits.
+TEST(PendingFiles, AWriterRegistersItsTemporaryUntilItCommits) {
+  static std::vector<std::string> removed;
+  const auto note_removed = [](const char* path) noexcept { removed.emplace_back(path); };
+  const TempDir dir;
+  const std::string out = dir.file("out.h5");
+  {
+    DatasetWriter writer(out, 4, SampleShape{2, 2, 3});
+    ASSERT_TRUE(std::filesystem::exists(writer.temporary_path()));
+    removed.clear();
+    storage::remove_pending_files(note_removed);  // what SIGINT's handler does
+    EXPECT_EQ(removed, std::vector<std::string>{writer.temporary_path()});
+    EXPECT_FALSE(std::filesystem::exists(writer.temporary_path()));
+  }
+  DatasetWriter writer(out, 1, SampleShape{2, 2, 3});
+  const std::vector<std::uint8_t> pixels(12, 7);
+  writer.write(writer.encode(0, pixels));
+  writer.write_labels(std::vector<std::int64_t>{0});
+  writer.commit();
+  removed.clear();
+  storage::remove_pending_files(note_removed);
+  EXPECT_TRUE(removed.empty());
+  EXPECT_TRUE(std::filesystem::exists(out));
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "dataset_fixture.hpp"
-#include "gpufeed/formats/object_store.hpp"
+#include "gpufeed/storage/object_store.hpp"
 #include "run_command.hpp"
 #include "s3_server.hpp"
 #include "temp_dir.hpp"
@@ -55,7 +55,7 @@ class PipebenchS3 : public ::testing::Test {
       saved[name] = old == nullptr ? std::nullopt : std::optional<std::string>(old);
       ::setenv(name.c_str(), value.c_str(), 1);
     }
-    formats::upload_file(local, url_);
+    storage::upload_file(local, url_);
     for (const auto& [name, value] : saved) {
       if (value) {
         ::setenv(name.c_str(), value->c_str(), 1);

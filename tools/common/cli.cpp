@@ -12,8 +12,8 @@
 
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
-#include "gpufeed/formats/mapped_regions.hpp"
-#include "gpufeed/formats/pending_files.hpp"
+#include "gpufeed/storage/mapped_regions.hpp"
+#include "gpufeed/storage/pending_files.hpp"
 
 namespace gpufeed::tools {
 
@@ -76,12 +76,12 @@ extern "C" void on_interrupt(int signal) {
   write_text("\n");
   write_text(g_program);
   write_text(signal == SIGINT ? ": interrupted (SIGINT)\n" : ": terminated (SIGTERM)\n");
-  formats::remove_pending_files(report_removed);
+  storage::remove_pending_files(report_removed);
   ::_exit(128 + signal);
 }
 
 extern "C" void on_input_fault(int signal, siginfo_t* info, void* /*context*/) {
-  const char* path = info->si_code > 0 ? formats::mapped_file_at(info->si_addr) : nullptr;
+  const char* path = info->si_code > 0 ? storage::mapped_file_at(info->si_addr) : nullptr;
   if (path == nullptr) {  // not a mapped input: the default action (a core dump)
     struct sigaction action {};
     action.sa_handler = SIG_DFL;
@@ -96,7 +96,7 @@ extern "C" void on_input_fault(int signal, siginfo_t* info, void* /*context*/) {
   write_text(
       ": the file was truncated, or its disk failed, while it was being read (SIGBUS); "
       "check the file and run again\n");
-  formats::remove_pending_files();
+  storage::remove_pending_files();
   ::_exit(kExitFailure);
 }
 

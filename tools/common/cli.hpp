@@ -26,15 +26,15 @@ void print_error(std::string_view program, std::string_view message);
 void print_note(std::string_view program, std::string_view message);
 
 /// SIGINT and SIGTERM end the program at once, the way a user expects of a converter: the files
-/// its writers have not committed are removed (formats::PendingFile), "<program>: interrupted
+/// its writers have not committed are removed (storage::PendingFile), "<program>: interrupted
 /// (SIGINT)" and each removed file are printed, and the exit code is 128 + the signal (130,
 /// 143). An output that existed before the run is left as it was.
 void exit_on_interrupt(const char* program);
 
-/// A read of a mapped input file that fails (SIGBUS in a formats::MappedRegion: the file was
+/// A read of a mapped input file that fails (SIGBUS in a storage::MappedRegion: the file was
 /// truncated after it was mapped, or its disk failed) ends the program with one line,
 /// "<program>: error: cannot read <file>: ...", and exit code 1, removing the files its writers
-/// have not committed (formats::PendingFile). Any other SIGBUS keeps its default action.
+/// have not committed (storage::PendingFile). Any other SIGBUS keeps its default action.
 void exit_on_input_fault(const char* program);
 
 /// Writes past the file-size limit (ulimit -f) fail with EFBIG and are reported like any other

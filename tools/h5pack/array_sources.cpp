@@ -10,7 +10,7 @@
 
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
-#include "gpufeed/formats/mapped_file.hpp"
+#include "gpufeed/storage/mapped_file.hpp"
 
 namespace gpufeed::tools::h5pack {
 
@@ -79,11 +79,11 @@ std::vector<std::string> cifar_files(const std::string& path, const std::string&
 }
 
 struct CifarData {
-  std::vector<std::unique_ptr<formats::MappedFile>> files;
+  std::vector<std::unique_ptr<storage::MappedFile>> files;
   std::vector<std::uint64_t> first;  ///< first sample of each file, and the total at the end
 };
 
-void cifar_labels(const formats::MappedFile& file, std::vector<std::int64_t>& labels) {
+void cifar_labels(const storage::MappedFile& file, std::vector<std::int64_t>& labels) {
   const auto bytes = file.bytes();
   for (std::uint64_t r = 0; r < bytes.size() / kCifarRecord; ++r) {
     const std::int64_t label = bytes[r * kCifarRecord];
@@ -121,7 +121,7 @@ formats::PackInput cifar10_input(const std::string& path, const std::string& spl
   formats::PackInput input;
   data->first.push_back(0);
   for (const std::string& name : cifar_files(path, split)) {
-    auto file = std::make_unique<formats::MappedFile>(name);
+    auto file = std::make_unique<storage::MappedFile>(name);
     if (file->size() % kCifarRecord != 0) {
       throw FormatError(name + " is not a CIFAR-10 binary batch: its " +
                         std::to_string(file->size()) + " bytes are not whole records of 3073 " +

@@ -10,10 +10,10 @@
 #include "common/cli.hpp"
 #include "common/progress.hpp"
 #include "gpufeed/base/errors.hpp"
-#include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/pack_file.hpp"
-#include "gpufeed/formats/pending_files.hpp"
 #include "gpufeed/formats/synthetic.hpp"
+#include "gpufeed/storage/object_store.hpp"
+#include "gpufeed/storage/pending_files.hpp"
 #include "h5pack/array_sources.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/convert_report.hpp"
@@ -129,7 +129,7 @@ class UploadStaging {
 /// OUT = s3://bucket/key: the file is written locally (in TMPDIR), then uploaded (one PUT, or a
 /// multipart upload: nothing appears at the key unless the whole file arrived).
 int convert_and_upload(const ConvertOptions& o) {
-  formats::check_object_url(o.output);
+  storage::check_object_url(o.output);
   const UploadStaging staging(o.output);
   ConvertOptions local = o;
   local.output = staging.path();
@@ -137,7 +137,7 @@ int convert_and_upload(const ConvertOptions& o) {
   std::error_code ec;
   const std::uint64_t bytes = std::filesystem::file_size(staging.path(), ec);
   const auto t0 = std::chrono::steady_clock::now();
-  formats::upload_file(staging.path(), o.output);
+  storage::upload_file(staging.path(), o.output);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("uploaded %s: %s in %s (%.0f MB/s)\n", o.output.c_str(), megabytes(bytes).c_str(),
@@ -149,8 +149,8 @@ int convert_and_upload(const ConvertOptions& o) {
 }  // namespace
 
 int run_convert(const ConvertOptions& o) {
-  if (formats::is_object_url(o.output)) return convert_and_upload(o);
-  for (const formats::StaleTemporary& stale : formats::remove_stale_temporaries(o.output)) {
+  if (storage::is_object_url(o.output)) return convert_and_upload(o);
+  for (const storage::StaleTemporary& stale : storage::remove_stale_temporaries(o.output)) {
     print_note(kProgram, "removed " + stale.path + " (" + megabytes(stale.bytes) +
                              "), left behind by an earlier conversion to " + o.output +
                              " that was killed");

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpufeed/formats/error.hpp"
-#include "gpufeed/formats/mapped_file.hpp"
+#include "gpufeed/storage/mapped_file.hpp"
 #include "h5pack/array_sources.hpp"
 
 namespace gpufeed::tools::h5pack {
@@ -24,7 +24,7 @@ std::uint32_t big_endian32(const std::uint8_t* p) {
 }
 
 /// The dimensions of an IDX file of unsigned bytes with `dims` dimensions; checks its size.
-std::vector<std::uint64_t> idx_dims(const formats::MappedFile& file, std::uint8_t dims) {
+std::vector<std::uint64_t> idx_dims(const storage::MappedFile& file, std::uint8_t dims) {
   const auto bytes = file.bytes();
   const std::size_t header = 4 + 4 * std::size_t{dims};
   if (bytes.size() < header || bytes[0] != 0 || bytes[1] != 0 || bytes[2] != kUnsignedByte ||
@@ -92,7 +92,7 @@ std::pair<std::string, std::string> mnist_files(const std::string& path, const s
 }
 
 struct MnistData {
-  std::unique_ptr<formats::MappedFile> images;
+  std::unique_ptr<storage::MappedFile> images;
   std::uint64_t sample_bytes = 0;
 };
 
@@ -109,8 +109,8 @@ bool looks_like_mnist(const std::string& path) {
 formats::PackInput mnist_input(const std::string& path, const std::string& split) {
   const auto [images_path, labels_path] = mnist_files(path, split);
   auto data = std::make_shared<MnistData>();
-  data->images = std::make_unique<formats::MappedFile>(images_path);
-  const formats::MappedFile labels(labels_path);
+  data->images = std::make_unique<storage::MappedFile>(images_path);
+  const storage::MappedFile labels(labels_path);
   const std::vector<std::uint64_t> shape = idx_dims(*data->images, 3);
   const std::vector<std::uint64_t> count = idx_dims(labels, 1);
   if (count[0] != shape[0]) {

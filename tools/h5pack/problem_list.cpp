@@ -74,7 +74,7 @@ void plan_every_unit(const formats::Dataset& dataset) {
   if (!dataset.remote()) return;
   std::vector<std::uint64_t> units(dataset.num_chunks());
   std::iota(units.begin(), units.end(), std::uint64_t{0});
-  dataset.plan_reads(units, formats::ReadAhead{});
+  dataset.plan_reads(units, storage::ReadAhead{});
 }
 
 }  // namespace gpufeed::tools::h5pack

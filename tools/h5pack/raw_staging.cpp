@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <stdexcept>
 
-#include "gpufeed/formats/error.hpp"
+#include "gpufeed/storage/error.hpp"
 
 namespace gpufeed::tools::h5pack {
 
@@ -20,7 +20,7 @@ void write_all(int fd, const std::uint8_t* data, std::size_t size, std::uint64_t
   while (size > 0) {
     const ssize_t put = ::pwrite(fd, data, size, static_cast<off_t>(offset));
     if (put < 0 && errno == EINTR) continue;
-    if (put <= 0) formats::throw_errno("cannot write the staging file " + path);
+    if (put <= 0) storage::throw_errno("cannot write the staging file " + path);
     data += put;
     size -= static_cast<std::size_t>(put);
     offset += static_cast<std::uint64_t>(put);
@@ -32,8 +32,8 @@ void read_all(int fd, std::uint8_t* data, std::size_t size, std::uint64_t offset
   while (size > 0) {
     const ssize_t got = ::pread(fd, data, size, static_cast<off_t>(offset));
     if (got < 0 && errno == EINTR) continue;
-    if (got < 0) formats::throw_errno("cannot read back the staging file " + path);
-    if (got == 0) throw formats::IoError("the staging file " + path + " ended early");
+    if (got < 0) storage::throw_errno("cannot read back the staging file " + path);
+    if (got == 0) throw storage::IoError("the staging file " + path + " ended early");
     data += got;
     size -= static_cast<std::size_t>(got);
     offset += static_cast<std::uint64_t>(got);
@@ -45,7 +45,7 @@ void read_all(int fd, std::uint8_t* data, std::size_t size, std::uint64_t offset
 RawStaging::RawStaging(const std::string& output, std::uint64_t sample_bytes)
     : path_(output + ".raw.tmp." + std::to_string(::getpid())), sample_bytes_(sample_bytes) {
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd_ < 0) formats::throw_errno("cannot create the staging file " + path_);
+  if (fd_ < 0) storage::throw_errno("cannot create the staging file " + path_);
   ::unlink(path_.c_str());
   buffer_.reserve(kBufferBytes);
 }

@@ -48,7 +48,7 @@ BenchDataset::BenchDataset(const BenchOptions& o) {
   settings.threads = o.loader.workers.value_or(0);  // auto: every core
   path_ = temporary_path();
   temporary_ = true;
-  pending_ = std::make_unique<formats::PendingFile>(path_);
+  pending_ = std::make_unique<storage::PendingFile>(path_);
   ProgressBar bar("generating", input.samples, input.shape.bytes());
   formats::pack_file(path_, input, settings, [&bar](std::uint64_t done) { bar.update(done); });
 }

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "gpufeed/formats/pending_files.hpp"
+#include "gpufeed/storage/pending_files.hpp"
 #include "pipebench/options.hpp"
 
 namespace gpufeed::tools::pipebench {
@@ -28,7 +28,7 @@ class BenchDataset {
   std::string path_;
   std::string synthetic_;
   bool temporary_ = false;
-  std::unique_ptr<formats::PendingFile> pending_;  // the temporary file, for signal handlers
+  std::unique_ptr<storage::PendingFile> pending_;  // the temporary file, for signal handlers
 };
 
 }  // namespace gpufeed::tools::pipebench

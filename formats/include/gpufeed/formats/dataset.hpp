@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "gpufeed/formats/object_store.hpp"
 #include "gpufeed/formats/probe.hpp"
+#include "gpufeed/storage/object_store.hpp"
 
 namespace gpufeed::formats {
 
@@ -41,18 +41,18 @@ class Dataset {
   [[nodiscard]] virtual bool remote() const = 0;
   /// A file in object storage: the counters of the client that reads it (monotonic; shared
   /// with the files opened under the same AWS configuration). Zeros for a local file.
-  [[nodiscard]] virtual ObjectStoreStats network() const = 0;
+  [[nodiscard]] virtual storage::ObjectStoreStats network() const = 0;
   /// The units (chunks, or images for the jpeg layout) the next reads will ask for, in that
   /// order, replacing any earlier plan: a file in object storage fetches them ahead of the
   /// reads within `settings` (many GETs in flight, neighbours coalesced, a memory budget); a
   /// local file ignores it. Reads outside the plan still work (one GET each). Thread-safe.
   virtual void plan_reads(std::span<const std::uint64_t> units,
-                          const ReadAhead& settings) const = 0;
+                          const storage::ReadAhead& settings) const = 0;
   /// The same for reads that go sample by sample (random order): by default each sample's
   /// unit, once, in first-use order; a layout whose units are larger than what one sample
   /// needs (jpeg blocks) plans the samples' own ranges.
   virtual void plan_sample_reads(std::span<const std::uint64_t> samples,
-                                 const ReadAhead& settings) const;
+                                 const storage::ReadAhead& settings) const;
 
   /// One label per sample (-1 everywhere when the file has no labels).
   [[nodiscard]] const std::vector<std::int64_t>& labels() const { return meta_.labels; }

@@ -70,9 +70,10 @@ class DatasetReader final : public Dataset {
   /// Bytes the images occupy in the file (compressed size).
   [[nodiscard]] std::uint64_t stored_bytes() const;
   [[nodiscard]] bool remote() const override;
-  [[nodiscard]] ObjectStoreStats network() const override;
+  [[nodiscard]] storage::ObjectStoreStats network() const override;
   /// Chunks are planned on the index and contiguous paths (the others read through HDF5).
-  void plan_reads(std::span<const std::uint64_t> chunks, const ReadAhead& settings) const override;
+  void plan_reads(std::span<const std::uint64_t> chunks,
+                  const storage::ReadAhead& settings) const override;
 
   /// Reads chunk `chunk` into `out` (at least chunk_buffer_bytes()): its samples densely, in
   /// the file's layout. Thread-safe. Throws FormatError for a damaged chunk.

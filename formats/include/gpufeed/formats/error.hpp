@@ -1,9 +1,8 @@
 #pragma once
 // Exceptions of the formats module. Messages are written for the user: what went wrong,
 // where (file, dataset, chunk or sample) and what to do about it.
-#include <string>
-
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/storage/error.hpp"
 
 namespace gpufeed::formats {
 
@@ -11,19 +10,8 @@ namespace gpufeed::formats {
 /// shape or type. The message is one line a command-line tool can print as it is.
 using FormatError = gpufeed::FormatError;
 
-/// An operating-system call failed (open, pread, rename). Carries errno in the message.
-class IoError : public FormatError {
- public:
-  using FormatError::FormatError;
-};
-
-/// What to do about the operating-system error `error` (an errno value) met reading or writing
-/// a file, as "; ..." to append to a message: a full disk, a quota, a file-size limit, a
-/// device's I/O error, a read-only filesystem. Empty for errors without such advice.
-std::string errno_advice(int error);
-
-/// Throws IoError("<what>: <strerror(errno)><advice>"), with errno_advice(errno) when `advice`
-/// is empty. Out of line so call sites stay small.
-[[noreturn]] void throw_errno(const std::string& what, const std::string& advice = {});
+/// An operating-system call failed (open, pread, rename): storage's error, which the readers and
+/// writers throw as it is.
+using storage::IoError;
 
 }  // namespace gpufeed::formats

@@ -108,13 +108,14 @@ class JpegDatasetReader final : public Dataset {
   [[nodiscard]] JpegShape shape(std::uint64_t sample) const;
   [[nodiscard]] std::uint64_t sample_size(std::uint64_t sample) const;
   [[nodiscard]] bool remote() const override;
-  [[nodiscard]] ObjectStoreStats network() const override;
+  [[nodiscard]] storage::ObjectStoreStats network() const override;
   /// Blocks (units) are planned on the contiguous path (the hyperslab path reads through
   /// HDF5): each block's bytes as one range.
-  void plan_reads(std::span<const std::uint64_t> blocks, const ReadAhead& settings) const override;
+  void plan_reads(std::span<const std::uint64_t> blocks,
+                  const storage::ReadAhead& settings) const override;
   /// Each image's own range (random order: a block fetched for one image would waste it).
   void plan_sample_reads(std::span<const std::uint64_t> samples,
-                         const ReadAhead& settings) const override;
+                         const storage::ReadAhead& settings) const override;
 
   /// Reads sample `sample`'s encoded bytes into `out` (resized to fit). Thread-safe. Throws
   /// FormatError for an empty sample or a read past the end of the file.

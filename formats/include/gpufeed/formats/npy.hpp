@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "gpufeed/formats/mapped_file.hpp"
+#include "gpufeed/storage/mapped_file.hpp"
 
 namespace gpufeed::formats {
 
@@ -27,7 +27,7 @@ class NpyArray {
   [[nodiscard]] std::vector<std::int64_t> to_int64() const;
 
  private:
-  MappedFile file_;
+  storage::MappedFile file_;
   std::string dtype_;
   std::vector<std::uint64_t> shape_;
   std::size_t item_size_ = 0;

@@ -10,7 +10,7 @@
 
 #include "gpufeed/base/knobs.hpp"
 #include "gpufeed/base/stages.hpp"
-#include "gpufeed/formats/object_store.hpp"
+#include "gpufeed/storage/object_store.hpp"
 
 namespace gpufeed {
 
@@ -32,7 +32,7 @@ struct TuningChange {
 /// A file in object storage: what reading it asked of the network (the counters of the
 /// object-store client it reads through, shared by the loaders of one process with the same
 /// AWS configuration), and the GETs the loader keeps in flight at most.
-struct NetworkStats : formats::ObjectStoreStats {
+struct NetworkStats : storage::ObjectStoreStats {
   unsigned read_requests = 0;
 
   /// Mean time to the first byte of a request, in milliseconds (0 before any request).

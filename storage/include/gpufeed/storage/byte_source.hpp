@@ -1,0 +1,83 @@
+#pragma once
+// The bytes of a dataset file, wherever they live: a local (or shared-filesystem) file read with
+// pread, or an object in S3-compatible storage read with ranged GETs. The readers and the HDF5
+// driver for objects read through it; a remote source also takes a plan (the ranges the next
+// batches need, in order) and keeps many requests in flight ahead of the reads.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpufeed/storage/object_store.hpp"
+
+namespace gpufeed::storage {
+
+/// Bytes [offset, offset + length) of a source.
+struct Extent {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  [[nodiscard]] std::uint64_t end() const { return offset + length; }
+};
+
+/// Names what a read is for in its messages ("chunk 3 of /images in s3://b/d.h5 (samples
+/// 768-1023)"); only called when a read fails.
+using Describe = std::function<std::string()>;
+
+/// Immutable after construction except for the plan; every method is thread-safe.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+
+  /// The path or URL as the user gave it.
+  [[nodiscard]] const std::string& name() const { return name_; }
+  /// The size when it was opened.
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+  /// True for an object in object storage.
+  [[nodiscard]] virtual bool remote() const = 0;
+  /// The size now: a local file that shrank since it was opened reads as zeros through HDF5,
+  /// so its readers look; an object cannot change under an open source (reads send If-Match).
+  [[nodiscard]] virtual std::uint64_t current_size() const { return size_; }
+
+  /// Reads exactly out.size() bytes at `offset`. Throws IoError ("cannot read WHAT: ...") when
+  /// the read fails, FormatError ("NAME is truncated: WHAT ends at byte ...") when the source
+  /// ends first.
+  virtual void read(std::span<std::uint8_t> out, std::uint64_t offset,
+                    const Describe& what) const = 0;
+  /// Several reads at once (a remote source sends them together); `outs[i]` gets `extents[i]`.
+  virtual void read_many(std::span<const Extent> extents,
+                         std::span<const std::span<std::uint8_t>> outs, const Describe& what) const;
+
+  /// What reading it asked of the network so far: the counters of the object-store client it
+  /// reads through (shared by the objects opened with the same configuration); zeros for a
+  /// local file.
+  [[nodiscard]] virtual ObjectStoreStats network() const { return {}; }
+
+  /// The ranges the next reads will ask for, in the order they will be asked, replacing any
+  /// earlier plan. A local file ignores it; a remote source fetches ahead within `settings`.
+  virtual void plan(std::vector<Extent> extents, const ReadAhead& settings) const;
+
+ protected:
+  ByteSource(std::string name, std::uint64_t size) : name_(std::move(name)), size_(size) {}
+
+ private:
+  std::string name_;
+  std::uint64_t size_ = 0;
+};
+
+/// Opens `path`: an object for "s3://bucket/key", else a local file. Throws IoError naming it
+/// when it cannot be opened (no such file or key, no permission), UsageError for a malformed URL.
+std::shared_ptr<const ByteSource> open_source(const std::string& path);
+
+/// Keeps every range read from the object `source` under `dir` (cache_dir; budget 0: half the
+/// free space), for every reader of the object in this process; its first and last MiB too, so a
+/// later open takes them from the disk. Nothing for a local file.
+void attach_cache_dir(const ByteSource& source, const std::string& dir, std::uint64_t budget_bytes);
+
+/// Reads `extent` of an object source through its small-read cache (the HDF5 driver's reads of
+/// the file's metadata: the object's first and last MiB are fetched when it is opened, other
+/// small reads in 256 KiB blocks). Reads of 1 MiB or more are not cached.
+void read_metadata(const ByteSource& source, std::span<std::uint8_t> out, std::uint64_t offset);
+
+}  // namespace gpufeed::storage

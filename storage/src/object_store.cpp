@@ -1,0 +1,32 @@
+#include "gpufeed/storage/object_store.hpp"
+
+#include "gpufeed/storage/byte_source.hpp"
+#include "s3_client.hpp"
+#include "s3_process.hpp"
+
+namespace gpufeed::storage {
+
+ObjectStoreStats object_store_stats() {
+  // Counting makes no client: a process that never read an object has nothing to report.
+  return s3::process_stats();
+}
+
+void use_cache_dir(const std::string& url, const std::string& dir, std::uint64_t budget_bytes) {
+  attach_cache_dir(*open_source(url), dir, budget_bytes);
+}
+
+void check_object_url(const std::string& url) {
+  (void)s3::Url::parse(url);
+}
+
+S3Settings s3_settings() {
+  const s3::Config config = s3::Config::from_environment();
+  return {config.endpoint, config.region, config.ca_bundle, config.credential_source};
+}
+
+void upload_file(const std::string& local_path, const std::string& url) {
+  const s3::Url object = s3::Url::parse(url);
+  s3::Client::shared()->put_file(object, local_path);
+}
+
+}  // namespace gpufeed::storage

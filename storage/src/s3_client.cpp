@@ -1,0 +1,163 @@
+#include "s3_client.hpp"
+
+#include <condition_variable>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "gpufeed/base/errors.hpp"
+#include "gpufeed/storage/error.hpp"
+#include "s3_client_impl.hpp"
+
+namespace gpufeed::storage::s3 {
+
+namespace {
+
+// The clients made by Client::shared(), not owned: a client lives as long as the objects that
+// read through it, and its I/O thread is joined when the last of them goes.
+struct SharedClients {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<Client>> made;  // the last made at the back
+};
+
+SharedClients& shared_clients() {
+  static SharedClients shared;
+  return shared;
+}
+
+// What a blocking call waits for. The error is moved, never copied, from the I/O thread to the
+// caller, which takes it out before throwing it: the exception object is released on the
+// caller's thread only (ThreadSanitizer cannot see libstdc++'s exception_ptr counts).
+template <typename T>
+class Outcome {
+ public:
+  void set(std::exception_ptr error, T value) {
+    const std::lock_guard lock(mutex_);
+    error_ = std::move(error);
+    value_ = std::move(value);
+    done_ = true;
+    ready_.notify_all();  // under the lock: the caller may free this once it sees done_
+  }
+  T take() {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [this] { return done_; });
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    return std::move(value_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  bool done_ = false;
+  std::exception_ptr error_;
+  T value_{};
+};
+
+std::string byte_range_text(ByteRange range) {
+  if (range.length == 0) return "bytes " + std::to_string(range.offset) + " (none)";
+  return "bytes " + std::to_string(range.offset) + "-" + std::to_string(range.end() - 1);
+}
+
+}  // namespace
+
+std::unique_ptr<Request> ClientCore::request(Method method, const Url& url, std::string what,
+                                             const std::string& query) const {
+  auto made = std::make_unique<Request>();
+  made->method = method;
+  made->url = config.object_url(url) + query;
+  made->object = url.text();
+  made->what = std::move(what);
+  return made;
+}
+
+Response ClientCore::run(std::unique_ptr<Request> request) {
+  auto outcome = std::make_shared<Outcome<Response>>();
+  request->finish = [outcome](Request& done, std::exception_ptr error) {
+    outcome->set(std::move(error), std::move(done.response));
+  };
+  io.submit(std::move(request));
+  return outcome->take();
+}
+
+Client::Client(Config config) : impl_(std::make_unique<Impl>(std::move(config))) {}
+
+Client::~Client() = default;
+
+std::shared_ptr<Client> Client::shared() {
+  SharedClients& shared = shared_clients();
+  const std::lock_guard lock(shared.mutex);
+  // The environment is read at every open: a process that points AWS_ENDPOINT_URL_S3 (or the
+  // credentials) elsewhere gets a client for that; objects opened before keep theirs.
+  Config config = Config::from_environment();
+  std::erase_if(shared.made, [](const std::weak_ptr<Client>& made) { return made.expired(); });
+  for (auto it = shared.made.rbegin(); it != shared.made.rend(); ++it) {
+    if (std::shared_ptr<Client> client = it->lock(); client && client->config() == config) {
+      return client;
+    }
+  }
+  auto client = std::make_shared<Client>(std::move(config));
+  shared.made.push_back(client);
+  return client;
+}
+
+std::shared_ptr<Client> Client::shared_if_made() {
+  SharedClients& shared = shared_clients();
+  const std::lock_guard lock(shared.mutex);
+  for (auto it = shared.made.rbegin(); it != shared.made.rend(); ++it) {
+    if (std::shared_ptr<Client> client = it->lock()) return client;
+  }
+  return nullptr;
+}
+
+const Config& Client::config() const {
+  return impl_->config;
+}
+
+ObjectInfo Client::head(const Url& url) {
+  const std::string what = "HEAD " + url.text();
+  const Response response = impl_->run(impl_->request(Method::head, url, what));
+  if (!response.content_length) {
+    throw IoError(what + ": the reply has no Content-Length; the endpoint is not S3-compatible");
+  }
+  return ObjectInfo{*response.content_length, response.etag};
+}
+
+void Client::get(const Url& url, ByteRange range, std::span<std::uint8_t> out,
+                 const std::string& etag) {
+  auto outcome = std::make_shared<Outcome<bool>>();
+  get_async(url, range, out, etag,
+            [outcome](std::exception_ptr error) { outcome->set(std::move(error), true); });
+  outcome->take();
+}
+
+void Client::get_async(const Url& url, ByteRange range, std::span<std::uint8_t> out,
+                       std::string etag, Done done, const void* owner) {
+  if (out.size() < range.length) {
+    throw UsageError("GET " + url.text() + " " + byte_range_text(range) + ": the buffer holds " +
+                     std::to_string(out.size()) + " bytes, fewer than the range");
+  }
+  auto request =
+      impl_->request(Method::get, url, "GET " + url.text() + " " + byte_range_text(range));
+  request->range = range;
+  request->out = out.first(static_cast<std::size_t>(range.length));
+  request->if_match = std::move(etag);
+  request->owner = owner;
+  request->finish = [done = std::move(done)](Request& /*request*/, std::exception_ptr error) {
+    done(std::move(error));
+  };
+  impl_->io.submit(std::move(request));
+}
+
+void Client::cancel(const void* owner) {
+  impl_->io.cancel_owned(owner);
+}
+
+void Client::remove(const Url& url) {
+  impl_->run(impl_->request(Method::remove, url, "DELETE " + url.text()));
+}
+
+ObjectStoreStats Client::stats() const {
+  return impl_->io.stats();
+}
+
+}  // namespace gpufeed::storage::s3
