@@ -168,30 +168,39 @@ TEST(DiskCache, ARangeTheQueueCannotHoldIsDroppedAndCounted) {
 }
 
 TEST(DiskCache, RangesOfAReadersBufferAreKeptWithoutACopyAndItCountsOnce) {
-  // A planned GET's buffer of 3000 bytes holds three ranges; the queue holds 4000 bytes.
-  const testing::TempDir dir;
-  DiskCache cache(dir.path(), 1 << 20, "s3://b/d.h5", "\"e\"", 4000);
+  // A planned GET's buffer of 3000 bytes holds three ranges; the queue holds 4000 bytes. The
+  // writer may write all three before the copied range is offered: that round says nothing
+  // about the queue, and runs again (it lost 1 in 300 before, never 10 in a row).
   const auto source = bytes_of(3000, 9);
-  std::shared_ptr<std::uint8_t[]> buffer(new std::uint8_t[3000]);
-  std::copy(source.begin(), source.end(), buffer.get());
-  for (std::uint64_t i = 0; i < 3; ++i) {
-    cache.write_shared({i * 1000, 1000}, buffer, 3000, {buffer.get() + i * 1000, 1000});
+  bool raced = false;
+  for (int round = 0; round < 10 && !raced; ++round) {
+    const testing::TempDir dir;
+    DiskCache cache(dir.path(), 1 << 20, "s3://b/d.h5", "\"e\"", 4000);
+    std::shared_ptr<std::uint8_t[]> buffer(new std::uint8_t[3000]);
+    std::copy(source.begin(), source.end(), buffer.get());
+    for (std::uint64_t i = 0; i < 3; ++i) {
+      cache.write_shared({i * 1000, 1000}, buffer, 3000, {buffer.get() + i * 1000, 1000});
+    }
+    // The buffer counted once (3000 of 4000): a copied range of 1500 does not fit beside it,
+    // while any of its ranges is still queued (a range is counted written before it is let go).
+    cache.write({9000, 1500}, bytes_of(1500, 1));
+    if (cache.written() == 3) continue;
+    raced = true;
+    EXPECT_EQ(cache.dropped(), 1u);
+    std::vector<std::uint8_t> out(1000);
+    ASSERT_TRUE(cache.read({1000, 1000}, out));
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), source.begin() + 1000));
+    cache.flush();
+    EXPECT_EQ(cache.written(), 3u);
+    EXPECT_EQ(buffer.use_count(), 1) << "the writer let go of the buffer once it was written";
+    cache.write({9000, 1500}, bytes_of(1500, 1));  // the queue is empty again
+    cache.flush();
+    EXPECT_EQ(cache.written(), 4u);
+    DiskCache next(dir.path(), 1 << 20, "s3://b/d.h5", "\"e\"");
+    ASSERT_TRUE(next.read({2000, 1000}, out));
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), source.begin() + 2000));
   }
-  // The buffer counted once (3000 of 4000): a copied range of 1500 does not fit beside it.
-  cache.write({9000, 1500}, bytes_of(1500, 1));
-  EXPECT_EQ(cache.dropped(), 1u);
-  std::vector<std::uint8_t> out(1000);
-  ASSERT_TRUE(cache.read({1000, 1000}, out));
-  EXPECT_TRUE(std::equal(out.begin(), out.end(), source.begin() + 1000));
-  cache.flush();
-  EXPECT_EQ(cache.written(), 3u);
-  EXPECT_EQ(buffer.use_count(), 1) << "the writer let go of the buffer once it was written";
-  cache.write({9000, 1500}, bytes_of(1500, 1));  // the queue is empty again
-  cache.flush();
-  EXPECT_EQ(cache.written(), 4u);
-  DiskCache next(dir.path(), 1 << 20, "s3://b/d.h5", "\"e\"");
-  ASSERT_TRUE(next.read({2000, 1000}, out));
-  EXPECT_TRUE(std::equal(out.begin(), out.end(), source.begin() + 2000));
+  EXPECT_TRUE(raced) << "the writer wrote all three ranges first, 10 times";
 }
 
 TEST(DiskCache, AFailedWriteStopsCachingWithOneLineAndReadingGoesOn) {
