@@ -15,12 +15,6 @@
 namespace gpufeed::testing {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::EndsWith;
-using ::testing::HasSubstr;
-using ::testing::Not;
-using ::testing::StartsWith;
-
 class S3Client : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -14,10 +14,6 @@
 namespace gpufeed::testing {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::HasSubstr;
-using ::testing::Not;
-
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }

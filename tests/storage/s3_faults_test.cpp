@@ -16,11 +16,6 @@
 namespace gpufeed::testing {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::HasSubstr;
-using ::testing::Not;
-using ::testing::StartsWith;
-
 constexpr std::size_t kObjectSize = 3 << 20;
 const Url kObject{kBucket, "object.bin"};
 

@@ -1,6 +1,7 @@
 #pragma once
 // What the S3 client's tests share: the moto server and fault proxy (tests/common/s3_server.py),
 // a clean AWS environment, test files and a configuration for a local endpoint.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -21,12 +22,17 @@
 
 namespace gpufeed::testing {
 
-// The client's names every S3 test uses.
+// The client's names every S3 test uses, and the matchers they check its messages with.
 using storage::IoError;
 using storage::s3::ByteRange;
 using storage::s3::Client;
 using storage::s3::Config;
 using storage::s3::Url;
+using ::testing::AllOf;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
 
 /// The message of the IoError `call` throws; a failure when it throws none.
 inline std::string error_of(const std::function<void()>& call) {

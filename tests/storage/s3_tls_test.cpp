@@ -36,10 +36,6 @@
 namespace gpufeed::testing {
 namespace {
 
-using ::testing::AllOf;
-using ::testing::HasSubstr;
-using ::testing::Not;
-
 constexpr const char* kFix =
     "set AWS_CA_BUNDLE to the PEM file of the CA that signed the endpoint's certificate";
 

@@ -28,12 +28,21 @@ struct ImageInfo {
   JpegInfo jpeg;                ///< JPEG: its header, for the DCT-scaled paths
 };
 
+/// What a decoder's errors name: the file (or URL) its images come from.
+class NamedSource {
+ public:
+  explicit NamedSource(std::string source = {}) : source_(std::move(source)) {}
+  void set_source(std::string source) { source_ = std::move(source); }
+
+ protected:
+  std::string source_;
+};
+
 /// PNG files with libspng: every color type and bit depth, interlaced or not, CRCs checked.
 /// Not thread-safe (one per thread); keeps no state between images but its name.
-class PngDecoder {
+class PngDecoder : public NamedSource {
  public:
-  explicit PngDecoder(std::string source = {}) : source_(std::move(source)) {}
-  void set_source(std::string source) { source_ = std::move(source); }
+  using NamedSource::NamedSource;
 
   /// Reads the IHDR and checks the pixel limit (schema::kMaxImagePixels) before anything is
   /// allocated. FormatError naming the sample for a damaged header.
@@ -43,23 +52,18 @@ class PngDecoder {
               std::uint64_t sample);
 
  private:
-  std::string source_;
   std::vector<std::uint8_t> rows_;  // when out's rows are not packed
 };
 
 /// WebP files with libwebp: lossy and lossless, with or without alpha; an animation's first
 /// frame (libwebpdemux). Not thread-safe (one per thread).
-class WebpDecoder {
+class WebpDecoder : public NamedSource {
  public:
-  explicit WebpDecoder(std::string source = {}) : source_(std::move(source)) {}
-  void set_source(std::string source) { source_ = std::move(source); }
+  using NamedSource::NamedSource;
 
   ImageInfo header(std::span<const std::uint8_t> bytes, std::uint64_t sample);
   void decode(std::span<const std::uint8_t> bytes, const ImageInfo& info, const ImageView& out,
               std::uint64_t sample);
-
- private:
-  std::string source_;
 };
 
 /// Any supported image, by its content: sniff_image_format() picks JpegDecoder, PngDecoder or
