@@ -64,6 +64,18 @@ std::vector<std::uint64_t> read_index_table(const std::string& path, const char*
   return values;
 }
 
+/// A packed file of 40 samples in chunks of 8 (deflate at `level`; 0: none) in a folder of its
+/// own, and its /index tables as written.
+struct IndexedFile {
+  explicit IndexedFile(int level)
+      : packed(write_packed_file(path, 40, kShape, WriterOptions{8, level})) {}
+  TempDir dir;
+  std::string path = dir.file("data.h5");
+  PackedFile packed;
+  std::vector<std::uint64_t> addresses = read_index_table(path, "/index/chunk_addr");
+  std::vector<std::uint64_t> sizes = read_index_table(path, "/index/chunk_size");
+};
+
 std::vector<std::int64_t> as_int64(const std::vector<std::uint64_t>& values) {
   return {values.begin(), values.end()};
 }
@@ -244,26 +256,23 @@ TEST(ReaderErrors, LabelsOfAnAbsurdIntegerWidth) {
 }
 
 TEST(ReaderErrors, DamagedChunkNamesTheChunkAndSparesTheOthers) {
-  TempDir dir;
-  const std::string path = dir.file("data.h5");
-  const PackedFile packed = write_packed_file(path, 40, kShape, WriterOptions{8, 6});
-  const auto addresses = read_index_table(path, "/index/chunk_addr");
-  const auto sizes = read_index_table(path, "/index/chunk_size");
-  overwrite(path, addresses[2] + sizes[2] / 2, std::vector<std::uint8_t>(16, 0xA5));
+  const IndexedFile file(6);
+  overwrite(file.path, file.addresses[2] + file.sizes[2] / 2, std::vector<std::uint8_t>(16, 0xA5));
   for (bool use_index : {true, false}) {
     ReaderOptions options;
     options.use_index = use_index;
-    DatasetReader reader(path, options);
+    DatasetReader reader(file.path, options);
     std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
-    EXPECT_THAT(format_error_of([&] { reader.read_chunk(2, buffer); }),
-                AllOf(HasSubstr("chunk 2 of /images in " + path + " (samples 16-23) is damaged"),
-                      HasSubstr("restore it from a copy")))
+    EXPECT_THAT(
+        format_error_of([&] { reader.read_chunk(2, buffer); }),
+        AllOf(HasSubstr("chunk 2 of /images in " + file.path + " (samples 16-23) is damaged"),
+              HasSubstr("restore it from a copy")))
         << "use_index " << use_index;
     for (std::uint64_t chunk : {0, 1, 3, 4}) {
       reader.read_chunk(chunk, buffer);
       const auto first = static_cast<std::ptrdiff_t>(chunk * 8 * kShape.bytes());
       EXPECT_TRUE(std::equal(buffer.begin(), buffer.begin() + 8 * kShape.bytes(),
-                             packed.pixels.begin() + first))
+                             file.packed.pixels.begin() + first))
           << "chunk " << chunk;
     }
   }
@@ -272,54 +281,42 @@ TEST(ReaderErrors, DamagedChunkNamesTheChunkAndSparesTheOthers) {
 // HDF5's chunk index is read from the file too: a stored size larger than the whole file is
 // damage, found before a buffer of that size is allocated.
 TEST(ReaderErrors, StoredChunkLargerThanTheFile) {
-  TempDir dir;
-  const std::string path = dir.file("data.h5");
-  write_packed_file(path, 40, kShape, WriterOptions{8, 6});
-  const auto addresses = read_index_table(path, "/index/chunk_addr");
-  const auto sizes = read_index_table(path, "/index/chunk_size");
-  set_stored_size(path, 16, static_cast<std::uint32_t>(sizes[2]), addresses[2], 0x7fffffff);
+  const IndexedFile file(6);
+  set_stored_size(file.path, 16, static_cast<std::uint32_t>(file.sizes[2]), file.addresses[2],
+                  0x7fffffff);
   ReaderOptions options;
   options.use_index = false;
-  DatasetReader reader(path, options);
+  DatasetReader reader(file.path, options);
   std::vector<std::uint8_t> buffer(reader.chunk_buffer_bytes());
   EXPECT_THAT(format_error_of([&] { reader.read_chunk(2, buffer); }),
-              AllOf(HasSubstr("chunk 2 of /images in " + path + " (samples 16-23) is damaged"),
+              AllOf(HasSubstr("chunk 2 of /images in " + file.path + " (samples 16-23) is damaged"),
                     HasSubstr("gives it 2147483647 bytes, more than the file's")));
   EXPECT_NO_THROW(reader.read_chunk(3, buffer));
 }
 
 TEST(ReaderErrors, InconsistentIndexSizes) {
-  TempDir dir;
-  const std::string path = dir.file("data.h5");
-  write_packed_file(path, 40, kShape, WriterOptions{8, 6});
-  auto sizes = read_index_table(path, "/index/chunk_size");
-  for (auto& size : sizes) size += 1;
-  add_int_dataset(path, "/index/chunk_size", as_int64(sizes), H5T_STD_U64LE);
-  EXPECT_THAT(open_error(path), AllOf(HasSubstr("/index in " + path + " is inconsistent"),
-                                      HasSubstr("use_index off")));
+  IndexedFile file(6);
+  for (auto& size : file.sizes) size += 1;
+  add_int_dataset(file.path, "/index/chunk_size", as_int64(file.sizes), H5T_STD_U64LE);
+  EXPECT_THAT(open_error(file.path), AllOf(HasSubstr("/index in " + file.path + " is inconsistent"),
+                                           HasSubstr("use_index off")));
   ReaderOptions options;
   options.use_index = false;
-  EXPECT_EQ(DatasetReader(path, options).read_path(), formats::ReadPath::direct_chunk);
+  EXPECT_EQ(DatasetReader(file.path, options).read_path(), formats::ReadPath::direct_chunk);
 }
 
 TEST(ReaderErrors, InconsistentIndexLength) {
-  TempDir dir;
-  const std::string path = dir.file("data.h5");
-  write_packed_file(path, 40, kShape, WriterOptions{8, 0});
-  auto addresses = read_index_table(path, "/index/chunk_addr");
-  addresses.pop_back();
-  add_int_dataset(path, "/index/chunk_addr", as_int64(addresses), H5T_STD_U64LE);
-  EXPECT_THAT(open_error(path), HasSubstr("has 4 entries for 5 chunks"));
+  IndexedFile file(0);
+  file.addresses.pop_back();
+  add_int_dataset(file.path, "/index/chunk_addr", as_int64(file.addresses), H5T_STD_U64LE);
+  EXPECT_THAT(open_error(file.path), HasSubstr("has 4 entries for 5 chunks"));
 }
 
 TEST(ReaderErrors, IndexPointingOutsideTheFile) {
-  TempDir dir;
-  const std::string path = dir.file("data.h5");
-  write_packed_file(path, 40, kShape, WriterOptions{8, 3});
-  auto addresses = read_index_table(path, "/index/chunk_addr");
-  addresses[1] = std::uint64_t{1} << 40;
-  add_int_dataset(path, "/index/chunk_addr", as_int64(addresses), H5T_STD_U64LE);
-  EXPECT_THAT(open_error(path), AllOf(HasSubstr("is inconsistent"), HasSubstr("entry 1")));
+  IndexedFile file(3);
+  file.addresses[1] = std::uint64_t{1} << 40;
+  add_int_dataset(file.path, "/index/chunk_addr", as_int64(file.addresses), H5T_STD_U64LE);
+  EXPECT_THAT(open_error(file.path), AllOf(HasSubstr("is inconsistent"), HasSubstr("entry 1")));
 }
 
 }  // namespace
