@@ -306,13 +306,26 @@ def _repeated(picked: list, batch_size: int, batches: int = 16,
     items, at least once): a file of a few batches is read in epochs whose starts and ends are
     most of its time (64 items in batches of 16 read at 0.7x the rate of the whole folder's
     file), where a training epoch has hundreds of batches."""
-    first = picked[0][0]
-    size = os.path.getsize(first) if isinstance(first, (str, os.PathLike)) else \
-        len(first) if isinstance(first, (bytes, bytearray)) else getattr(first, "nbytes", 0)
-    wanted = batches * max(1, batch_size)
-    if size > 0:
-        wanted = min(wanted, budget_bytes // size)
+    size = _item_bytes(picked[0][0])
+    if size <= 0:
+        return picked  # a size not told: the file stays as small as the sample
+    wanted = min(batches * max(1, batch_size), budget_bytes // size)
     return picked * max(1, -(-wanted // len(picked)))
+
+
+def _item_bytes(image: Any) -> int:
+    """What an item's image takes in a packed file, about: a file's size, encoded bytes, or
+    its pixels (arrays, tensors, PIL images); 0 when it cannot be told."""
+    if isinstance(image, (str, os.PathLike)):
+        return os.path.getsize(image)
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        return len(image)
+    try:
+        import numpy as np
+
+        return int(np.asarray(image).nbytes)
+    except Exception:  # noqa: BLE001 - an image numpy cannot read is packed once, not measured
+        return 0
 
 
 def _measure_rate(dataset: Any, transform: Any, batch_size: int, size: Optional[tuple],

@@ -235,3 +235,7 @@ def test_the_rate_sample_is_read_in_epochs_of_many_batches(tmp_path):
     assert len(_repeated(large, batch_size=16)) == 24
     huge = [(np.zeros((4096, 4096, 3), np.uint8), 0)] * 2  # over the budget: each once
     assert len(_repeated(huge, batch_size=16)) == 2
+    from PIL import Image  # pixels without nbytes: measured through numpy
+
+    picture = [(Image.new("RGB", (1024, 1024)), 0)] * 4
+    assert len(_repeated(picture, batch_size=16)) == 24
