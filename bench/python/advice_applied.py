@@ -10,7 +10,8 @@ a process whose malloc thresholds are fixed (same_allocator_state); medians over
 loop runs 2 epochs of 160 steps (2,560 JPEGs): at 40 steps an epoch, one loop's step time moved
 by 30% from round to round on a shared 2-core machine.
 
-    PYTHONPATH=build/ci/python /usr/bin/python3 bench/python/advice_applied.py [--rounds 5]
+    PYTHONPATH=build/ci/python /usr/bin/python3 bench/python/advice_applied.py [--rounds 5] \
+        [--workers 0]   # the loop's DataLoader(num_workers=...) before the advice
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--per-class", type=int, default=1280)
+    parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--json", default="")
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="gpufeed-advice-")
@@ -85,7 +87,8 @@ def main() -> None:
         train(DataLoader(dataset, batch_size=args.batch, shuffle=True), model, optimizer)
     rows = []
     for r in range(args.rounds):
-        before = measure(DataLoader(dataset, batch_size=args.batch, shuffle=True), args.epochs)
+        before = measure(DataLoader(dataset, batch_size=args.batch, shuffle=True,
+                                    num_workers=args.workers), args.epochs)
         advice = before["profile"]["recommendations"][0]
         after = measure(apply(advice, dataset, work, args.batch), args.epochs)
         row = {"advice": advice["action"], "before_samples_per_s": before["samples_per_s"],

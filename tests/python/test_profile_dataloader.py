@@ -226,6 +226,48 @@ def test_the_num_workers_advice_measures_what_it_predicts():
     assert after["device_util"] > before["device_util"] + 0.2
 
 
+class TwoThreadDataset(Dataset):
+    """Items made by two threads at once, as torch's intra-op pool runs a transform's ops: a
+    fetch costs the process twice its wall time in CPU."""
+
+    def __init__(self, samples: int) -> None:
+        self.samples = samples
+        self.pools: dict = {}  # per process: a forked worker has none of its parent's threads
+        self.block = bytes(range(256)) * 4096  # 1 MiB: hashing it releases the GIL
+
+    def __len__(self) -> int:
+        return self.samples
+
+    def __getitem__(self, index: int):
+        import concurrent.futures
+        import hashlib
+
+        if os.getpid() not in self.pools:
+            self.pools[os.getpid()] = concurrent.futures.ThreadPoolExecutor(2)
+        list(self.pools[os.getpid()].map(lambda _: hashlib.sha256(self.block).digest(), range(2)))
+        return torch.zeros(3, 8, 8), index
+
+
+def spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_the_cores_a_step_keeps_busy_are_its_own_not_the_loadings(workers):
+    # The advice's model of a CPU step starts from the cores it keeps busy. The loading's CPU
+    # time (two threads in the main process without workers, taking batches from a worker
+    # with one) is the input's: a step that sleeps keeps no core, one that spins keeps one.
+    dataset = TwoThreadDataset(96)
+    for step, low, high in ((time.sleep, 0.0, 0.35), (spin, 0.5, 1.5)):
+        with gpufeed.profile() as prof:
+            for _ in DataLoader(dataset, batch_size=8, num_workers=workers):
+                step(0.004)
+        (facts,) = [i for i in prof.results()["inputs"] if i.get("diagnosed")]
+        assert low <= facts["step_cores"] <= high, (step.__name__, facts["step_cores"])
+
+
 class FloatDataset(SlowDataset):
     """Items after a ToTensor-like transform: float32, which cannot be packed as pixels."""
 

@@ -34,8 +34,7 @@ def input_pool(prof: Any) -> Optional[_native.InputPoolFacts]:
     pool.prefetch_factor = facts["prefetch_factor"] or 0
     pool.cuda = bool(dataloaders.cuda_batches)
     pool.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
-    pool.step_cores = facts["step_cores"] = _step_cores(
-        prof, fetches.fetch_ns if not facts["num_workers"] else 0)
+    pool.step_cores = facts["step_cores"] = _step_cores(prof)
     facts["fetch"] = fetches.as_dict()
     dataset = dataloaders.datasets.get(key)
     if prof._measure_pack and _dataset_is_the_cost(prof, fetches, dataset):
@@ -62,11 +61,13 @@ def input_pool(prof: Any) -> Optional[_native.InputPoolFacts]:
     return pool
 
 
-def _step_cores(prof: Any, loading_ns: int) -> float:
-    """Cores the loop's steps kept busy: the process's CPU time outside its waits (less the
-    loading it did itself, `loading_ns`, on one core) over the steps' wall time."""
+def _step_cores(prof: Any) -> float:
+    """Cores the loop's steps kept busy: the process's CPU time outside its waits for input
+    over the steps' wall time. The waits' CPU time is the input's, not the step's: the loading
+    a loop without workers does itself (and the intra-op threads its transforms start), the
+    batches a loop with workers takes from them."""
     wall = _native.now_ns() - prof._entered_ns - prof._wait_ns
-    cpu = time.process_time_ns() - prof._entered_cpu_ns - loading_ns
+    cpu = time.process_time_ns() - prof._entered_cpu_ns - prof._wait_cpu_ns
     return max(0.0, cpu / wall) if wall > 0 else 0.0
 
 

@@ -163,6 +163,7 @@ class profile:
         self._dataloaders = DataLoaders()  # the DataLoaders timed, each with its counters
         self._last_input: Optional[int] = None  # the DataLoader of the last timed batch
         self._wait_ns = 0  # the timed inputs' waits, summed
+        self._wait_cpu_ns = 0  # the process's CPU time in those waits (loading, unpickling)
         self._entered_ns = 0
         self._entered_cpu_ns = 0
         self._exited_ns = 0
@@ -220,11 +221,14 @@ class profile:
         begin = _native.now_ns()
         if self._step_begin is not None:
             self._close_step(begin)
+        cpu = time.process_time_ns()
         try:
             item = fetch() if source is None else fetch(source)
         except StopIteration:
             native.record(self._wait_name, begin, _native.now_ns(), self._batches)
             raise
+        finally:
+            self._wait_cpu_ns += time.process_time_ns() - cpu
         end = _native.now_ns()
         native.record(self._wait_name, begin, end, self._batches)
         self._wait_ns += end - begin
