@@ -206,13 +206,27 @@ void DatasetReader::plan_reads(std::span<const std::uint64_t> chunks,
   state.source->plan(std::move(extents), settings);
 }
 
-void DatasetReader::read_chunk(std::uint64_t chunk, std::span<std::uint8_t> out) const {
-  const detail::ReaderState& state = impl_->state;
+namespace {
+
+void check_chunk(const detail::ReaderState& state, std::uint64_t chunk) {
   if (chunk >= state.layout.num_chunks) {
     throw UsageError("chunk " + std::to_string(chunk) + " of " + state.where() +
                      " does not exist: it has " + std::to_string(state.layout.num_chunks) +
                      " chunks");
   }
+}
+
+}  // namespace
+
+storage::SharedBytes DatasetReader::view_chunk(std::uint64_t chunk) const {
+  const detail::ReaderState& state = impl_->state;
+  check_chunk(state, chunk);
+  return detail::view_chunk(state, chunk);
+}
+
+void DatasetReader::read_chunk(std::uint64_t chunk, std::span<std::uint8_t> out) const {
+  const detail::ReaderState& state = impl_->state;
+  check_chunk(state, chunk);
   if (out.size() < state.layout.chunk_buffer_bytes()) {
     throw UsageError("read_chunk needs a buffer of " +
                      std::to_string(state.layout.chunk_buffer_bytes()) + " bytes, got " +

@@ -180,6 +180,15 @@ std::optional<storage::Extent> chunk_extent(const ReaderState& state, std::uint6
   }
 }
 
+storage::SharedBytes view_chunk(const ReaderState& state, std::uint64_t chunk) {
+  const bool whole = state.read_path == ReadPath::contiguous ||
+                     (state.read_path == ReadPath::index && state.layout.deflate_stage < 0);
+  if (!whole) return {};
+  const storage::Extent at = *chunk_extent(state, chunk);
+  if (at.length != state.layout.chunk_buffer_bytes()) return {};  // a short last chunk
+  return state.source->view(at, [&] { return state.describe_chunk(chunk); });
+}
+
 void read_chunk(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out) {
   switch (state.read_path) {
     case ReadPath::index:

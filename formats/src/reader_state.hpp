@@ -102,5 +102,7 @@ std::optional<storage::Extent> chunk_extent(const ReaderState& state, std::uint6
 
 /// Reads chunk `chunk` along state.read_path into `out` (at least chunk_buffer_bytes()).
 void read_chunk(const ReaderState& state, std::uint64_t chunk, std::span<std::uint8_t> out);
+/// The chunk's bytes as the source holds them, where they are stored whole and uncompressed.
+storage::SharedBytes view_chunk(const ReaderState& state, std::uint64_t chunk);
 
 }  // namespace gpufeed::formats::detail

@@ -6,64 +6,12 @@
 
 namespace gpufeed {
 
-struct ChunkCache::Spares {
-  struct Buffer {
-    std::unique_ptr<std::uint8_t[]> bytes;
-    std::size_t capacity = 0;
-  };
-
-  explicit Spares(std::uint64_t limit) : limit_bytes(limit) {}
-
-  /// The smallest spare that holds `bytes` without wasting more than an eighth of itself.
-  Buffer take(std::size_t bytes) {
-    std::lock_guard lock(mutex);
-    auto best = buffers.end();
-    for (auto it = buffers.begin(); it != buffers.end(); ++it) {
-      if (it->capacity >= bytes && it->capacity - bytes <= it->capacity / 8 &&
-          (best == buffers.end() || it->capacity < best->capacity)) {
-        best = it;
-      }
-    }
-    if (best == buffers.end()) return {};
-    Buffer out = std::move(*best);
-    *best = std::move(buffers.back());
-    buffers.pop_back();
-    held -= out.capacity;
-    return out;
-  }
-
-  /// Keeps `buffer` for a later miss, or frees it when the spares are full.
-  void give(Buffer buffer) {
-    std::unique_lock lock(mutex);
-    if (held != 0 && held + buffer.capacity > limit_bytes) {
-      lock.unlock();
-      return;  // freed here, outside the lock
-    }
-    held += buffer.capacity;
-    buffers.push_back(std::move(buffer));
-  }
-
-  void clear() {
-    std::vector<Buffer> dropped;
-    std::lock_guard lock(mutex);
-    dropped.swap(buffers);
-    held = 0;
-  }
-
-  const std::uint64_t limit_bytes;
-  std::mutex mutex;
-  std::vector<Buffer> buffers;
-  std::uint64_t held = 0;
-};
-
 ChunkCache::ChunkCache(std::uint64_t budget_bytes)
-    : budget_(budget_bytes), spares_(std::make_shared<Spares>(budget_bytes / 8)) {}
+    : budget_(budget_bytes), spares_(std::make_shared<SpareBuffers>(budget_bytes / 8)) {}
 
 std::shared_ptr<ChunkBuffer> ChunkCache::make_buffer(std::size_t bytes, bool* recycled) {
-  Spares::Buffer buffer = spares_->take(bytes);
-  *recycled = buffer.bytes != nullptr;
-  if (!buffer.bytes) buffer = {std::make_unique_for_overwrite<std::uint8_t[]>(bytes), bytes};
-  auto* chunk = new ChunkBuffer{std::move(buffer.bytes), bytes, buffer.capacity};
+  SpareBuffers::Buffer buffer = spares_->take(bytes, recycled);
+  auto* chunk = new ChunkBuffer{std::move(buffer.bytes), bytes, buffer.capacity, {}};
   // The last handle's release hands the buffer to the spares (which live as long as a handle).
   return {chunk, [spares = spares_](ChunkBuffer* c) {
             spares->give({std::move(c->bytes), c->capacity});
@@ -71,7 +19,8 @@ std::shared_ptr<ChunkBuffer> ChunkCache::make_buffer(std::size_t bytes, bool* re
           }};
 }
 
-ChunkHandle ChunkCache::get(std::uint64_t id, std::size_t bytes, const LoadFn& load, bool* hit) {
+ChunkHandle ChunkCache::get(std::uint64_t id, std::size_t bytes, const LoadFn& load, bool* hit,
+                            const ViewFn& view) {
   std::unique_lock lock(mutex_);
   for (;;) {
     auto it = entries_.find(id);
@@ -92,8 +41,13 @@ ChunkHandle ChunkCache::get(std::uint64_t id, std::size_t bytes, const LoadFn& l
   std::shared_ptr<ChunkBuffer> chunk;
   bool recycled = false;
   try {
-    chunk = make_buffer(bytes, &recycled);
-    load({chunk->bytes.get(), bytes});
+    storage::SharedBytes shared = view ? view() : storage::SharedBytes{};
+    if (shared && shared.bytes.size() == bytes) {
+      chunk = std::make_shared<ChunkBuffer>(ChunkBuffer{nullptr, bytes, 0, std::move(shared)});
+    } else {
+      chunk = make_buffer(bytes, &recycled);
+      load({chunk->bytes.get(), bytes});
+    }
   } catch (...) {
     lock.lock();
     entries_.erase(id);
@@ -106,8 +60,9 @@ ChunkHandle ChunkCache::get(std::uint64_t id, std::size_t bytes, const LoadFn& l
   entry.chunk = chunk;
   lru_.push_front(id);
   entry.lru = lru_.begin();
-  stats_.bytes += chunk->capacity;
+  charge_locked(*chunk);
   if (recycled) ++stats_.recycled;
+  if (chunk->shared) ++stats_.views;
   if (stats_.bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.bytes;
   evict_locked();
   loaded_.notify_all();
@@ -121,9 +76,29 @@ void ChunkCache::evict_locked() {
     const std::uint64_t victim = lru_.back();
     lru_.pop_back();
     auto it = entries_.find(victim);
-    stats_.bytes -= it->second.chunk->capacity;
+    release_locked(*it->second.chunk);
     entries_.erase(it);  // its buffer goes to the spares once no handle holds it
     ++stats_.evictions;
+  }
+}
+
+void ChunkCache::charge_locked(const ChunkBuffer& chunk) {
+  if (!chunk.shared) {
+    stats_.bytes += chunk.capacity;
+  } else if (owners_[chunk.shared.owner.get()]++ == 0) {
+    stats_.bytes += chunk.shared.owner_bytes;
+  }
+}
+
+void ChunkCache::release_locked(const ChunkBuffer& chunk) {
+  if (!chunk.shared) {
+    stats_.bytes -= chunk.capacity;
+    return;
+  }
+  const auto owner = owners_.find(chunk.shared.owner.get());
+  if (--owner->second == 0) {
+    stats_.bytes -= chunk.shared.owner_bytes;
+    owners_.erase(owner);
   }
 }
 
@@ -142,7 +117,7 @@ void ChunkCache::clear() {
   std::lock_guard lock(mutex_);
   for (auto it = entries_.begin(); it != entries_.end();) {
     if (it->second.chunk) {
-      stats_.bytes -= it->second.chunk->capacity;
+      release_locked(*it->second.chunk);
       it = entries_.erase(it);
     } else {
       ++it;

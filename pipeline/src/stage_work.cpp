@@ -194,8 +194,18 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
   std::int64_t read_ns = 0;
   const std::int64_t t0 = profiler::now_ns();
   std::uint32_t i = begin;
+  std::uint64_t chunk = 0;
+  // An object's planned chunk is kept as a view of its GET (a local file's is read: pread
+  // copies it either way).
+  ChunkCache::ViewFn view;
+  if (reader.remote()) {
+    view = [&] {
+      GPUFEED_RANGE(stage_name(Stage::read));
+      return reader.view_chunk(chunk);
+    };
+  }
   while (i < end && !stopping_.load(std::memory_order_relaxed)) {
-    const std::uint64_t chunk = slot.indices[slot.by_chunk[i]] / k;
+    chunk = slot.indices[slot.by_chunk[i]] / k;
     bool hit = true;
     const std::int64_t r0 = profiler::now_ns();
     ChunkHandle data = cache_.get(
@@ -204,7 +214,7 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
           GPUFEED_RANGE(stage_name(Stage::read));
           reader.read_chunk(chunk, out);
         },
-        &hit);
+        &hit, view);
     if (!hit) {
       const std::int64_t r = profiler::now_ns() - r0;
       read_ns += r;
@@ -215,7 +225,7 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
     const std::uint64_t chunk_first = chunk * k;
     for (; i < end && slot.indices[slot.by_chunk[i]] / k == chunk; ++i) {
       const std::uint32_t pos = slot.by_chunk[i];
-      const std::uint8_t* in = data->bytes.get() + (slot.indices[pos] - chunk_first) * stored_bytes;
+      const std::uint8_t* in = data->data() + (slot.indices[pos] - chunk_first) * stored_bytes;
       if (raw_samples_) {
         raw_samples_->place(in, slot.indices[pos], slot.epoch, slot.raw.get() + pos * sample_bytes);
       } else {

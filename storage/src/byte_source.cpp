@@ -7,9 +7,11 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "disk_cache.hpp"
+#include "gpufeed/base/spare_buffers.hpp"
 #include "gpufeed/storage/error.hpp"
 #include "gpufeed/storage/file_io.hpp"
 #include "s3_client.hpp"
@@ -181,15 +183,13 @@ class Planner {
     std::span<const std::uint8_t> bytes;
   };
 
-  /// Serves [offset, offset + out.size()) from a planned block; false when none holds it.
-  /// `served`, when given, is where the bytes lie in the block (for the disk cache to keep
-  /// without a copy).
-  bool serve(std::span<std::uint8_t> out, std::uint64_t offset, const Describe& what,
-             Served* served = nullptr) {
+  /// Where `extent` lies in a planned block, once the block landed; nothing when no block of
+  /// the plan holds it. The caller copies from it or keeps `owner`.
+  std::optional<Served> serve(const Extent& extent, const Describe& what) {
     Started started;
     std::unique_lock lock(mutex_);
-    const std::shared_ptr<Block> block = find_locked(offset, out.size());
-    if (!block) return false;
+    const std::shared_ptr<Block> block = find_locked(extent.offset, extent.length);
+    if (!block) return std::nullopt;
     if (block->state == State::queued) {  // the reads caught up with the plan: fetch it now
       std::erase(queue_, block);
       issue_locked(block, started);
@@ -204,16 +204,18 @@ class Planner {
       lock.unlock();
       rethrow_as_read(error, what);
     }
-    const std::uint8_t* from = block->bytes.get() + (offset - block->extent.offset);
-    std::memcpy(out.data(), from, out.size());
-    if (served != nullptr) *served = {block->bytes, block->extent.length, {from, out.size()}};
+    const std::uint8_t* from = block->bytes.get() + (extent.offset - block->extent.offset);
+    Served served{block->bytes, block->extent.length, {from, extent.length}};
     frontier_ = std::max(frontier_, block->seq);
-    block->remaining -= std::min<std::uint64_t>(block->remaining, out.size());
+    block->remaining -= std::min<std::uint64_t>(block->remaining, extent.length);
     if (block->remaining == 0) drop_locked(block);
     pump_locked(started);
     lock.unlock();
     send(started);
-    return true;
+    // The reader maps in the memory of a GET to come, one for each it was served from: the
+    // I/O thread's callbacks then write into buffers whose pages are there.
+    spares_->stock(block->extent.length, kStockBytes);
+    return served;
   }
 
  private:
@@ -297,7 +299,7 @@ class Planner {
 
   void issue_locked(const std::shared_ptr<Block>& block, Started& started) {
     block->state = State::fetching;
-    block->bytes.reset(new std::uint8_t[block->extent.length]);  // not zeroed: a GET fills it
+    block->bytes = spares_->take_shared(block->extent.length);  // not zeroed: a GET fills it
     held_ += block->extent.length;
     ++in_flight_;
     started.push_back(block);
@@ -332,7 +334,14 @@ class Planner {
     send(started);
   }
 
+  /// Bytes of GET buffers kept for the next GETs once every reader of them let go (the loader's
+  /// chunk cache keeps chunks as views of them): in steady state a GET faults no page in.
+  static constexpr std::uint64_t kSpareBytes = std::uint64_t{64} << 20;
+  /// Spare bytes the readers keep mapped in for the GETs to come.
+  static constexpr std::uint64_t kStockBytes = std::uint64_t{32} << 20;
+
   const std::shared_ptr<RemoteObject> object_;
+  const std::shared_ptr<SpareBuffers> spares_ = std::make_shared<SpareBuffers>(kSpareBytes);
   std::mutex mutex_;
   std::condition_variable done_;
   ReadAhead settings_;
@@ -370,11 +379,8 @@ class RemoteSource final : public ByteSource {
     const Extent extent{offset, out.size()};
     const std::shared_ptr<DiskCache> disk = object_->disk_cache();
     if (disk && disk->read(extent, out)) return;
-    Planner::Served served;
-    if (planner_->serve(out, offset, what, disk ? &served : nullptr)) {
-      // The planned GET's own buffer goes to the cache's writer: no second copy.
-      if (disk)
-        disk->write_shared(extent, std::move(served.owner), served.owner_bytes, served.bytes);
+    if (const std::optional<Planner::Served> served = serve(extent, what)) {
+      std::memcpy(out.data(), served->bytes.data(), out.size());
       return;
     }
     try {
@@ -383,6 +389,16 @@ class RemoteSource final : public ByteSource {
       rethrow_as_read(std::current_exception(), what);
     }
     if (disk) disk->write(extent, out);
+  }
+
+  [[nodiscard]] SharedBytes view(Extent extent, const Describe& what) const override {
+    check_within(extent.length, extent.offset, what);
+    if (extent.length == 0) return {};
+    const std::shared_ptr<DiskCache> disk = object_->disk_cache();
+    if (disk && disk->contains(extent)) return {};  // on the disk: read() copies it from there
+    std::optional<Planner::Served> served = serve(extent, what);
+    if (!served) return {};
+    return {std::move(served->owner), served->bytes, served->owner_bytes};
   }
 
   void read_many(std::span<const Extent> extents, std::span<const std::span<std::uint8_t>> outs,
@@ -417,6 +433,18 @@ class RemoteSource final : public ByteSource {
   }
 
  private:
+  /// `extent` from a planned GET, handed to the disk cache's writer in the GET's own buffer
+  /// (no copy for it either); nothing when the plan does not hold it.
+  std::optional<Planner::Served> serve(const Extent& extent, const Describe& what) const {
+    std::optional<Planner::Served> served = planner_->serve(extent, what);
+    if (served) {
+      if (const std::shared_ptr<DiskCache> disk = object_->disk_cache()) {
+        disk->write_shared(extent, served->owner, served->owner_bytes, served->bytes);
+      }
+    }
+    return served;
+  }
+
   void check_within(std::uint64_t length, std::uint64_t offset, const Describe& what) const {
     if (offset > size() || length > size() - offset) {
       truncated(*this, offset + length, size(), what);
@@ -515,6 +543,10 @@ void ByteSource::read_many(std::span<const Extent> extents,
 }
 
 void ByteSource::plan(std::vector<Extent> /*extents*/, const ReadAhead& /*settings*/) const {}
+
+SharedBytes ByteSource::view(Extent /*extent*/, const Describe& /*what*/) const {
+  return {};
+}
 
 std::shared_ptr<const ByteSource> open_source(const std::string& path) {
   if (is_object_url(path)) return open_remote(path);

@@ -86,6 +86,34 @@ TEST_F(S3Dataset, APlannedReadCoalescesNeighbouringChunksIntoFewGets) {
   EXPECT_EQ(requests() - unplanned, 10u);
 }
 
+TEST_F(S3Dataset, PlannedChunksAreViewsOfTheirGetWhichTheyKeepAlive) {
+  const DatasetReader local(local_);
+  std::vector<std::uint8_t> expected(local.chunk_buffer_bytes());
+  std::vector<storage::SharedBytes> views;
+  {
+    const DatasetReader remote(url_);
+    EXPECT_FALSE(remote.view_chunk(3)) << "not planned: read_chunk() fetches it";
+    const std::vector<std::uint64_t> chunks = {4, 5, 6, 7};
+    const std::uint64_t before = requests();
+    remote.plan_reads(chunks, storage::ReadAhead{});
+    for (const std::uint64_t c : chunks) views.push_back(remote.view_chunk(c));
+    EXPECT_EQ(requests() - before, 1u) << "one GET for the four chunks";
+    ASSERT_TRUE(views[0]);
+    EXPECT_EQ(views[0].owner, views[3].owner) << "views of the one GET's buffer";
+    EXPECT_EQ(views[0].owner_bytes, 4 * local.chunk_buffer_bytes());
+    EXPECT_THROW((void)remote.view_chunk(remote.num_chunks()), UsageError);
+  }
+  // The reader and its source are gone; the views still hold the bytes of their chunks.
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    local.read_chunk(4 + i, expected);
+    ASSERT_EQ(views[i].bytes.size(), expected.size());
+    EXPECT_TRUE(std::equal(expected.begin(), expected.end(), views[i].bytes.begin())) << i;
+  }
+  // A local file holds no buffer to share: its chunks are read.
+  local.plan_reads(std::vector<std::uint64_t>{1}, storage::ReadAhead{});
+  EXPECT_FALSE(local.view_chunk(1));
+}
+
 TEST_F(S3Dataset, WithACacheDirALaterProcessOpensWithOneHeadAndReadsTheDisk) {
   const std::string cache = dir_.file("cache");
   std::vector<std::uint8_t> expected(DatasetReader(local_).chunk_buffer_bytes()), got;

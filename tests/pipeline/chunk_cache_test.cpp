@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -47,6 +48,58 @@ TEST(ChunkCache, EvictsLeastRecentlyUsedWithinTheBudget) {
   EXPECT_TRUE(hit);
   cache.get(2, 100, fill(2), &hit);
   EXPECT_FALSE(hit);
+}
+
+/// A view of bytes [at, at + size) of `owner`, a buffer of `owner_bytes`.
+ChunkCache::ViewFn view_of(const std::shared_ptr<std::uint8_t[]>& owner, std::size_t owner_bytes,
+                           std::size_t at, std::size_t size) {
+  return [=] { return storage::SharedBytes{owner, {owner.get() + at, size}, owner_bytes}; };
+}
+
+ChunkCache::LoadFn no_load() {
+  return [](std::span<std::uint8_t>) { ADD_FAILURE() << "a view was offered: nothing to load"; };
+}
+
+TEST(ChunkCache, ViewsAreKeptWithoutACopyAndChargedTheirBufferOnce) {
+  ChunkCache cache(1000);
+  const std::shared_ptr<std::uint8_t[]> get(new std::uint8_t[300]);
+  for (std::size_t i = 0; i < 300; ++i) get[i] = static_cast<std::uint8_t>(i);
+  auto a = cache.get(1, 100, no_load(), nullptr, view_of(get, 300, 0, 100));
+  auto b = cache.get(2, 100, no_load(), nullptr, view_of(get, 300, 100, 100));
+  EXPECT_EQ(a->data(), get.get());
+  EXPECT_EQ(b->data(), get.get() + 100);
+  EXPECT_EQ(b->span()[5], 105);
+  const auto s = cache.stats();
+  EXPECT_EQ(s.views, 2u);
+  EXPECT_EQ(s.bytes, 300u) << "the buffer both views keep alive, once";
+}
+
+TEST(ChunkCache, AViewsBufferLeavesTheBudgetWithItsLastView) {
+  ChunkCache cache(350);
+  std::shared_ptr<std::uint8_t[]> get(new std::uint8_t[300]);
+  cache.get(1, 100, no_load(), nullptr, view_of(get, 300, 0, 100));
+  cache.get(2, 100, no_load(), nullptr, view_of(get, 300, 100, 100));
+  const std::weak_ptr<std::uint8_t[]> alive = get;
+  get.reset();
+  cache.get(3, 100, fill(3));  // 400 > 350: both views go (the first freed nothing)
+  const auto s = cache.stats();
+  EXPECT_EQ(s.evictions, 2u);
+  EXPECT_EQ(s.bytes, 100u);
+  EXPECT_TRUE(alive.expired()) << "the GET's buffer is freed with its last view";
+}
+
+TEST(ChunkCache, AViewOfAnotherSizeIsLoadedInstead) {
+  ChunkCache cache(1000);
+  const std::shared_ptr<std::uint8_t[]> get(new std::uint8_t[50]);
+  std::atomic<int> loads{0};
+  auto a = cache.get(1, 100, fill(4, &loads), nullptr, view_of(get, 50, 0, 50));
+  EXPECT_EQ(loads.load(), 1);
+  EXPECT_EQ(a->span().size(), 100u);
+  EXPECT_EQ(a->span()[99], 4);
+  EXPECT_EQ(cache.stats().views, 0u);
+  // No view at all (a local file, a chunk not planned): loaded as before.
+  cache.get(2, 100, fill(5, &loads), nullptr, [] { return storage::SharedBytes{}; });
+  EXPECT_EQ(loads.load(), 2);
 }
 
 TEST(ChunkCache, EvictedChunkStaysValidWhileHeld) {

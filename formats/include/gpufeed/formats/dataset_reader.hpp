@@ -10,6 +10,7 @@
 
 #include "gpufeed/formats/dataset.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
+#include "gpufeed/storage/byte_source.hpp"
 
 namespace gpufeed::formats {
 
@@ -78,6 +79,11 @@ class DatasetReader final : public Dataset {
   /// Reads chunk `chunk` into `out` (at least chunk_buffer_bytes()): its samples densely, in
   /// the file's layout. Thread-safe. Throws FormatError for a damaged chunk.
   void read_chunk(std::uint64_t chunk, std::span<std::uint8_t> out) const;
+  /// Chunk `chunk`'s bytes (chunk_buffer_bytes() of them) without a copy, where the file's
+  /// source holds them already: a chunk stored whole and uncompressed (the index and contiguous
+  /// paths) that a planned GET of an object fetched. Else an empty SharedBytes: read_chunk() it.
+  /// Thread-safe; throws as read_chunk() does.
+  [[nodiscard]] storage::SharedBytes view_chunk(std::uint64_t chunk) const;
 
  private:
   struct Impl;

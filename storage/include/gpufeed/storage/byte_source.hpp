@@ -21,6 +21,15 @@ struct Extent {
   [[nodiscard]] std::uint64_t end() const { return offset + length; }
 };
 
+/// Bytes the source already holds, shared instead of copied: they stay valid while `owner` is
+/// held (a planned GET's buffer, which may hold more than these bytes).
+struct SharedBytes {
+  std::shared_ptr<const void> owner;  ///< null: the source does not hold them
+  std::span<const std::uint8_t> bytes;
+  std::uint64_t owner_bytes = 0;  ///< the memory that holding `owner` keeps alive
+  explicit operator bool() const { return owner != nullptr; }
+};
+
 /// Names what a read is for in its messages ("chunk 3 of /images in s3://b/d.h5 (samples
 /// 768-1023)"); only called when a read fails.
 using Describe = std::function<std::string()>;
@@ -45,6 +54,9 @@ class ByteSource {
   /// ends first.
   virtual void read(std::span<std::uint8_t> out, std::uint64_t offset,
                     const Describe& what) const = 0;
+  /// `extent` without a copy where the source holds it already (a remote source's planned GET:
+  /// waits for it to land), else an empty SharedBytes: read() it. Throws as read() does.
+  [[nodiscard]] virtual SharedBytes view(Extent extent, const Describe& what) const;
   /// Several reads at once (a remote source sends them together); `outs[i]` gets `extents[i]`.
   virtual void read_many(std::span<const Extent> extents,
                          std::span<const std::span<std::uint8_t>> outs, const Describe& what) const;
