@@ -83,23 +83,12 @@ void ChunkCache::evict_locked() {
 }
 
 void ChunkCache::charge_locked(const ChunkBuffer& chunk) {
-  if (!chunk.shared) {
-    stats_.bytes += chunk.capacity;
-  } else if (owners_[chunk.shared.owner.get()]++ == 0) {
-    stats_.bytes += chunk.shared.owner_bytes;
-  }
+  stats_.bytes += chunk.shared ? owners_.hold(chunk.shared.owner.get(), chunk.shared.owner_bytes)
+                               : chunk.capacity;
 }
 
 void ChunkCache::release_locked(const ChunkBuffer& chunk) {
-  if (!chunk.shared) {
-    stats_.bytes -= chunk.capacity;
-    return;
-  }
-  const auto owner = owners_.find(chunk.shared.owner.get());
-  if (--owner->second == 0) {
-    stats_.bytes -= chunk.shared.owner_bytes;
-    owners_.erase(owner);
-  }
+  stats_.bytes -= chunk.shared ? owners_.release(chunk.shared.owner.get()) : chunk.capacity;
 }
 
 bool ChunkCache::holds(std::uint64_t id) const {

@@ -544,6 +544,21 @@ void ByteSource::read_many(std::span<const Extent> extents,
 
 void ByteSource::plan(std::vector<Extent> /*extents*/, const ReadAhead& /*settings*/) const {}
 
+std::uint64_t OwnerCharges::hold(const void* owner, std::uint64_t owner_bytes) {
+  Owner& o = owners_[owner];
+  if (o.ranges++ != 0) return 0;
+  o.bytes = owner_bytes;
+  return owner_bytes;
+}
+
+std::uint64_t OwnerCharges::release(const void* owner) {
+  const auto it = owners_.find(owner);
+  if (it == owners_.end() || --it->second.ranges != 0) return 0;
+  const std::uint64_t bytes = it->second.bytes;
+  owners_.erase(it);
+  return bytes;
+}
+
 SharedBytes ByteSource::view(Extent /*extent*/, const Describe& /*what*/) const {
   return {};
 }

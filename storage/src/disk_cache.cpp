@@ -177,16 +177,12 @@ void DiskCache::enqueue(const Extent& e, Queued queued, std::uint64_t owner_byte
   {
     const std::lock_guard lock(queue_mutex_);
     if (queued_.contains(key)) return;
-    const auto known = owners_.find(queued.owner.get());
-    const std::uint64_t more = known == owners_.end() ? owner_bytes : 0;
+    const std::uint64_t more = owners_.holds(queued.owner.get()) ? 0 : owner_bytes;
     if (!stopped_.empty() || stopping_ || queued_bytes_ + more > queue_limit_) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    Owner& o = owners_[queued.owner.get()];
-    o.bytes = owner_bytes;
-    ++o.ranges;
-    queued_bytes_ += more;
+    queued_bytes_ += owners_.hold(queued.owner.get(), owner_bytes);
     queued_.emplace(key, std::move(queued));
     order_.push_back(key);
   }
@@ -194,12 +190,7 @@ void DiskCache::enqueue(const Extent& e, Queued queued, std::uint64_t owner_byte
 }
 
 void DiskCache::release_locked(const Queued& queued) {
-  const auto it = owners_.find(queued.owner.get());
-  if (it == owners_.end()) return;
-  if (--it->second.ranges == 0) {
-    queued_bytes_ -= it->second.bytes;
-    owners_.erase(it);
-  }
+  queued_bytes_ -= owners_.release(queued.owner.get());
 }
 
 void DiskCache::flush() {

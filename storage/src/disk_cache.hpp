@@ -81,10 +81,6 @@ class DiskCache {
     std::shared_ptr<const std::uint8_t[]> owner;  // holds `bytes`
     std::span<const std::uint8_t> bytes;
   };
-  struct Owner {
-    std::uint64_t bytes = 0;  // its buffer's, counted in queued_bytes_ once
-    unsigned ranges = 0;      // queued ranges in it
-  };
 
   void enqueue(const Extent& e, Queued queued, std::uint64_t owner_bytes);
   void release_locked(const Queued& queued);
@@ -107,9 +103,9 @@ class DiskCache {
 
   mutable std::mutex queue_mutex_;  // guards the queue, stopping_, stopped_, busy_
   std::condition_variable queue_cv_;
-  std::map<Key, Queued> queued_;                 // served by read() until written
-  std::map<const std::uint8_t*, Owner> owners_;  // the buffers queued ranges lie in
-  std::deque<Key> order_;                        // the writer's order: first in, first out
+  std::map<Key, Queued> queued_;  // served by read() until written
+  OwnerCharges owners_;           // the buffers queued ranges lie in, counted in queued_bytes_ once
+  std::deque<Key> order_;         // the writer's order: first in, first out
   std::uint64_t queued_bytes_ = 0;
   const std::uint64_t queue_limit_;
   bool busy_ = false;      // the writer is writing a range it took off order_

@@ -98,7 +98,7 @@ class ChunkCache {
   std::condition_variable loaded_;
   std::unordered_map<std::uint64_t, Entry> entries_;
   std::list<std::uint64_t> lru_;  // front: most recently used; ready entries only
-  std::unordered_map<const void*, std::size_t> owners_;  // views' owners: cached views of each
+  storage::OwnerCharges owners_;  // the buffers cached views lie in, each charged once
   ChunkCacheStats stats_;
 };
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "gpufeed/storage/object_store.hpp"
@@ -28,6 +29,27 @@ struct SharedBytes {
   std::span<const std::uint8_t> bytes;
   std::uint64_t owner_bytes = 0;  ///< the memory that holding `owner` keeps alive
   explicit operator bool() const { return owner != nullptr; }
+};
+
+/// The memory kept alive through SharedBytes, charged once per owner however many of its
+/// ranges are held (the chunk cache's views, the disk cache's writer queue). Not thread-safe.
+class OwnerCharges {
+ public:
+  [[nodiscard]] bool holds(const void* owner) const { return owners_.contains(owner); }
+  /// One more range of `owner` (a buffer of `owner_bytes`) held: the bytes newly charged
+  /// (`owner_bytes` for its first range, else 0).
+  std::uint64_t hold(const void* owner, std::uint64_t owner_bytes);
+  /// One range of `owner` let go: the bytes released (its buffer's, with its last range; 0 for
+  /// an owner not held).
+  std::uint64_t release(const void* owner);
+  void clear() { owners_.clear(); }
+
+ private:
+  struct Owner {
+    std::uint64_t bytes = 0;
+    std::uint64_t ranges = 0;
+  };
+  std::unordered_map<const void*, Owner> owners_;
 };
 
 /// Names what a read is for in its messages ("chunk 3 of /images in s3://b/d.h5 (samples
