@@ -208,13 +208,14 @@ class Planner {
     Served served{block->bytes, block->extent.length, {from, extent.length}};
     frontier_ = std::max(frontier_, block->seq);
     block->remaining -= std::min<std::uint64_t>(block->remaining, extent.length);
-    if (block->remaining == 0) drop_locked(block);
+    const bool read_through = block->remaining == 0;
+    if (read_through) drop_locked(block);
     pump_locked(started);
     lock.unlock();
     send(started);
-    // The reader maps in the memory of a GET to come, one for each it was served from: the
-    // I/O thread's callbacks then write into buffers whose pages are there.
-    spares_->stock(block->extent.length, kStockBytes);
+    // The reader of a block's last range maps in the memory of a GET to come: the I/O thread's
+    // callbacks then write into buffers whose pages are there.
+    if (read_through) spares_->stock(block->extent.length, kStockBytes);
     return served;
   }
 
