@@ -1,6 +1,7 @@
 // uint8 -> float32 NCHW normalization of one batch (256 x 64x64x3) on the CPU:
 // gpufeed::normalize_cpu (vectorized) vs gpufeed::normalize_reference (plain double loop) vs a
-// memcpy of the float output size (the memory-bandwidth floor for writing the output).
+// memcpy of the float output size (the memory-bandwidth floor for writing the output); and
+// uint8 NHWC -> NCHW (gpufeed::planar_cpu) vs a memcpy of the uint8 batch.
 //
 // Bytes processed are bytes moved: input read + output written for normalize, source read +
 // destination written for memcpy, so the bytes/s columns compare directly.
@@ -75,9 +76,25 @@ void BM_NormalizeReference(benchmark::State& state, Layout layout) {
 BENCHMARK_CAPTURE(BM_NormalizeReference, nhwc, Layout::nhwc)->UseRealTime();
 BENCHMARK_CAPTURE(BM_NormalizeReference, nchw, Layout::nchw)->UseRealTime();
 
-// memcpy of the float output (12 MiB per batch): the bandwidth floor of writing the output.
-void BM_OutputMemcpy(benchmark::State& state) {
-  const std::size_t bytes = shape_for(Layout::nhwc).bytes() * kBatch * sizeof(float);
+// uint8 out, unnormalized (dtype="uint8"): planar_cpu's NHWC -> NCHW de-interleave against a
+// memcpy of the same 3 MiB (BM_Memcpy/uint8_output), which is all an NCHW batch costs.
+void BM_PlanarCpu(benchmark::State& state, Layout layout) {
+  const SampleShape shape = shape_for(layout);
+  BatchBuffers buf(shape);
+  std::vector<std::uint8_t> out(buf.in.size());
+  for (auto _ : state) {
+    gpufeed::planar_cpu(buf.in.data(), shape, kBatch, out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, static_cast<std::int64_t>(2 * buf.in.size()));
+}
+BENCHMARK_CAPTURE(BM_PlanarCpu, nhwc, Layout::nhwc)->UseRealTime();
+
+// memcpy of a batch's output: the bandwidth floor of writing it (float32: 12 MiB a batch, the
+// floor for normalize_cpu; uint8: 3 MiB, the floor for planar_cpu).
+void BM_Memcpy(benchmark::State& state, std::size_t element_bytes) {
+  const std::size_t bytes = shape_for(Layout::nhwc).bytes() * kBatch * element_bytes;
   std::vector<std::uint8_t> src(bytes, 1), dst(bytes, 0);
   for (auto _ : state) {
     std::memcpy(dst.data(), src.data(), bytes);
@@ -86,6 +103,7 @@ void BM_OutputMemcpy(benchmark::State& state) {
   }
   set_counters(state, static_cast<std::int64_t>(2 * bytes));
 }
-BENCHMARK(BM_OutputMemcpy)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Memcpy, float32_output, sizeof(float))->UseRealTime();
+BENCHMARK_CAPTURE(BM_Memcpy, uint8_output, sizeof(std::uint8_t))->UseRealTime();
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "gpufeed/pipeline/normalize.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "gpufeed/base/errors.hpp"
@@ -53,6 +54,20 @@ namespace {
   }
 }
 
+/// uint8 HWC -> CHW for 3 channels: the same de-interleave as hwc3_body, without arithmetic.
+[[gnu::always_inline]] inline void planar3_body(const std::uint8_t* __restrict in,
+                                                std::uint64_t pixels,
+                                                std::uint8_t* __restrict out) {
+  std::uint8_t* __restrict o0 = out;
+  std::uint8_t* __restrict o1 = out + pixels;
+  std::uint8_t* __restrict o2 = out + 2 * pixels;
+  for (std::uint64_t i = 0; i < pixels; ++i) {
+    o0[i] = in[3 * i + 0];
+    o1[i] = in[3 * i + 1];
+    o2[i] = in[3 * i + 2];
+  }
+}
+
 void plane_sse2(const std::uint8_t* in, std::uint64_t n, float mean, float inv_std, float* out) {
   plane_body(in, n, mean, inv_std, out);
 }
@@ -68,14 +83,24 @@ void hwc3_sse2(const std::uint8_t* in, std::uint64_t pixels, const NormalizePara
   hwc3_body(in, pixels, p, out);
 }
 
+void planar3_sse2(const std::uint8_t* in, std::uint64_t pixels, std::uint8_t* out) {
+  planar3_body(in, pixels, out);
+}
+[[gnu::target("avx2")]] void planar3_avx2(const std::uint8_t* in, std::uint64_t pixels,
+                                          std::uint8_t* out) {
+  planar3_body(in, pixels, out);
+}
+
 struct Kernels {
   decltype(&plane_sse2) plane;
   decltype(&hwc3_sse2) hwc3;
+  decltype(&planar3_sse2) planar3;
 };
 
 const Kernels& kernels() {
-  static const Kernels k = __builtin_cpu_supports("avx2") ? Kernels{plane_avx2, hwc3_avx2}
-                                                          : Kernels{plane_sse2, hwc3_sse2};
+  static const Kernels k = __builtin_cpu_supports("avx2")
+                               ? Kernels{plane_avx2, hwc3_avx2, planar3_avx2}
+                               : Kernels{plane_sse2, hwc3_sse2, planar3_sse2};
   return k;
 }
 
@@ -96,7 +121,7 @@ void normalize_cpu(const std::uint8_t* in, const formats::SampleShape& shape, st
                    const NormalizeParams& params, float* out) {
   const std::uint64_t pixels = shape.pixels();
   const std::uint64_t elems = shape.bytes();
-  const auto [plane_kernel, hwc3_kernel] = kernels();
+  const auto [plane_kernel, hwc3_kernel, planar3_kernel] = kernels();
   for (std::uint64_t s = 0; s < count; ++s) {
     const std::uint8_t* src = in + s * elems;
     float* dst = out + s * elems;
@@ -110,6 +135,29 @@ void normalize_cpu(const std::uint8_t* in, const formats::SampleShape& shape, st
       plane_kernel(src, pixels, params.mean[0], params.inv_std[0], dst);
     } else {
       hwc_generic(src, pixels, params, dst);
+    }
+  }
+}
+
+void planar_cpu(const std::uint8_t* in, const formats::SampleShape& shape, std::uint64_t count,
+                std::uint8_t* out) {
+  const std::uint64_t pixels = shape.pixels();
+  const std::uint64_t elems = shape.bytes();
+  const std::uint32_t channels = shape.channels;
+  if (shape.layout == formats::Layout::nchw || channels == 1) {
+    std::memcpy(out, in, count * elems);
+    return;
+  }
+  const auto planar3_kernel = kernels().planar3;
+  for (std::uint64_t s = 0; s < count; ++s) {
+    const std::uint8_t* src = in + s * elems;
+    std::uint8_t* dst = out + s * elems;
+    if (channels == 3) {
+      planar3_kernel(src, pixels, dst);
+      continue;
+    }
+    for (std::uint64_t i = 0; i < pixels; ++i) {
+      for (std::uint32_t c = 0; c < channels; ++c) dst[c * pixels + i] = src[i * channels + c];
     }
   }
 }

@@ -64,19 +64,6 @@ std::optional<RawSamples> make_raw_samples(const LoaderOptions& o, const Dataset
                                    loader_geometry(o, false), o.resize_filter, o.seed);
 }
 
-/// One uint8 sample of `shape` into `out` as CHW.
-void to_planar(const std::uint8_t* in, const formats::SampleShape& shape, std::uint8_t* out) {
-  const std::size_t plane = std::size_t{shape.height} * shape.width;
-  const std::uint32_t c = shape.channels;
-  if (shape.layout == formats::Layout::nchw || c == 1) {
-    std::memcpy(out, in, plane * c);
-    return;
-  }
-  for (std::size_t i = 0; i < plane; ++i) {
-    for (std::uint32_t ch = 0; ch < c; ++ch) out[ch * plane + i] = in[i * c + ch];
-  }
-}
-
 /// Runs a stage's work; running out of memory in it becomes a message that says what to do
 /// (the consumer gets it with the stage and batch added).
 template <typename Work>
@@ -353,9 +340,8 @@ void StageWork::normalize_on_host(Slot& slot) {
     // The pixels as they are, NCHW: a transpose of HWC samples, a copy of CHW ones.
     for_samples(slot.count, 16, [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
       const std::int64_t t0 = profiler::now_ns();
-      for (std::uint32_t s = r.begin(); s < r.end(); ++s) {
-        to_planar(slot.raw.get() + s * bytes, shape_, slot.images.get() + s * bytes);
-      }
+      planar_cpu(slot.raw.get() + r.begin() * bytes, shape_, r.size(),
+                 slot.images.get() + r.begin() * bytes);
       counters.add(Stage::normalize, profiler::now_ns() - t0, 0);
     });
     return;

@@ -40,6 +40,24 @@ TEST_P(NormalizeCpu, MatchesTheReferenceOnRandomData) {
   }
 }
 
+TEST_P(NormalizeCpu, PlanarKeepsEveryByteInTheReferencesPlace) {
+  // uint8 NCHW out: the reference's transpose with mean 0 and std 1, byte for byte. 37
+  // samples of odd sizes: the vector loops' bodies and their tails.
+  const Case& c = GetParam();
+  const std::uint64_t count = 37;
+  std::mt19937 rng(7);
+  std::vector<std::uint8_t> in(count * c.shape.bytes());
+  for (auto& x : in) x = static_cast<std::uint8_t>(rng());
+  std::vector<std::uint8_t> got(in.size(), 0xA5);
+  planar_cpu(in.data(), c.shape, count, got.data());
+  const std::vector<float> zero(c.shape.channels, 0.0f), one(c.shape.channels, 1.0f);
+  std::vector<float> want(in.size());
+  normalize_reference(in.data(), c.shape, count, zero, one, want.data());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(static_cast<float>(got[i]), want[i]) << "element " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Layouts, NormalizeCpu,
     ::testing::Values(
@@ -47,7 +65,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{{7, 5, 3, Layout::nchw}, {123.7f, 116.3f, 103.5f}, {58.4f, 57.1f, 57.4f}},
         Case{{9, 4, 1, Layout::nhwc}, {33.3f}, {78.6f}},
         Case{{3, 6, 4, Layout::nhwc}, {1, 2, 3, 4}, {5, 6, 7, 8}},
-        Case{{3, 6, 2, Layout::nchw}, {100, 50}, {2, 3}}));
+        Case{{3, 6, 2, Layout::nchw}, {100, 50}, {2, 3}},
+        Case{{64, 64, 3, Layout::nhwc}, {0.5f, 0.5f, 0.5f}, {0.2f, 0.2f, 0.2f}},
+        Case{{11, 13, 3, Layout::nhwc}, {1, 2, 3}, {4, 5, 6}}));
 
 TEST(NormalizeCpu, ReferenceTransposesNhwcToNchw) {
   // One 1x2 image with 3 channels: pixels (1,2,3) and (4,5,6).

@@ -1,5 +1,7 @@
 #include "pipebench/report.hpp"
 
+#include "gpufeed/pipeline/dtype.hpp"
+
 namespace gpufeed::tools::pipebench {
 
 namespace {
@@ -52,7 +54,8 @@ std::optional<double> steady_samples_per_s(const BenchReport& r) {
 }
 
 double output_bytes_per_s(const BenchReport& r) {
-  return samples_per_s(r) * static_cast<double>(r.dataset.shape.bytes() * sizeof(float));
+  return samples_per_s(r) *
+         static_cast<double>(r.dataset.shape.bytes() * dtype_size(r.options.loader.dtype));
 }
 
 double ms_per_item(const StageStats& s) {

@@ -53,7 +53,7 @@ BenchReport make_report(const Loader& loader, const BenchDataset& data, const Be
 double samples_per_s(const BenchReport& r);
 /// Samples per second after the first epoch; nullopt when the run ended within it.
 std::optional<double> steady_samples_per_s(const BenchReport& r);
-/// Bytes of float32 output per second.
+/// Bytes of output (in the run's dtype) per second.
 double output_bytes_per_s(const BenchReport& r);
 /// Mean busy milliseconds per item of a stage (0 without items).
 double ms_per_item(const StageStats& s);

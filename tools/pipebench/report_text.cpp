@@ -85,8 +85,8 @@ void print_throughput(const BenchReport& r) {
     row("interrupted", format("by %s: every figure below covers the part that ran",
                               signal_name(r.run.interrupted_by).c_str()));
   }
-  std::string text = format("%.0f samples/s, %.1f MB/s float32 output", samples_per_s(r),
-                            output_bytes_per_s(r) / 1e6);
+  std::string text = format("%.0f samples/s, %.1f MB/s %s output", samples_per_s(r),
+                            output_bytes_per_s(r) / 1e6, to_string(r.options.loader.dtype).c_str());
   if (const auto steady = steady_samples_per_s(r)) {
     text += format(" (steady state after epoch 1: %.0f samples/s)", *steady);
   }

@@ -1,5 +1,5 @@
 #pragma once
-// uint8 images to float32 NCHW: out = (x - mean[c]) / std[c].
+// uint8 images to float32 NCHW: out = (x - mean[c]) / std[c]; and to uint8 NCHW as they are.
 #include <cstdint>
 #include <span>
 
@@ -21,6 +21,11 @@ struct NormalizeParams {
 /// Vectorized; computes (x - mean) * inv_std, within 2 ulp of normalize_reference().
 void normalize_cpu(const std::uint8_t* in, const formats::SampleShape& shape, std::uint64_t count,
                    const NormalizeParams& params, float* out);
+
+/// `count` uint8 images of `shape` (NHWC or NCHW, densely packed) as uint8 NCHW, unnormalized:
+/// a vectorized de-interleave of NHWC samples, a copy of NCHW ones.
+void planar_cpu(const std::uint8_t* in, const formats::SampleShape& shape, std::uint64_t count,
+                std::uint8_t* out);
 
 /// The plain reference: (x - mean) / std in double precision, rounded once to float.
 void normalize_reference(const std::uint8_t* in, const formats::SampleShape& shape,
