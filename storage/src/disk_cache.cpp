@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -103,7 +104,8 @@ DiskCache::~DiskCache() {
     stopping_ = true;
   }
   queue_cv_.notify_all();
-  writer_.join();  // after it wrote what was queued
+  flush();         // beside the writer, at this thread's priority
+  writer_.join();  // once it wrote the range it was writing
 }
 
 std::string DiskCache::file_of(const Extent& e) const {
@@ -195,46 +197,64 @@ void DiskCache::release_locked(const Queued& queued) {
 
 void DiskCache::flush() {
   std::unique_lock lock(queue_mutex_);
-  queue_cv_.wait(lock, [this] { return order_.empty() && !busy_; });
+  // The caller writes beside the writer: a writer at idle priority on a busy machine would keep
+  // it waiting for the CPU time the caller has.
+  while (!order_.empty()) write_next(lock);
+  queue_cv_.wait(lock, [this] { return order_.empty() && writing_ == 0; });
 }
 
 void DiskCache::run() {
   ::pthread_setname_np(::pthread_self(), "gpufeed-cache");  // as top and gdb show it
+  // The writer runs on CPU time no other thread wants: filling the cache never slows the
+  // loader's threads or the training's. A machine with no idle core caches less this epoch
+  // (the queue fills, ranges are dropped) and the rest when the next one reads them.
+  const sched_param idle{};
+  ::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &idle);
   std::unique_lock lock(queue_mutex_);
   for (;;) {
     queue_cv_.wait(lock, [this] { return stopping_ || !order_.empty(); });
     if (order_.empty()) return;  // stopping, and everything queued is written
-    const Key key = order_.front();
-    order_.pop_front();
-    const auto it = queued_.find(key);
-    busy_ = true;
-    lock.unlock();
-    // The entry stays put: only this thread erases, and read() copies from it meanwhile.
-    std::string failure;
-    try {
-      keep({key.first, key.second}, it->second.bytes);
-      written_files_.fetch_add(1, std::memory_order_relaxed);
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-    lock.lock();
-    busy_ = false;
-    release_locked(it->second);
-    queued_.erase(it);
-    if (!failure.empty() && stopped_.empty()) {  // stop caching: drop what is queued
+    write_next(lock);
+  }
+}
+
+void DiskCache::write_next(std::unique_lock<std::mutex>& lock) {
+  const Key key = order_.front();
+  order_.pop_front();
+  const auto it = queued_.find(key);
+  ++writing_;
+  lock.unlock();
+  // The entry stays put: only the thread that took its key erases it, and read() copies from
+  // it meanwhile.
+  std::string failure;
+  try {
+    keep({key.first, key.second}, it->second.bytes);
+    written_files_.fetch_add(1, std::memory_order_relaxed);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  lock.lock();
+  --writing_;
+  release_locked(it->second);
+  queued_.erase(it);
+  if (!failure.empty()) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    if (stopped_.empty()) {  // stop caching: drop what is queued and not being written
       stopped_ = failure;
-      dropped_.fetch_add(1 + order_.size(), std::memory_order_relaxed);
+      dropped_.fetch_add(order_.size(), std::memory_order_relaxed);
+      for (const Key& left : order_) {
+        const auto queued = queued_.find(left);
+        release_locked(queued->second);
+        queued_.erase(queued);
+      }
       order_.clear();
-      queued_.clear();
-      owners_.clear();
-      queued_bytes_ = 0;
       std::fprintf(stderr,
                    "gpufeed: cache_dir stopped caching (%s); reading goes on from object "
                    "storage\n",
                    failure.c_str());
     }
-    queue_cv_.notify_all();  // flush() waits for an empty queue
   }
+  queue_cv_.notify_all();  // flush() waits for an empty queue
 }
 
 void DiskCache::keep(const Extent& e, std::span<const std::uint8_t> bytes) {

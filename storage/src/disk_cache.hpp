@@ -10,12 +10,14 @@
 //
 // Writes happen on a thread of the cache's own ("gpufeed-cache"), never on the read path: a
 // range read is queued (kQueueBytes at most) and the read goes on; when the queue is full the
-// range is not cached (counted as dropped). A range fetched into a buffer of the reader's own
+// range is not cached (counted as dropped). The writer runs at idle priority (SCHED_IDLE): only
+// on CPU time no other thread wants, so filling the cache never slows loading or training; on
+// a machine with no idle core it caches less per epoch, and the next epoch caches the rest. A range fetched into a buffer of the reader's own
 // (a planned GET's) is queued without a copy, holding that buffer until it is written; any
 // other range is copied in. Queued ranges are served from the queue.
 // A write that fails (a full disk, a quota, an I/O error) stops the caching with one line on
-// standard error; reading goes on from object storage. The destructor writes what is queued and
-// joins the thread.
+// standard error; reading goes on from object storage. flush() and the destructor write what is
+// queued on the calling thread, beside the writer, and the destructor joins it.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -64,7 +66,8 @@ class DiskCache {
   /// many of its ranges are queued).
   void write_shared(const Extent& e, std::shared_ptr<const std::uint8_t[]> owner,
                     std::uint64_t owner_bytes, std::span<const std::uint8_t> bytes);
-  /// Waits until the writer has written (or dropped) everything queued before the call.
+  /// Writes what is queued on the calling thread, beside the writer, and returns once all of it
+  /// is written (or dropped).
   void flush();
 
   [[nodiscard]] std::uint64_t hits() const { return hits_.load(); }
@@ -87,6 +90,8 @@ class DiskCache {
 
   [[nodiscard]] std::string file_of(const Extent& e) const;
   void run();
+  /// Takes the first queued range off order_ and writes it (the lock released meanwhile).
+  void write_next(std::unique_lock<std::mutex>& lock);
   /// Writes one range to its file; throws IoError when it cannot.
   void keep(const Extent& e, std::span<const std::uint8_t> bytes);
   void evict();
@@ -101,14 +106,14 @@ class DiskCache {
   std::atomic<std::uint64_t> used_{0};  // the directory's bytes at the last look
   std::atomic<std::uint64_t> written_files_{0}, dropped_{0};
 
-  mutable std::mutex queue_mutex_;  // guards the queue, stopping_, stopped_, busy_
+  mutable std::mutex queue_mutex_;  // guards the queue, stopping_, stopped_, writing_
   std::condition_variable queue_cv_;
   std::map<Key, Queued> queued_;  // served by read() until written
   OwnerCharges owners_;           // the buffers queued ranges lie in, counted in queued_bytes_ once
   std::deque<Key> order_;         // the writer's order: first in, first out
   std::uint64_t queued_bytes_ = 0;
   const std::uint64_t queue_limit_;
-  bool busy_ = false;      // the writer is writing a range it took off order_
+  unsigned writing_ = 0;   // ranges taken off order_ and being written (the writer, flush())
   bool stopping_ = false;  // the destructor began
   std::string stopped_;    // why caching stopped
   std::thread writer_;     // last: starts once everything above is made

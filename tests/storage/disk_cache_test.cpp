@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -152,6 +153,46 @@ TEST(DiskCache, WritesHappenOffTheReadPathAndQueuedRangesAreServed) {
   std::vector<std::uint8_t> out(5000);
   ASSERT_TRUE(next.read({49 * 5000, 5000}, out));
   EXPECT_EQ(out, bytes_of(5000, 49));
+}
+
+/// The scheduling policy of this process's thread named `name`; -1 when there is none.
+int policy_of_thread(const std::string& name) {
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) {
+      return ::sched_getscheduler(static_cast<pid_t>(std::stol(task.path().filename())));
+    }
+  }
+  return -1;
+}
+
+TEST(DiskCache, TheWriterRunsOnlyOnIdleCpuTimeAndFlushWritesBesideIt) {
+  const testing::TempDir dir;
+  std::string object_dir;
+  {
+    DiskCache cache(dir.path(), 1 << 30, "s3://b/d.h5", "\"e\"");
+    object_dir = cache.dir();
+    int policy = -1;
+    for (int i = 0; i < 200 && policy != SCHED_IDLE; ++i) {  // the writer names itself first
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      policy = policy_of_thread("gpufeed-cache");
+    }
+    EXPECT_EQ(policy, SCHED_IDLE) << "the cache's writer competes with the loader for cores";
+    for (std::uint64_t i = 0; i < 200; ++i) {
+      cache.write({i * 3000, 3000}, bytes_of(3000, static_cast<std::uint8_t>(i)));
+    }
+    cache.flush();
+    EXPECT_EQ(cache.written(), 200u);
+    EXPECT_EQ(cache.dropped(), 0u);
+    EXPECT_EQ(files_under(object_dir), 200u) << "flush() returned before the queue was written";
+  }
+  DiskCache next(dir.path(), 1 << 30, "s3://b/d.h5", "\"e\"");
+  std::vector<std::uint8_t> out(3000);
+  for (std::uint64_t i = 0; i < 200; i += 37) {
+    ASSERT_TRUE(next.read({i * 3000, 3000}, out)) << i;
+    EXPECT_EQ(out, bytes_of(3000, static_cast<std::uint8_t>(i)));
+  }
 }
 
 TEST(DiskCache, ARangeTheQueueCannotHoldIsDroppedAndCounted) {
