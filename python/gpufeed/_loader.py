@@ -140,7 +140,8 @@ class Loader:
     AWS variables and files (``AWS_ENDPOINT_URL_S3``, ``AWS_PROFILE``, ...), ``read_requests``
     GETs in flight ahead of the reads (``"auto"``: from the read-ahead budget), and with
     ``cache_dir`` every chunk read is kept on local disk (``cache_dir_bytes``, 0: half its free
-    space; written by a thread of its own, never slowing a read) so later epochs read the disk.
+    space; written by a thread of its own at idle priority, never slowing a read or a step) so
+    later epochs read the disk.
 
     Every keyword is a ``gpufeed::LoaderOptions`` field with the same default; ``size`` is
     ``(height, width)`` (jpeg layout), ``cache_bytes`` the chunk cache budget in bytes

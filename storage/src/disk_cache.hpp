@@ -12,10 +12,10 @@
 // range read is queued (kQueueBytes at most) and the read goes on; when the queue is full the
 // range is not cached (counted as dropped). The writer runs at idle priority (SCHED_IDLE): only
 // on CPU time no other thread wants, so filling the cache never slows loading or training; on
-// a machine with no idle core it caches less per epoch, and the next epoch caches the rest. A range fetched into a buffer of the reader's own
-// (a planned GET's) is queued without a copy, holding that buffer until it is written; any
-// other range is copied in. Queued ranges are served from the queue.
-// A write that fails (a full disk, a quota, an I/O error) stops the caching with one line on
+// a machine with no idle core it caches less per epoch, and the next epoch caches the rest. A range
+// fetched into a buffer of the reader's own (a planned GET's) is queued without a copy, holding
+// that buffer until it is written; any other range is copied in. Queued ranges are served from the
+// queue. A write that fails (a full disk, a quota, an I/O error) stops the caching with one line on
 // standard error; reading goes on from object storage. flush() and the destructor write what is
 // queued on the calling thread, beside the writer, and the destructor joins it.
 #include <atomic>
