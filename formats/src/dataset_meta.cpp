@@ -4,6 +4,7 @@
 
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/schema.hpp"
+#include "gpufeed/storage/byte_source.hpp"
 #include "h5.hpp"
 
 namespace gpufeed::formats::detail {
@@ -37,6 +38,44 @@ std::optional<std::vector<float>> read_floats(hid_t file, const char* name, std:
   h5::read_prefix(dataset.get(), H5T_NATIVE_FLOAT, count, values.data(),
                   std::string("cannot read ") + name);
   return values;
+}
+
+/// HDF5 allocates the length a variable-length string's descriptor claims before it reads the
+/// string (H5T__conv_vlen): a damaged length asks for gigabytes. Each descriptor in the file (a
+/// 4-byte little-endian length, the global heap's address and an index) is read here first and
+/// its length checked against the file's size. Throws FormatError naming `where`.
+void check_string_lengths(hid_t file, hid_t dataset, std::size_t count,
+                          const storage::ByteSource& source, const std::string& where) {
+  const haddr_t offset = H5Dget_offset(dataset);
+  if (offset == HADDR_UNDEF) {
+    if (H5Dget_storage_size(dataset) == 0) return;  // never written: every string is empty
+    throw FormatError(where +
+                      " holds variable-length strings in a layout gpufeed does not read "
+                      "(not contiguous); re-create the file with h5pack convert");
+  }
+  h5::Id plist = h5::check_id(H5Fget_create_plist(file), "cannot inspect " + where);
+  std::size_t address_bytes = 0, length_bytes = 0;
+  h5::check(H5Pget_sizes(plist.get(), &address_bytes, &length_bytes), "cannot inspect " + where);
+  const std::uint64_t descriptor = 4 + address_bytes + 4;
+  const std::uint64_t file_bytes = source.size();
+  if (offset > file_bytes || count > (file_bytes - offset) / descriptor) {
+    throw FormatError(where +
+                      " lies beyond the end of the file; the file is damaged or was not "
+                      "written completely: re-create it with h5pack convert");
+  }
+  std::vector<std::uint8_t> raw(count * descriptor);
+  storage::read_metadata(source, raw, offset);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint8_t* d = raw.data() + i * descriptor;
+    const std::uint64_t length = std::uint64_t{d[0]} | std::uint64_t{d[1]} << 8 |
+                                 std::uint64_t{d[2]} << 16 | std::uint64_t{d[3]} << 24;
+    if (length > file_bytes) {
+      throw FormatError(where + ": name " + std::to_string(i) + " declares " +
+                        std::to_string(length) + " bytes, more than the file's " +
+                        std::to_string(file_bytes) +
+                        "; the file is damaged: re-create it with h5pack convert");
+    }
+  }
 }
 
 std::vector<std::string> read_variable_strings(hid_t dataset, hid_t type, std::size_t count,
@@ -113,7 +152,8 @@ std::optional<ChannelStats> read_channel_stats(hid_t file, std::uint32_t channel
   return ChannelStats{std::move(*mean), std::move(*deviation)};
 }
 
-std::vector<std::string> read_class_names(hid_t file, const std::string& path) {
+std::vector<std::string> read_class_names(hid_t file, const std::string& path,
+                                          const storage::ByteSource& source) {
   h5::Id dataset = h5::open_dataset_if_exists(file, schema::kClassNames);
   if (!dataset) return {};
   const std::string where = std::string(schema::kClassNames) + " in " + path;
@@ -132,6 +172,7 @@ std::vector<std::string> read_class_names(hid_t file, const std::string& path) {
                            std::to_string(H5Tget_size(type.get())) + " bytes");
   const std::string context = "cannot read " + where;
   if (H5Tis_variable_str(type.get()) > 0) {
+    check_string_lengths(file, dataset.get(), dims[0], source, where);
     return read_variable_strings(dataset.get(), type.get(), dims[0], context);
   }
   return read_fixed_strings(dataset.get(), type.get(), dims[0], context);

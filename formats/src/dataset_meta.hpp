@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpufeed/formats/dataset_reader.hpp"
+#include "gpufeed/storage/byte_source.hpp"
 
 namespace gpufeed::formats::detail {
 
@@ -27,8 +28,11 @@ std::vector<std::int64_t> read_labels(hid_t file, const std::string& path, const
 /// /meta/mean and /meta/std when both exist as `channels` numbers; nullopt otherwise.
 std::optional<ChannelStats> read_channel_stats(hid_t file, std::uint32_t channels);
 
-/// /meta/class_names (fixed or variable-length strings); empty when absent.
-std::vector<std::string> read_class_names(hid_t file, const std::string& path);
+/// /meta/class_names (fixed or variable-length strings); empty when absent. `source`: the
+/// file's bytes, where each variable-length string's declared length is checked before HDF5
+/// allocates it.
+std::vector<std::string> read_class_names(hid_t file, const std::string& path,
+                                          const storage::ByteSource& source);
 
 /// Writes /meta/class_names as variable-length UTF-8 strings.
 /// /meta/source_index: for each stored sample, its position in the source it was packed from

@@ -134,7 +134,7 @@ DatasetReader::DatasetReader(const std::string& path, ReaderOptions options)
   const hid_t file = state.file.get();
   meta_.labels = detail::read_labels(file, path, impl_->options.labels, state.images_name, samples);
   meta_.channel_stats = detail::read_channel_stats(file, state.layout.shape.channels);
-  meta_.class_names = detail::read_class_names(file, path);
+  meta_.class_names = detail::read_class_names(file, path, *state.source);
   meta_.schema_version = detail::read_schema_version(file);
 }
 

@@ -155,7 +155,7 @@ JpegDatasetReader::JpegDatasetReader(const std::string& path, JpegReaderOptions 
   r.choose_read_path();
   meta_.labels = detail::read_labels(file, path, options.labels, schema::kJpegOffsets, samples);
   meta_.channel_stats = read_stats(file);
-  meta_.class_names = detail::read_class_names(file, path);
+  meta_.class_names = detail::read_class_names(file, path, *r.source);
   meta_.schema_version = detail::read_schema_version(file);
 }
 

@@ -186,31 +186,74 @@ TEST(ReaderErrors, SampleCountTheFileCannotHold) {
                     HasSubstr("re-create it with h5pack convert"), Not(HasSubstr("\n"))));
 }
 
+/// Replaces /meta/class_names of `path` with a chunked dataset of `count` strings of `type`,
+/// with `texts` written in it when given.
+void replace_class_names(const std::string& path, hid_t type, hsize_t count, hsize_t chunk,
+                         const void* texts) {
+  H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+  ASSERT_GE(H5Ldelete(file.get(), "/meta/class_names", H5P_DEFAULT), 0);
+  const hsize_t counts[1] = {count};
+  const hsize_t chunks[1] = {chunk};
+  H5Handle space(H5Screate_simple(1, counts, nullptr));
+  H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  H5Pset_chunk(dcpl.get(), 1, chunks);
+  H5Handle names(H5Dcreate2(file.get(), "/meta/class_names", type, space.get(), H5P_DEFAULT,
+                            dcpl.get(), H5P_DEFAULT));
+  ASSERT_GE(names.get(), 0);
+  if (texts != nullptr) {
+    ASSERT_GE(H5Dwrite(names.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, texts), 0);
+  }
+}
+
 // Class names are sized from their declared count and string size: 4096 names of 1 MiB that
 // were never written are refused, not allocated (4 GiB).
 TEST(ReaderErrors, ClassNamesTheFileCannotHold) {
   TempDir dir;
   const std::string path = dir.file("names.h5");
   write_packed_file(path, 10, kShape, WriterOptions{4, 0});
-  {
-    H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
-    ASSERT_GE(H5Ldelete(file.get(), "/meta/class_names", H5P_DEFAULT), 0);
-    H5Handle type(H5Tcopy(H5T_C_S1));
-    H5Tset_size(type.get(), 1 << 20);
-    const hsize_t count[1] = {4096};
-    const hsize_t chunk[1] = {16};
-    H5Handle space(H5Screate_simple(1, count, nullptr));
-    H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
-    H5Pset_chunk(dcpl.get(), 1, chunk);
-    H5Handle names(H5Dcreate2(file.get(), "/meta/class_names", type.get(), space.get(), H5P_DEFAULT,
-                              dcpl.get(), H5P_DEFAULT));
-    ASSERT_GE(names.get(), 0);
-  }
+  H5Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.get(), 1 << 20);
+  replace_class_names(path, type.get(), 4096, 16, nullptr);
   EXPECT_THAT(open_error(path),
               AllOf(HasSubstr("/meta/class_names in " + path +
                               " declares 4096 names of 1048576 bytes (4294967296 bytes), more "
                               "than a file of "),
                     Not(HasSubstr("\n"))));
+}
+
+// A variable-length name whose descriptor claims 4 GiB: HDF5 would allocate that before it found
+// the heap object shorter (a fuzzed file took 1.8 GB this way). Refused from the descriptor.
+TEST(ReaderErrors, AClassNameLongerThanTheFileIsRefusedBeforeHdf5AllocatesIt) {
+  TempDir dir;
+  const std::string path = dir.file("names.h5");
+  write_packed_file(path, 10, kShape, WriterOptions{4, 0});
+  haddr_t offset = HADDR_UNDEF;
+  {
+    H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    H5Handle names(H5Dopen2(file.get(), "/meta/class_names", H5P_DEFAULT));
+    ASSERT_GE(names.get(), 0);
+    offset = H5Dget_offset(names.get());
+    ASSERT_NE(offset, HADDR_UNDEF);
+  }
+  // The second descriptor (4-byte length, 8-byte heap address, 4-byte index): its length.
+  overwrite(path, offset + 16, std::vector<std::uint8_t>{0x00, 0xFF, 0xFF, 0xFF});
+  EXPECT_THAT(open_error(path), AllOf(HasSubstr("/meta/class_names in " + path +
+                                                ": name 1 declares 4294967040 "
+                                                "bytes, more than the file's "),
+                                      Not(HasSubstr("\n"))));
+}
+
+TEST(ReaderErrors, VariableLengthClassNamesNotStoredContiguouslyAreRefused) {
+  TempDir dir;
+  const std::string path = dir.file("names.h5");
+  write_packed_file(path, 10, kShape, WriterOptions{4, 0});
+  H5Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  const char* texts[2] = {"cat", "dog"};
+  replace_class_names(path, type.get(), 2, 1, texts);
+  EXPECT_THAT(open_error(path), HasSubstr("/meta/class_names in " + path +
+                                          " holds variable-length strings in a layout gpufeed "
+                                          "does not read (not contiguous)"));
 }
 
 TEST(ReaderErrors, MissingLabels) {
