@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "gpufeed/base/little_endian.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "gpufeed/storage/byte_source.hpp"
@@ -66,9 +67,7 @@ void check_string_lengths(hid_t file, hid_t dataset, std::size_t count,
   std::vector<std::uint8_t> raw(count * descriptor);
   storage::read_metadata(source, raw, offset);
   for (std::size_t i = 0; i < count; ++i) {
-    const std::uint8_t* d = raw.data() + i * descriptor;
-    const std::uint64_t length = std::uint64_t{d[0]} | std::uint64_t{d[1]} << 8 |
-                                 std::uint64_t{d[2]} << 16 | std::uint64_t{d[3]} << 24;
+    const std::uint64_t length = load_le32(raw.data() + i * descriptor);
     if (length > file_bytes) {
       throw FormatError(where + ": name " + std::to_string(i) + " declares " +
                         std::to_string(length) + " bytes, more than the file's " +

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "gpufeed/base/little_endian.hpp"
 #include "gpufeed/profiler/error.hpp"
 
 namespace gpufeed::profiler::detail {
@@ -24,9 +25,7 @@ bool is_gzip(const std::string& data, std::size_t at = 0) {
 /// ISIZE, the last four bytes of a gzip member: the uncompressed size modulo 2^32.
 std::size_t trailer_size(const std::string& data) {
   if (data.size() < 18) return 0;
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data() + data.size() - 4);
-  return std::size_t{p[0]} | std::size_t{p[1]} << 8 | std::size_t{p[2]} << 16 |
-         std::size_t{p[3]} << 24;
+  return load_le32(reinterpret_cast<const unsigned char*>(data.data() + data.size() - 4));
 }
 
 }  // namespace
