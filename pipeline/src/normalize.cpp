@@ -121,18 +121,18 @@ void normalize_cpu(const std::uint8_t* in, const formats::SampleShape& shape, st
                    const NormalizeParams& params, float* out) {
   const std::uint64_t pixels = shape.pixels();
   const std::uint64_t elems = shape.bytes();
-  const auto [plane_kernel, hwc3_kernel, planar3_kernel] = kernels();
+  const Kernels& k = kernels();
   for (std::uint64_t s = 0; s < count; ++s) {
     const std::uint8_t* src = in + s * elems;
     float* dst = out + s * elems;
     if (shape.layout == formats::Layout::nchw) {
       for (std::uint32_t c = 0; c < shape.channels; ++c) {
-        plane_kernel(src + c * pixels, pixels, params.mean[c], params.inv_std[c], dst + c * pixels);
+        k.plane(src + c * pixels, pixels, params.mean[c], params.inv_std[c], dst + c * pixels);
       }
     } else if (shape.channels == 3) {
-      hwc3_kernel(src, pixels, params, dst);
+      k.hwc3(src, pixels, params, dst);
     } else if (shape.channels == 1) {
-      plane_kernel(src, pixels, params.mean[0], params.inv_std[0], dst);
+      k.plane(src, pixels, params.mean[0], params.inv_std[0], dst);
     } else {
       hwc_generic(src, pixels, params, dst);
     }
