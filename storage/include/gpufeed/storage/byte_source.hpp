@@ -42,7 +42,6 @@ class OwnerCharges {
   /// One range of `owner` let go: the bytes released (its buffer's, with its last range; 0 for
   /// an owner not held).
   std::uint64_t release(const void* owner);
-  void clear() { owners_.clear(); }
 
  private:
   struct Owner {
