@@ -230,12 +230,16 @@ void bind_profile(nb::module_& m) {
       .def_rw("cuda", &profiler::InputPoolFacts::cuda)
       .def_rw("cores", &profiler::InputPoolFacts::cores)
       .def_rw("packed_samples_per_s", &profiler::InputPoolFacts::packed_samples_per_s)
+      .def_rw("packed_core_ns_per_sample", &profiler::InputPoolFacts::packed_core_ns_per_sample)
+      .def_rw("packed_consumer_ns_per_sample",
+              &profiler::InputPoolFacts::packed_consumer_ns_per_sample)
       .def_rw("packed_items", &profiler::InputPoolFacts::packed_items)
       .def_rw("packed_store", &profiler::InputPoolFacts::packed_store)
       .def_rw("pack_note", &profiler::InputPoolFacts::pack_note)
       .def_rw("pack_loader_keywords", &profiler::InputPoolFacts::pack_loader_keywords)
       .def_rw("pack_transform_note", &profiler::InputPoolFacts::pack_transform_note)
-      .def_rw("step_cores", &profiler::InputPoolFacts::step_cores);
+      .def_rw("step_cores", &profiler::InputPoolFacts::step_cores)
+      .def_rw("warm_step_ns", &profiler::InputPoolFacts::warm_step_ns);
   m.def("per_rank_path", &diagnosis::per_rank_path, nb::arg("path"), nb::arg("rank"),
         nb::arg("world_size"));
 

@@ -425,6 +425,41 @@ TEST(Recommendation, PackingForAOneThreadCpuStepCountsTheCoresTheStepLeaves) {
   EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 281.5, 1e3);
 }
 
+TEST(Recommendation, PackingPredictsTheStepWithoutItsWaitAndTheBatchOpsOnTheLoopsThread) {
+  // The same loop: a step of 263 after each wait of 357, and 200 when the probe ran it right
+  // after the step before. gpufeed's measured core time is 300 a batch (its rate alone would
+  // say 400 on 2 cores), 100 of it the transform ops on each delivered batch, on the loop's
+  // thread. The loop then takes a step every step + 100; the wait before a step is those ops'
+  // 100, so the step is 200 + (263 - 200) * 100 / 357 (linear in the wait between back to back
+  // and today's): 217.6, a period of 317.6.
+  GapReport r;
+  PipelineFacts facts = cpu_loop_facts(r);
+  facts.input_pool->step_cores = 1;
+  facts.input_pool->packed_samples_per_s = 16e9 * 2 / 400;
+  facts.input_pool->packed_items = 64;
+  facts.input_pool->packed_core_ns_per_sample = 300.0 / 16;
+  facts.input_pool->packed_consumer_ns_per_sample = 100.0 / 16;
+  facts.input_pool->warm_step_ns = 200;
+  auto recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  ASSERT_EQ(recs[0].kind, "pack");
+  const double step = 200 + 63.0 * 100 / 357;
+  EXPECT_NEAR(recs[0].predicted_device_util, step / (step + 100), 1e-3);
+  EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / (step + 100), 1e3);
+  // Without the ops on its thread the loop waits for the loader's cores instead:
+  // period = (300 + step) / 2 and wait = period - step, a fixed point at step 208.1.
+  facts.input_pool->packed_consumer_ns_per_sample = 0;
+  recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  const double alone = (200 + 63.0 * 150 / 357) / (1 + 63.0 * 0.5 / 357);
+  EXPECT_NEAR(recs[0].predicted_device_util, alone / ((300 + alone) / 2), 1e-3);
+  // A probe's step no faster than today's (noise): today's step, as without a probe.
+  facts.input_pool->warm_step_ns = 300;
+  recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_NEAR(recs[0].predicted_device_util, 263.0 / 281.5, 1e-3);
+}
+
 TEST(IdleElsewhere, AMostlyIdleDeviceIsExplainedUnlessInputIsTheCause) {
   GapReport r = report_with(10, 1, 89);
   r.idle_by_cause[static_cast<std::size_t>(GapCause::other)] = 0.89;

@@ -492,3 +492,140 @@ def test_a_torch_profiler_trace_of_the_loop_gives_the_same_answer(tmp_path):
     for rec in analysis["recommendations"]:
         assert {s["knob"] for s in rec["settings"]} <= {
             "num_workers", "persistent_workers", "pin_memory", "prefetch_factor"}, rec
+
+
+class IndexDataset(Dataset):
+    """Item i is the tensor i; item `damaged` raises."""
+
+    def __init__(self, samples: int, damaged: int = -1) -> None:
+        self.samples = samples
+        self.damaged = damaged
+
+    def __len__(self) -> int:
+        return self.samples
+
+    def __getitem__(self, index: int):
+        if index == self.damaged:
+            raise ValueError(f"item {index} is damaged")
+        return torch.tensor(index)
+
+
+def shuffled_loader(workers: int, **keywords) -> DataLoader:
+    generator = torch.Generator()
+    generator.manual_seed(3)
+    return DataLoader(IndexDataset(160), batch_size=4, shuffle=True, generator=generator,
+                      num_workers=workers, **keywords)
+
+
+def test_the_warm_step_probe_takes_batches_from_workers_early_and_changes_none():
+    # Every 16 batches the profile takes two at once, to time a step that follows another with
+    # no wait; the loop gets the same batches in the same order.
+    plain = [batch.tolist() for batch in shuffled_loader(1)]
+    seen = []
+    with gpufeed.profile() as prof:
+        for batch in shuffled_loader(1):
+            seen.append(batch.tolist())
+            busy(0.001)
+    assert seen == plain
+    facts = next(i for i in prof.results()["inputs"] if i["diagnosed"])
+    assert 0.0005e9 < facts["warm_step_ns"] < 0.5e9  # a step of about a millisecond
+
+
+class RandomDataset(IndexDataset):
+    """Item i is i plus draws from torch's, Python's and NumPy's generators (a random crop's
+    parameters, as torchvision's transforms draw them in the loading process)."""
+
+    def __getitem__(self, index: int):
+        import random
+
+        import numpy
+
+        return torch.tensor([index, int(torch.randint(0, 1 << 30, ())),
+                             random.randrange(1 << 30), int(numpy.random.randint(1 << 30))])
+
+
+def random_loop(draws_at, profiled: bool):
+    """A loop without workers over RandomDataset, whose step draws from torch's generator at the
+    step numbers `draws_at`: its batches, then three numbers drawn after it."""
+    import contextlib
+    import random
+
+    import numpy
+
+    torch.manual_seed(5)
+    random.seed(5)
+    numpy.random.seed(5)
+    seen = []
+    with gpufeed.profile() if profiled else contextlib.nullcontext() as prof:
+        for step, batch in enumerate(DataLoader(RandomDataset(160), batch_size=4, shuffle=True)):
+            seen.append(batch.tolist())
+            if step in draws_at:
+                torch.rand(3)  # dropout, say
+    after = (torch.rand(1).item(), random.random(), numpy.random.rand())
+    return seen, after, prof
+
+
+@pytest.mark.parametrize("draws_at", [(), range(40), (8, 9, 24, 25)],
+                         ids=["quiet steps", "every step draws", "the probes' steps draw"])
+def test_without_workers_every_random_number_is_the_one_drawn_without_the_profile(draws_at):
+    # Loading draws the process's generators: a batch is taken early only after a step that drew
+    # nothing, with the generators put back; a step that draws anyway has its batch loaded again.
+    plain, plain_after, _ = random_loop(draws_at, profiled=False)
+    seen, after, prof = random_loop(draws_at, profiled=True)
+    assert seen == plain
+    assert after == plain_after
+    facts = next(i for i in prof.results()["inputs"] if i["diagnosed"])
+    if draws_at == ():
+        assert facts["warm_step_ns"] > 0  # probed: 2 of them in 40 batches
+    else:
+        assert "warm_step_ns" not in facts  # the steps draw: never a batch taken early
+
+
+def test_a_batch_taken_early_is_still_delivered_after_the_profile_ends():
+    from torch.utils.data import dataloader
+
+    original = dataloader._BaseDataLoaderIter.__next__
+    plain = [batch.tolist() for batch in shuffled_loader(1)]
+    iterator = iter(shuffled_loader(1))
+    with gpufeed.profile():
+        seen = [next(iterator).tolist() for _ in range(9)]  # the 9th call took the 10th early
+    assert dataloader._BaseDataLoaderIter.__next__ is not original  # kept for the held batch
+    seen += [batch.tolist() for batch in iterator]
+    assert seen == plain  # none lost, none twice
+    assert dataloader._BaseDataLoaderIter.__next__ is original  # restored once it was taken
+
+
+def test_an_error_taking_a_batch_early_is_raised_at_the_call_it_belongs_to():
+    loader = DataLoader(IndexDataset(32, damaged=9), batch_size=1, num_workers=1)
+    seen = []
+    with pytest.raises(ValueError, match="item 9 is damaged"):
+        with gpufeed.profile():
+            for batch in loader:
+                seen.append(batch.item())
+    assert seen == list(range(9))  # the 9th batch's step ran; the 10th call raised
+
+
+def test_a_persistent_iterator_reset_for_the_next_epoch_drops_the_batch_taken_early():
+    loader = DataLoader(IndexDataset(32), batch_size=1, num_workers=1, persistent_workers=True)
+    with gpufeed.profile():
+        for index, batch in enumerate(loader):
+            if index == 8:  # the probe holds item 9 of this epoch
+                break
+        second = [batch.item() for batch in loader]
+    assert second == list(range(32))
+
+
+def test_the_batch_before_is_released_in_the_wait_for_the_next_not_in_the_step():
+    # A batch from the workers lives in shared memory: releasing it is the input's cost. The
+    # profile holds it through the next step and lets it go while the loop waits for input.
+    import weakref
+
+    refs = []
+    with gpufeed.profile():
+        for batch in DataLoader(IndexDataset(16), batch_size=2, num_workers=1):
+            refs.append(weakref.ref(batch))
+            if len(refs) >= 2:
+                assert refs[-2]() is not None  # the batch before: held through this step
+            if len(refs) >= 3:
+                assert refs[-3]() is None  # the one before it: released in the wait
+    assert all(ref() is None for ref in refs[:-1])

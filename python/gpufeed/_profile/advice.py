@@ -5,11 +5,13 @@ gpufeed.pack would and read back by a gpufeed.Loader (gpufeed._pack does both)."
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from typing import Any, Optional
 
 from .. import _native
 from .fetches import FetchCounters
+from .probe import generator_states, set_generator_states
 
 
 def input_pool(prof: Any) -> Optional[_native.InputPoolFacts]:
@@ -35,23 +37,34 @@ def input_pool(prof: Any) -> Optional[_native.InputPoolFacts]:
     pool.cuda = bool(dataloaders.cuda_batches)
     pool.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
     pool.step_cores = facts["step_cores"] = _step_cores(prof)
+    warm = prof._warm_steps.get(key)
+    if warm:
+        pool.warm_step_ns = facts["warm_step_ns"] = int(statistics.median(warm))
     facts["fetch"] = fetches.as_dict()
     dataset = dataloaders.datasets.get(key)
     if prof._measure_pack and _dataset_is_the_cost(prof, fetches, dataset):
-        from .._pack import measure_rate
+        from .._pack import PackedRate, measure_rate
 
         shape = facts.get("batch_shape") or []
         size = tuple(shape[-2:]) if len(shape) == 4 else None
+        # Its items draw from the process's random generators (a transform's crop): the loop
+        # goes on from the numbers it left, as without the profile.
+        states = generator_states()
         try:
-            rate, items, store, note = measure_rate(dataset, facts["batch_size"] or 1, size)
+            packed = measure_rate(dataset, facts["batch_size"] or 1, size)
         except Exception as error:  # noqa: BLE001 - a remedy not measured never fails the loop
-            rate, items, store = 0.0, 0, "raw"
-            note = f"gpufeed could not read a packed sample of it ({type(error).__name__}: " \
-                   f"{error})"
-        pool.packed_samples_per_s, pool.packed_items = rate, items
-        pool.packed_store, pool.pack_note = store, note
-        facts["packed_sample"] = {"samples_per_s": rate, "items": items, "store": store,
-                                  "note": note or None}
+            packed = PackedRate(0.0, 0, "raw", "gpufeed could not read a packed sample of it "
+                                f"({type(error).__name__}: {error})")
+        finally:
+            set_generator_states(states)
+        pool.packed_samples_per_s, pool.packed_items = packed.samples_per_s, packed.items
+        pool.packed_store, pool.pack_note = packed.store, packed.note
+        pool.packed_core_ns_per_sample = packed.core_ns_per_sample
+        pool.packed_consumer_ns_per_sample = packed.consumer_ns_per_sample
+        facts["packed_sample"] = {"samples_per_s": packed.samples_per_s, "items": packed.items,
+                                  "store": packed.store, "note": packed.note or None,
+                                  "core_ns_per_sample": packed.core_ns_per_sample,
+                                  "consumer_ns_per_sample": packed.consumer_ns_per_sample}
     if dataset is not None:
         from .._pack import transform_advice
 

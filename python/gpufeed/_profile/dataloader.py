@@ -8,6 +8,7 @@ import sys
 from typing import Any, Optional
 
 from .. import _native, _profile_state
+from . import probe
 from .fetches import FetchCounters, WorkerTiming, add_worker_fetches, route_fetches, time_fetchers
 
 
@@ -80,13 +81,15 @@ class InputCounters:
 
 _dataloader_patches: dict = {}  # (class, attribute) -> the original while a profile times them
 
-
 def time_dataloaders(main_fetches: FetchCounters) -> None:
     """While a profile runs: every torch DataLoader iterator's ``__next__`` is timed as a wait
     for input, the main process's fetches (into `main_fetches`, unless routed to a DataLoader's
     counters) and every worker's are timed, and each iterator's start is noted (the loop itself
     is not changed)."""
-    if "torch" not in sys.modules or _dataloader_patches:
+    if "torch" not in sys.modules:
+        return
+    if _dataloader_patches:  # still in place: a batch the last profile's probe took is held
+        time_fetchers(main_fetches)
         return
     try:
         from torch.utils.data import dataloader
@@ -99,7 +102,13 @@ def time_dataloaders(main_fetches: FetchCounters) -> None:
     def timed_next(iterator: Any) -> Any:
         current = _profile_state.active
         if current is None:
-            return next_original(iterator)
+            # No profile: a batch its probe took early is still returned, first.
+            try:
+                took, batch, _ = probe.take_held(iterator)
+            finally:
+                if not probe.holding():
+                    untime_dataloaders()
+            return batch if took else next_original(iterator)
         return current._timed_next(next_original, iterator)
 
     def started_iterator(loader: Any) -> Any:
@@ -125,12 +134,16 @@ def time_dataloaders(main_fetches: FetchCounters) -> None:
 
 
 def untime_dataloaders() -> None:
+    """The DataLoaders' own methods again, unless a probe's batch is still held: then the
+    patched ``__next__`` returns it first and restores them once it did."""
     if not _dataloader_patches:
+        return
+    time_fetchers(None)
+    if probe.holding():
         return
     for (cls, name), original in _dataloader_patches.items():
         setattr(cls, name, original)
     _dataloader_patches.clear()
-    time_fetchers(None)
 
 
 def _dataloader_facts(loader: Any) -> dict:

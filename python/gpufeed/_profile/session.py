@@ -9,6 +9,7 @@ from typing import Any, Optional, Union
 
 from .. import _native, _profile_state
 from . import advice, outputs
+from . import probe
 from .dataloader import (DataLoaders, ProfiledInput, batch_shape, time_dataloaders,
                          untime_dataloaders)
 from .habits import loop_habits, unwatch_habits, watch_habits
@@ -82,8 +83,12 @@ class _StepRange(_Range):
         return self
 
     def __exit__(self, *exc: object) -> None:
+        end = _native.now_ns()
         super().__exit__(*exc)
-        self._prof._marked_depth -= 1
+        prof = self._prof
+        prof._marked_depth -= 1
+        if prof._warm_batch == prof._batches and self._index == prof._steps_at_batch:
+            prof._warm_step(end - self._begin)  # the first step on a probe's batch
 
 
 class profile:
@@ -160,6 +165,12 @@ class profile:
         self._implicit_steps = 0
         self._step_begin: Optional[int] = None  # the last timed batch's arrival
         self._steps_at_batch = 0
+        # The warm-step probe (probe.py): now and then two batches are taken at once, so the
+        # step on the second follows the step before it with no wait: its time (in
+        # _warm_steps) is the step's on warm caches, which a loop that waits for every batch
+        # never shows and the advice's prediction needs.
+        self._warm_batch = -1  # the number of the batch a probe held, once delivered
+        self._warm_steps: dict = {}  # id(DataLoader) -> its probes' step times
         self._dataloaders = DataLoaders()  # the DataLoaders timed, each with its counters
         self._last_input: Optional[int] = None  # the DataLoader of the last timed batch
         self._wait_ns = 0  # the timed inputs' waits, summed
@@ -175,6 +186,11 @@ class profile:
         # The last batch (moving its tensors is expected) and their storages, found only when
         # a host tensor is moved.
         self._last_batch: Any = None
+        # The batch before it, while the step runs: a DataLoader's batch from its workers lives
+        # in shared memory, and releasing it (unmapping it, closing its file) took 0.16 ms of a
+        # 1.5 ms step. Held until the next wait for input releases it, it is the input's cost,
+        # not the step's (a batch on a CUDA device is never held: its memory is the device's).
+        self._previous_batch: Any = None
         self._last_storages: Optional[set] = None
         self._forwards = _native.LoopHabits()  # what the module forwards inside steps showed
 
@@ -213,7 +229,9 @@ class profile:
     def _timed_next(self, fetch: Any, source: Any) -> Any:
         """One batch from a timed input, `fetch(source)` for a DataLoader iterator `source`
         (`fetch()` for any other): the wait for it is a "wait" range; without prof.step() the
-        time since the previous batch, less this wait, is a step."""
+        time since the previous batch, less this wait, is a step. Now and then the next batch is
+        taken too and held for the next call (probe.py); the batch before the last is released
+        here, inside the wait."""
         native = self._native
         if native is None:
             return fetch() if source is None else fetch(source)
@@ -222,8 +240,17 @@ class profile:
         if self._step_begin is not None:
             self._close_step(begin)
         cpu = time.process_time_ns()
+        self._previous_batch = None
+        warm = False
         try:
-            item = fetch() if source is None else fetch(source)
+            if source is None:
+                item = fetch()
+            else:
+                took, item, warm = probe.take_held(source)
+                if not took:
+                    probe.before_fetch(source, self._batches)
+                    item = fetch(source)
+                    probe.after_fetch(source, fetch, self._batches)
         except StopIteration:
             native.record(self._wait_name, begin, _native.now_ns(), self._batches)
             raise
@@ -233,9 +260,13 @@ class profile:
         native.record(self._wait_name, begin, end, self._batches)
         self._wait_ns += end - begin
         self._batches += 1
+        if warm:
+            self._warm_batch = self._batches
         shape = batch_shape(item)
         if shape:
             self._timed_samples += shape[0]
+        if key is not None and not self._dataloaders.cuda_batches:
+            self._previous_batch = self._last_batch
         self._last_batch, self._last_storages = item, None
         self._step_begin = end
         self._steps_at_batch = self._steps
@@ -243,6 +274,10 @@ class profile:
         if key is not None:
             self._dataloaders.delivered(key, source, item, shape, end)
         return item
+
+    def _warm_step(self, ns: int) -> None:
+        """The step on a probe's batch took `ns`: a step of the DataLoader that delivered it."""
+        self._warm_steps.setdefault(self._last_input, []).append(ns)
 
     def _batch_used(self, training: bool) -> None:
         """A module ran, in training mode or not, inside the step of the last timed batch."""
@@ -278,6 +313,8 @@ class profile:
         begin, self._step_begin = self._step_begin, None
         if begin is None or self._steps != self._steps_at_batch or self._native is None:
             return
+        if self._warm_batch == self._batches:
+            self._warm_step(end - begin)
         self._native.record(self._step_name, begin, end, self._implicit_steps)
         self._implicit_steps += 1
 
@@ -364,7 +401,7 @@ class profile:
         loop.input_pool = advice.input_pool(self)
         loop.habits = loop_habits(self, torch)
         self._dataloaders.datasets.clear()
-        self._last_batch = self._last_storages = None
+        self._last_batch = self._last_storages = self._previous_batch = None
         busiest = self._busiest_loader()
         if busiest is None:
             self._report = native.finish(None, loop)

@@ -30,6 +30,11 @@ struct InputPoolFacts {
   std::uint64_t packed_items = 0;  ///< items in that sample
   std::string packed_store;        ///< its layout: "raw" or "jpeg"
   std::string pack_note;           ///< why no rate was measured (items not packable), or empty
+  /// The process's CPU time a sample took in that measurement (0: not measured: every core is
+  /// taken as busy at that rate), and of it the consumer thread's: the transform ops that run
+  /// on each delivered batch, one after the other with the training step.
+  double packed_core_ns_per_sample = 0;
+  double packed_consumer_ns_per_sample = 0;
   /// The dataset's own transform, so the advice keeps training on the same inputs: the keywords
   /// it adds to the Loader's call (", transform=dataset.transform"), and what of it is fused,
   /// what runs on the batch, what cannot move as it is (a target_transform, an op the loader
@@ -40,6 +45,11 @@ struct InputPoolFacts {
   /// their wall time; a step on a device, or one that mostly waits, near 0). Workers beside a
   /// step that needs the cores slow it: the model counts them. 0: unknown or a device step.
   double step_cores = 0;
+  /// A step's time right after the step before it (no wait for input between them), from a
+  /// probe that took two batches at once now and then: a step after a wait runs on cold caches
+  /// (and a halted core), so today's steps can be slower than those of a loop that no longer
+  /// waits. 0: not measured (no probe: a pool without workers loads between steps itself).
+  std::int64_t warm_step_ns = 0;
 };
 
 /// Inputs to the recommendation model. Every field is optional; leave unknowns empty and the
