@@ -629,3 +629,31 @@ def test_the_batch_before_is_released_in_the_wait_for_the_next_not_in_the_step()
             if len(refs) >= 3:
                 assert refs[-3]() is None  # the one before it: released in the wait
     assert all(ref() is None for ref in refs[:-1])
+
+
+class ScaledDataset(IndexDataset):
+    """Item i is i * scale, the scale a setting the loop's steps change (a curriculum)."""
+
+    scale = 1
+
+    def __getitem__(self, index: int):
+        return torch.tensor(index * self.scale)
+
+
+def test_a_loop_that_changes_its_dataset_from_its_steps_can_turn_the_probe_off():
+    def run(**profile):
+        dataset = ScaledDataset(160)
+        seen = []
+        with gpufeed.profile(**profile) as prof:
+            for step, batch in enumerate(DataLoader(dataset, batch_size=4)):
+                seen.append(batch.tolist())
+                dataset.scale = step + 2
+        return seen, next(i for i in prof.results()["inputs"] if i["diagnosed"])
+
+    probed, facts = run()
+    assert "warm_step_ns" in facts
+    assert probed[9] == [i * 9 for i in range(36, 40)]  # loaded before step 8 set 10: late
+    unprobed, facts = run(probe_steps=False)
+    assert "warm_step_ns" not in facts
+    assert unprobed == [[i * max(1, b + 1) for i in range(4 * b, 4 * b + 4)]
+                        for b in range(40)]

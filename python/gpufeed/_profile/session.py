@@ -114,7 +114,13 @@ class profile:
     is enough. When such a loop waited for a DataLoader whose dataset's items are the cost, the
     profile measures the remedy after the loop: up to 64 of the items (about a second of
     them) packed as ``gpufeed.pack`` would, read back by a gpufeed.Loader on every core, and
-    the advice says what that rate predicts (``measure_pack=False`` skips it).
+    the advice says what that rate predicts (``measure_pack=False`` skips it). Every 16
+    batches the profile takes two at once from the DataLoader, to time a step that follows
+    another with no wait (a step after a wait runs on cold caches; the advice predicts a loop
+    that waits less): the loop gets the same batches in the same order, with the same random
+    numbers. Without workers the next batch is then loaded before the step on the last one: a
+    loop whose steps change its Dataset's own settings mid-epoch would see that change one batch
+    late there (``probe_steps=False`` turns the probe off).
     ``prof.input(iterable)`` times any other input the same way (a generator, a
     WebDataset or Hugging Face pipeline, a DALI iterator); a gpufeed.Loader times itself.
 
@@ -143,6 +149,7 @@ class profile:
         json: Optional[PathLike] = None,
         cuda: Optional[bool] = None,
         measure_pack: bool = True,
+        probe_steps: bool = True,
     ) -> None:
         self._outputs = {
             "report": None if report is None else os.fspath(report),
@@ -151,6 +158,7 @@ class profile:
         }
         self._cuda = cuda
         self._measure_pack = measure_pack
+        self._probe_steps = probe_steps
         self._native: Optional[_native.Profile] = None
         self._report: Optional[_native.ProfileReport] = None
         self._loaders: dict[int, list] = {}  # id -> [loader, baseline, epochs]
@@ -247,10 +255,12 @@ class profile:
                 item = fetch()
             else:
                 took, item, warm = probe.take_held(source)
-                if not took:
+                if not took and self._probe_steps:
                     probe.before_fetch(source, self._batches)
                     item = fetch(source)
                     probe.after_fetch(source, fetch, self._batches)
+                elif not took:
+                    item = fetch(source)
         except StopIteration:
             native.record(self._wait_name, begin, _native.now_ns(), self._batches)
             raise
