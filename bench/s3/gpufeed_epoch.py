@@ -56,6 +56,8 @@ def run(args):
         keywords["dtype"] = args.dtype
     if args.size:
         keywords["size"] = tuple(int(v) for v in args.size.split("x"))
+    if args.read_requests:
+        keywords["read_requests"] = args.read_requests
     reset_peak_rss()  # the peak from here on: the Loader's, on top of Python and torch
     base_rss = status_bytes("VmRSS")
     start = time.monotonic()
@@ -86,6 +88,8 @@ def main():
     ap.add_argument("--order", choices=("chunk", "random", "sequential"), default=None)
     ap.add_argument("--dtype", default=None, help="the batches' dtype (default float32)")
     ap.add_argument("--size", default=None, help="HxW: a jpeg-layout file's decode size")
+    ap.add_argument("--read-requests", type=int, default=0,
+                    help="GETs in flight (default: the Loader's auto)")
     args = ap.parse_args()
     try:
         result = run(args)

@@ -126,6 +126,7 @@ LoaderCore::LoaderCore(LoaderOptions opts)
   const unsigned prefetch = slots_.plan.start_prefetch;
   if (limits.workers) gate_.emplace(arena_, threads, workers);
   work_.set_workers(workers);
+  work_.set_threads(threads);
   slots_.set_prefetch(prefetch);
   if (limits.workers || limits.prefetch) tuning_.emplace(limits, workers, prefetch);
   reset_stats();

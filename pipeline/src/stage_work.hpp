@@ -60,6 +60,8 @@ class StageWork {
 
   /// Workers the loader runs now: a batch's samples are split among them.
   void set_workers(unsigned workers) noexcept { workers_.store(workers); }
+  /// Workers the loader may run at most (its threads): what the read-ahead is sized for.
+  void set_threads(unsigned threads) noexcept { threads_.store(threads); }
   /// While set, a batch being decoded stops early (its epoch is being cancelled).
   void set_stopping(bool stopping) noexcept { stopping_.store(stopping); }
 
@@ -95,6 +97,7 @@ class StageWork {
   const std::unique_ptr<CudaStaging> staging_;  // null on the CPU device
   ChunkCache cache_;
   std::atomic<unsigned> workers_{1};
+  std::atomic<unsigned> threads_{1};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0}, skipped_{0}, reaugmented_{0};
   /// The object-store counters when the stats were last reset (a file in object storage).

@@ -138,7 +138,8 @@ class Loader:
     delivers normalized batches, with the same C++ pipeline pipebench measures. ``path`` may be
     ``s3://bucket/key``: the file is read from S3-compatible object storage with the standard
     AWS variables and files (``AWS_ENDPOINT_URL_S3``, ``AWS_PROFILE``, ...), ``read_requests``
-    GETs in flight ahead of the reads (``"auto"``: from the read-ahead budget), and with
+    GETs in flight ahead of the reads (``"auto"``: from the read-ahead budget, at most 32 per
+    worker thread), and with
     ``cache_dir`` every chunk read is kept on local disk (``cache_dir_bytes``, 0: half its free
     space; written by a thread of its own at idle priority, never slowing a read or a step) so
     later epochs read the disk.

@@ -156,6 +156,23 @@ def test_pipebench_runs_and_sweeps_an_s3_file_and_reports_the_network(s3_env, sy
     assert len((tmp_path / "sweep.csv").read_text().splitlines()) == 3
 
 
+def test_automatic_read_requests_are_what_the_workers_can_take(s3_env, synthetic_file):
+    # 32 chunks of 24 KiB: the read-ahead budget alone would keep 256 GETs in flight; each
+    # worker thread takes what 32 bring, so more would only queue.
+    url = upload(synthetic_file, "requests.h5")
+    for workers, expected in ((1, 32), (3, 96)):
+        loader = gpufeed.Loader(url, batch_size=100, workers=workers, device="cpu")
+        try:
+            assert loader.stats()["network"]["read_requests"] == expected
+        finally:
+            loader.close()
+    loader = gpufeed.Loader(url, batch_size=100, workers=1, device="cpu", read_requests=200)
+    try:
+        assert loader.stats()["network"]["read_requests"] == 200  # as told
+    finally:
+        loader.close()
+
+
 def test_a_missing_key_is_one_line_that_names_it_and_never_the_secret(s3_env):
     with pytest.raises(gpufeed.FormatError) as error:
         gpufeed.Loader(f"s3://{BUCKET}/no/such.h5", device="cpu")

@@ -68,8 +68,8 @@ struct LoaderOptions {
   std::uint64_t cache_bytes = 512ull << 20;
   /// A file in object storage (s3://): GETs kept in flight ahead of the reads, planned from the
   /// epoch's order (neighbouring ranges coalesced) within half the chunk cache budget (at
-  /// least 64 MiB). auto: as many as fill that budget with the file's mean read, 16 to 256. A
-  /// local file ignores it.
+  /// least 64 MiB). auto: as many as fill that budget with the file's mean read, at most 32 per
+  /// worker thread (more would only queue), 16 to 256. A local file ignores it.
   AutoCount read_requests = AutoCount::automatic();
   /// A file in object storage: a node-local directory that keeps every chunk (or image) read,
   /// so later epochs read the disk. Tied to the object's ETag (a replaced object is never served
