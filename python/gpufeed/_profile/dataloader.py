@@ -81,6 +81,7 @@ class InputCounters:
 
 _dataloader_patches: dict = {}  # (class, attribute) -> the original while a profile times them
 
+
 def time_dataloaders(main_fetches: FetchCounters) -> None:
     """While a profile runs: every torch DataLoader iterator's ``__next__`` is timed as a wait
     for input, the main process's fetches (into `main_fetches`, unless routed to a DataLoader's

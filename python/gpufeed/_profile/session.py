@@ -255,12 +255,12 @@ class profile:
                 item = fetch()
             else:
                 took, item, warm = probe.take_held(source)
-                if not took and self._probe_steps:
-                    probe.before_fetch(source, self._batches)
+                if not took:
+                    if self._probe_steps:
+                        probe.before_fetch(source, self._batches)
                     item = fetch(source)
-                    probe.after_fetch(source, fetch, self._batches)
-                elif not took:
-                    item = fetch(source)
+                    if self._probe_steps:
+                        probe.after_fetch(source, fetch, self._batches)
         except StopIteration:
             native.record(self._wait_name, begin, _native.now_ns(), self._batches)
             raise

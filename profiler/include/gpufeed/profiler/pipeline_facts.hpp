@@ -48,7 +48,8 @@ struct InputPoolFacts {
   /// A step's time right after the step before it (no wait for input between them), from a
   /// probe that took two batches at once now and then: a step after a wait runs on cold caches
   /// (and a halted core), so today's steps can be slower than those of a loop that no longer
-  /// waits. 0: not measured (no probe: a pool without workers loads between steps itself).
+  /// waits. 0: not measured (a loop too short for a probe, steps that draw the random numbers
+  /// the loading in the process draws, or the probe turned off).
   std::int64_t warm_step_ns = 0;
 };
 
