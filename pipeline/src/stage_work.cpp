@@ -146,9 +146,9 @@ storage::ReadAhead StageWork::read_ahead() const {
       source_.raw ? source_.raw->stored_bytes() : source_.jpeg->total_bytes();
   const std::uint64_t mean =
       std::max<std::uint64_t>(1, stored / std::max<std::uint64_t>(1, d.num_chunks()));
-  const std::uint64_t workers = kGetsPerWorker * threads_.load(std::memory_order_relaxed);
+  const std::uint64_t workers_take = kGetsPerWorker * threads_.load(std::memory_order_relaxed);
   r.requests = static_cast<unsigned>(
-      std::clamp<std::uint64_t>(std::min(r.budget_bytes / 2 / mean, workers), 16, 256));
+      std::clamp<std::uint64_t>(std::min(r.budget_bytes / 2 / mean, workers_take), 16, 256));
   return r;
 }
 

@@ -36,10 +36,8 @@ class _Held(NamedTuple):
 
 
 _held: "weakref.WeakKeyDictionary[Any, _Held]" = weakref.WeakKeyDictionary()
-# Without workers: the generators' states at the end of the wait before a probe's first step,
-# and whether that step left them so (the probe may then take the next batch early).
+# Without workers: the generators' states at the end of the wait before a probe's first step.
 _noted: "weakref.WeakKeyDictionary[Any, tuple]" = weakref.WeakKeyDictionary()
-_quiet: "weakref.WeakSet[Any]" = weakref.WeakSet()
 _drawing: "weakref.WeakSet[Any]" = weakref.WeakSet()  # their steps draw: never taken early
 
 
@@ -48,26 +46,28 @@ def holding() -> bool:
     return bool(_held)
 
 
-def before_fetch(iterator: Any, batches: int) -> None:
-    """The profile is about to take batch number `batches` from `iterator`."""
+def before_fetch(iterator: Any) -> bool:
+    """The profile is about to take a batch from `iterator`: whether the step before left the
+    generators as they were noted (a step that drew nothing; the probe may then take the next
+    batch early). One that drew: the iterator is never probed again."""
     noted = _noted.pop(iterator, None)
-    if noted is not None:
-        if _same(noted, generator_states()):
-            _quiet.add(iterator)
-        else:
-            _drawing.add(iterator)
+    if noted is None:
+        return False
+    if _same(noted, generator_states()):
+        return True
+    _drawing.add(iterator)
+    return False
 
 
-def after_fetch(iterator: Any, fetch: Any, batches: int) -> None:
-    """The profile took batch number `batches` from `iterator` with `fetch(iterator)`: on a
-    probe's batch, the next one is taken too."""
+def after_fetch(iterator: Any, fetch: Any, batches: int, quiet: bool) -> None:
+    """The profile took batch number `batches` from `iterator` with `fetch(iterator)`, after a
+    step that was `quiet` (before_fetch): on a probe's batch, the next one is taken too."""
     phase = batches % PROBE_EVERY
     in_process = getattr(iterator, "_num_workers", 0) == 0
     if phase == PROBE_EVERY // 2 - 1 and in_process and _in_process_ok(iterator):
         _noted[iterator] = generator_states()
-    elif phase == PROBE_EVERY // 2 and _may_take_early(iterator, in_process):
+    elif phase == PROBE_EVERY // 2 and _may_take_early(iterator, in_process, quiet):
         _hold(iterator, fetch, in_process)
-    _quiet.discard(iterator)
 
 
 def take_held(iterator: Any) -> tuple:
@@ -91,10 +91,10 @@ def take_held(iterator: Any) -> tuple:
     return True, entry.batch, True
 
 
-def _may_take_early(iterator: Any, in_process: bool) -> bool:
+def _may_take_early(iterator: Any, in_process: bool, quiet: bool) -> bool:
     if iterator in _held:
         return False
-    if in_process and not (iterator in _quiet and _in_process_ok(iterator)):
+    if in_process and not (quiet and _in_process_ok(iterator)):
         return False
     try:
         return len(iterator) - iterator._num_yielded >= 1  # never an epoch's end

@@ -8,8 +8,7 @@ import time
 from typing import Any, Optional, Union
 
 from .. import _native, _profile_state
-from . import advice, outputs
-from . import probe
+from . import advice, outputs, probe
 from .dataloader import (DataLoaders, ProfiledInput, batch_shape, time_dataloaders,
                          untime_dataloaders)
 from .habits import loop_habits, unwatch_habits, watch_habits
@@ -256,11 +255,10 @@ class profile:
             else:
                 took, item, warm = probe.take_held(source)
                 if not took:
-                    if self._probe_steps:
-                        probe.before_fetch(source, self._batches)
+                    quiet = self._probe_steps and probe.before_fetch(source)
                     item = fetch(source)
                     if self._probe_steps:
-                        probe.after_fetch(source, fetch, self._batches)
+                        probe.after_fetch(source, fetch, self._batches, quiet)
         except StopIteration:
             native.record(self._wait_name, begin, _native.now_ns(), self._batches)
             raise
