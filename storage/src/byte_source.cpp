@@ -61,6 +61,7 @@ class LocalSource final : public ByteSource {
 // and h5pack's small datasets (labels, index, offsets) are.
 constexpr std::uint64_t kMetadataEdgeBytes = std::uint64_t{1} << 20;  // fetched at open
 constexpr std::uint64_t kMetadataBlockBytes = std::uint64_t{256} << 10;
+constexpr std::uint64_t kMetadataGapBytes = std::uint64_t{4} << 20;  // see read_metadata()
 constexpr std::uint64_t kMetadataCacheBytes = std::uint64_t{64} << 20;
 
 struct RemoteObject {
@@ -72,15 +73,32 @@ struct RemoteObject {
   std::map<std::uint64_t, std::vector<std::uint8_t>> cached;  // by start offset, disjoint
   std::uint64_t cached_bytes = 0;
 
-  /// Copies [offset, offset + out.size()) from a cached span that holds all of it.
+  /// Copies [offset, offset + out.size()) from what is kept, across neighbouring blocks; false
+  /// (out partly written) when a byte of it is not kept.
   bool copy_cached(std::span<std::uint8_t> out, std::uint64_t offset) {
     std::lock_guard lock(mutex);
     auto it = cached.upper_bound(offset);
     if (it == cached.begin()) return false;
     --it;
-    if (offset + out.size() > it->first + it->second.size()) return false;
-    std::memcpy(out.data(), it->second.data() + (offset - it->first), out.size());
+    std::uint64_t at = offset;
+    for (std::size_t done = 0; done < out.size(); ++it) {
+      if (it == cached.end() || it->first > at || it->first + it->second.size() <= at) {
+        return false;
+      }
+      const std::size_t n =
+          std::min<std::uint64_t>(out.size() - done, it->first + it->second.size() - at);
+      std::memcpy(out.data() + done, it->second.data() + (at - it->first), n);
+      done += n;
+      at += n;
+    }
     return true;
+  }
+  /// Where the first block kept after `offset` starts, if any.
+  std::optional<std::uint64_t> kept_after(std::uint64_t offset) {
+    std::lock_guard lock(mutex);
+    const auto it = cached.upper_bound(offset);
+    if (it == cached.end()) return std::nullopt;
+    return it->first;
   }
   void keep(std::uint64_t offset, std::vector<std::uint8_t> bytes) {
     std::lock_guard lock(mutex);
@@ -151,11 +169,13 @@ class Planner {
     queue_.clear();
     settings_ = settings;
     settings_.requests = std::max(1u, settings_.requests);
-    window_ = std::min(settings_.requests, kFirstWindow);
     frontier_ = 0;
     std::uint64_t seq = 0;
+    std::uint64_t ranges = 0;
+    unsigned first_gets = 0;  // the GETs of the first batch's ranges
     std::shared_ptr<Block> open;
     for (const Extent& e : extents) {
+      const bool first = ranges++ < settings_.first_ranges;
       if (e.length == 0) continue;
       if (open && e.offset >= open->extent.end() &&
           e.offset - open->extent.end() <= settings_.coalesce_gap_bytes &&
@@ -170,7 +190,9 @@ class Planner {
       open->seq = seq++;
       blocks_.emplace(e.offset, open);
       queue_.push_back(open);
+      if (first) ++first_gets;
     }
+    window_ = std::min(settings_.requests, std::max(kFirstWindow, first_gets));
     pump_locked(started);
     lock.unlock();
     send(started);
@@ -238,9 +260,11 @@ class Planner {
   };
   /// A fetched block this far behind the furthest block read is taken to be skipped.
   static constexpr std::uint64_t kStaleBlocks = 4096;
-  /// GETs in flight when a plan starts; each one that lands allows one more, up to
-  /// settings_.requests (slow start: the window doubles per round trip). All requests at once
-  /// would share the link evenly, and the first batch would wait for the whole first wave.
+  /// GETs in flight when a plan starts, or the first batch's GETs if more; each one that lands
+  /// allows one more, up to settings_.requests (slow start: the window doubles per round trip).
+  /// All requests at once would share the link evenly, and the first batch would wait for the
+  /// whole first wave; fewer than it needs, and it waits for two (a chunk window of 16 chunks
+  /// in 8 GETs and then 8: a round trip more before the first batch).
   static constexpr unsigned kFirstWindow = 8;
 
   std::shared_ptr<Block> find_locked(std::uint64_t offset, std::uint64_t length) const {
@@ -584,18 +608,31 @@ void read_metadata(const ByteSource& source, std::span<std::uint8_t> out, std::u
     return "bytes " + std::to_string(offset) + "-" + std::to_string(offset + out.size()) +
            " (HDF5 metadata) of " + source.name();
   };
-  if (remote == nullptr || out.size() >= kMetadataEdgeBytes) return source.read(out, offset, what);
+  if (remote == nullptr) return source.read(out, offset, what);
   RemoteObject& object = remote->object();
   std::call_once(object.edges_once, [&] { fetch_edges(*remote); });
   if (object.copy_cached(out, offset)) return;
-  const std::uint64_t start = offset / kMetadataBlockBytes * kMetadataBlockBytes;
-  const std::uint64_t end =
-      std::min(source.size(), std::max(offset + out.size(), start + kMetadataBlockBytes));
+  if (out.size() >= kMetadataEdgeBytes) return source.read(out, offset, what);     // read as it is
   if (offset + out.size() > source.size()) return source.read(out, offset, what);  // says why
+  const std::uint64_t start = offset / kMetadataBlockBytes * kMetadataBlockBytes;
+  std::uint64_t end =
+      std::min(source.size(), std::max(offset + out.size(), start + kMetadataBlockBytes));
+  // A read a little before a block already kept (the last MiB) fetches the whole gap up to it:
+  // h5pack writes the labels and the index after the images, just before the file's last MiB,
+  // and HDF5 reads them a piece at a time; each piece would be a round trip of its own.
+  if (const std::optional<std::uint64_t> next = object.kept_after(offset);
+      next && *next - start <= kMetadataGapBytes) {
+    end = *next;
+  }
   std::vector<std::uint8_t> block(end - start);
   source.read(block, start, what);
-  std::memcpy(out.data(), block.data() + (offset - start), out.size());
-  object.keep(start, std::move(block));
+  if (offset + out.size() <= end) {
+    std::memcpy(out.data(), block.data() + (offset - start), out.size());
+    object.keep(start, std::move(block));
+    return;
+  }
+  object.keep(start, std::move(block));  // the read runs on into the block kept next
+  if (!object.copy_cached(out, offset)) source.read(out, offset, what);  // not kept: fetched
 }
 
 }  // namespace gpufeed::storage

@@ -20,6 +20,8 @@ namespace {
 constexpr const char* kEmptyPayload =
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
+constexpr long kReceiveBufferBytes = 128L << 10;  // CURLOPT_BUFFERSIZE (see prepare())
+
 template <typename T>
 void set(CURL* easy, CURLoption option, T value) {
   if (curl_easy_setopt(easy, option, value) != CURLE_OK) {
@@ -267,6 +269,11 @@ void prepare(CURL* easy, Request& request, const Config& config) {
   set(easy, CURLOPT_HEADERFUNCTION, on_header);
   set(easy, CURLOPT_HEADERDATA, &request);
   set(easy, CURLOPT_WRITEFUNCTION, on_body);
+  // libcurl receives into a buffer of 16 KiB by default: a 768 KiB chunk took 48 recv calls
+  // and as many polls. 128 KiB takes 6 (an epoch of 1.2 GB: 77,000 recv and 90,000 poll calls
+  // down to 11,600 and 37,000). Larger ones cost page faults: the buffer is allocated again for
+  // each request on a reused handle, and glibc maps blocks that large afresh.
+  set(easy, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
   set(easy, CURLOPT_WRITEDATA, &request);
   set_method(easy, request);
   if (config.signed_requests()) {

@@ -64,6 +64,19 @@ TEST_F(S3Dataset, OpeningTakesAHeadAndTwoGetsAndReadsTheSameChunks) {
   }
 }
 
+TEST_F(S3Dataset, LabelsBeyondTheLastMiBAreFetchedInOneGetWithWhatLiesBeforeIt) {
+  // 200,000 samples of 16 bytes: 1.6 MB of labels and the index after 3.2 MB of images, more
+  // than the last MiB fetched at open. HDF5 reads them in pieces; one GET brings the gap.
+  const std::string big = dir_.file("labels.h5");
+  const std::string url = "s3://" + testing::kBucket + "/sets/labels.h5";
+  testing::write_dataset(big, 200000, SampleShape{4, 4, 1, Layout::nhwc}, 1024);
+  storage::upload_file(big, url);
+  const std::uint64_t before = requests();
+  const DatasetReader remote(url);
+  EXPECT_EQ(remote.labels(), DatasetReader(big).labels());
+  EXPECT_EQ(requests() - before, 4u) << "a HEAD, the first and last MiB, and the gap before it";
+}
+
 TEST_F(S3Dataset, APlannedReadCoalescesNeighbouringChunksIntoFewGets) {
   const DatasetReader remote(url_);
   const DatasetReader local(local_);

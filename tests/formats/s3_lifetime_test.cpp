@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -168,6 +169,25 @@ TEST_F(S3Lifetime, ClosingAReaderCancelsItsReadAheadAndSendsNothingMore) {
   std::this_thread::sleep_for(2500ms);  // longer than a GET takes: one landing would send more
   EXPECT_EQ(storage::object_store_stats().requests, sent)
       << "GETs were sent after the reader closed";
+}
+
+TEST_F(S3Lifetime, TheFirstBatchsGetsGoOutTogetherTheRestAfterThemInASlowStart) {
+  // A slow server: no GET lands while they are counted.
+  const auto proxy = testing::start_proxy(moto_->url(), {"--delay-ms", "1500"});
+  env_.set("AWS_ENDPOINT_URL_S3", proxy->url());
+  std::vector<std::uint64_t> chunks(kSamples / kChunk);
+  std::iota(chunks.begin(), chunks.end(), std::uint64_t{0});
+  for (const std::uint64_t first : {std::uint64_t{0}, std::uint64_t{4}, std::uint64_t{20}}) {
+    auto reader = std::make_unique<DatasetReader>(url_);
+    storage::ReadAhead settings = one_get_per_chunk();
+    settings.first_ranges = first;
+    reader->plan_reads(chunks, settings);
+    std::this_thread::sleep_for(500ms);
+    EXPECT_EQ(storage::object_store_stats().in_flight, std::max<std::uint64_t>(8, first))
+        << "the first batch reads " << first << " chunks";
+    reader.reset();  // cancels them
+    ASSERT_EQ(storage::object_store_stats().in_flight, 0u);
+  }
 }
 
 TEST_F(S3Lifetime, CancellingAnOwnersGetsEndsThemAndLeavesTheOthers) {

@@ -56,6 +56,9 @@ struct ReadAhead {
   std::uint64_t coalesce_gap_bytes = std::uint64_t{64} << 10;
   /// A coalesced GET stops growing at this size.
   std::uint64_t max_request_bytes = std::uint64_t{16} << 20;
+  /// The first batch reads the plan's first this many ranges: their GETs go out together (the
+  /// slow start begins there, at least 8, at most `requests`), not in waves.
+  std::uint64_t first_ranges = 0;
 };
 
 /// Opens the object at `url` (a HEAD) and keeps every range its readers in this process read
