@@ -101,7 +101,7 @@ LoaderCore::LoaderCore(LoaderOptions opts)
                                     options.batch_size)),
       notices_(order_notices(options, label_mix_)),
       slots_(plan_slots(options, shape().bytes(), work_.staging() != nullptr,
-                        work_.reaugments_echoes()),
+                        work_.reaugments_echoes(), work_.keeps_raw()),
              slot_format(options, shape()), host_allocator(work_.staging())),
       place_(options, work_.source(), sampler_) {
   // TBB's default market has hardware_concurrency - 1 worker threads; an arena asking for more

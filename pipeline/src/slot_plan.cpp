@@ -31,7 +31,7 @@ unsigned max_auto_prefetch(const LoaderOptions& o, const SlotPlan& plan) {
 }  // namespace
 
 SlotPlan plan_slots(const LoaderOptions& o, std::uint64_t sample_bytes, bool staging,
-                    bool reaugments_echoes) {
+                    bool reaugments_echoes, bool keeps_raw) {
   SlotPlan plan;
   // The range of a fixed prefetch is checked with every field's (check_options()).
   plan.tuned_prefetch = o.prefetch.is_auto();
@@ -54,7 +54,7 @@ SlotPlan plan_slots(const LoaderOptions& o, std::uint64_t sample_bytes, bool sta
   }
   // On a CUDA device an echo is made from the source's device pixels: no host pixels.
   plan.echo_slots = reaugments_echoes ? 1 : 0;
-  plan.raw_bytes = sample_bytes;
+  plan.raw_bytes = keeps_raw ? sample_bytes : 0;
   plan.echo_raw_bytes = staging ? 0 : sample_bytes;
   plan.output_bytes = staging ? 0 : sample_bytes * dtype_size(o.dtype);
   return plan;

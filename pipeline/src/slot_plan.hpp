@@ -25,9 +25,10 @@ struct SlotPlan {
 };
 
 /// The slots for `options` with samples of `sample_bytes` (uint8 pixels); `staging`: the output
-/// lives on a CUDA device; `reaugments_echoes`: echoes get a slot of their own. Throws
+/// lives on a CUDA device; `reaugments_echoes`: echoes get a slot of their own; `keeps_raw`: the
+/// batch slots hold the uint8 pixels (else they go straight into the output). Throws
 /// OptionError for a prefetch depth out of range or pools over the 64 GiB limit.
 SlotPlan plan_slots(const LoaderOptions& options, std::uint64_t sample_bytes, bool staging,
-                    bool reaugments_echoes);
+                    bool reaugments_echoes, bool keeps_raw);
 
 }  // namespace gpufeed::detail

@@ -98,7 +98,9 @@ StageWork::StageWork(const LoaderOptions& options, oneapi::tbb::task_arena& aren
       raw_samples_(make_raw_samples(options, source_)),
       norm_(normalize_params(options, source_, shape_.channels)),
       staging_(make_staging(options, shape_, norm_)),
-      cache_(options.cache_bytes) {
+      cache_(options.cache_bytes),
+      direct_(!options.keep_raw && !staging_ && !image_samples_ && !raw_samples_ &&
+              options.augment == Augment::none && !options.echo.enabled()) {
   if (source_.dataset().remote()) network_base_ = source_.dataset().network();
 }
 
@@ -164,6 +166,7 @@ void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
   std::vector<bool> planned(d.num_chunks(), false);
   std::vector<std::uint64_t> units;
   std::vector<std::uint64_t> batch;
+  storage::ReadAhead settings = read_ahead();
   for (std::uint64_t first = 0; first < order.size(); first += options_.batch_size) {
     const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + options_.batch_size);
     batch.clear();
@@ -178,8 +181,9 @@ void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
     }
     std::sort(batch.begin(), batch.end());
     units.insert(units.end(), batch.begin(), batch.end());
+    if (first == 0) settings.first_ranges = units.size();
   }
-  d.plan_reads(units, read_ahead());
+  d.plan_reads(units, settings);
 }
 
 void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
@@ -188,6 +192,7 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
   const std::uint64_t sample_bytes = shape_.bytes();
   const std::uint64_t stored_bytes = reader.sample_shape().bytes();
   std::int64_t read_ns = 0;
+  std::int64_t convert_ns = 0;  // direct_: the samples' conversion into the output
   const std::int64_t t0 = profiler::now_ns();
   std::uint32_t i = begin;
   std::uint64_t chunk = 0;
@@ -219,17 +224,22 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
       bytes_read_.fetch_add(reader.chunk_buffer_bytes(), std::memory_order_relaxed);
     }
     const std::uint64_t chunk_first = chunk * k;
+    const std::int64_t c0 = direct_ ? profiler::now_ns() : 0;
     for (; i < end && slot.indices[slot.by_chunk[i]] / k == chunk; ++i) {
       const std::uint32_t pos = slot.by_chunk[i];
       const std::uint8_t* in = data->data() + (slot.indices[pos] - chunk_first) * stored_bytes;
-      if (raw_samples_) {
+      if (direct_) {
+        convert_on_host(in, slot, pos, 1);
+      } else if (raw_samples_) {
         raw_samples_->place(in, slot.indices[pos], slot.epoch, slot.raw.get() + pos * sample_bytes);
       } else {
         std::memcpy(slot.raw.get() + pos * sample_bytes, in, sample_bytes);
       }
     }
+    if (direct_) convert_ns += profiler::now_ns() - c0;
   }
-  counters.add(Stage::assemble, profiler::now_ns() - t0 - read_ns, 0);
+  counters.add(Stage::assemble, profiler::now_ns() - t0 - read_ns - convert_ns, 0);
+  if (direct_) counters.add(Stage::normalize, convert_ns, 0);
 }
 
 void StageWork::assemble(Slot& slot) {
@@ -336,30 +346,30 @@ void StageWork::normalize(Slot& slot) {
     if (staging_) {
       staging_->submit(slot);
       counters.add(Stage::h2d, 0, 1);
-    } else {
+    } else if (!direct_) {
       normalize_on_host(slot);
     }
   });
   counters.add(Stage::normalize, 0, 1);
 }
 
-void StageWork::normalize_on_host(Slot& slot) {
-  const std::uint64_t bytes = shape_.bytes();
+void StageWork::convert_on_host(const std::uint8_t* in, Slot& slot, std::uint32_t position,
+                                std::uint32_t count) const {
+  const std::uint64_t offset = std::uint64_t{position} * shape_.bytes();
   if (options_.dtype == DType::uint8) {
     // The pixels as they are, NCHW: a transpose of HWC samples, a copy of CHW ones.
-    for_samples(slot.count, 16, [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
-      const std::int64_t t0 = profiler::now_ns();
-      planar_cpu(slot.raw.get() + r.begin() * bytes, shape_, r.size(),
-                 slot.images.get() + r.begin() * bytes);
-      counters.add(Stage::normalize, profiler::now_ns() - t0, 0);
-    });
-    return;
+    planar_cpu(in, shape_, count, slot.images.get() + offset);
+  } else {
+    normalize_cpu(in, shape_, count, norm_, reinterpret_cast<float*>(slot.images.get()) + offset);
   }
+}
+
+void StageWork::normalize_on_host(Slot& slot) {
+  const std::uint64_t bytes = shape_.bytes();
   for_samples(slot.count, 16, [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
     const std::int64_t t0 = profiler::now_ns();
-    float* out = reinterpret_cast<float*>(slot.images.get());
-    normalize_cpu(slot.raw.get() + r.begin() * bytes, shape_, r.size(), norm_,
-                  out + r.begin() * bytes);
+    convert_on_host(slot.raw.get() + r.begin() * bytes, slot, r.begin(),
+                    static_cast<std::uint32_t>(r.size()));
     counters.add(Stage::normalize, profiler::now_ns() - t0, 0);
   });
 }

@@ -44,7 +44,8 @@ class StageWork {
   /// starts at) will read, ahead of the reads: each chunk (or image) once, in the order of the
   /// batches, sorted within a batch. Nothing for a local file.
   void plan_reads(const std::vector<std::uint64_t>& order) const;
-  /// The first node: the samples' pixels into slot.raw (read and copied, or decoded), flipped.
+  /// The first node: the samples' pixels into slot.raw (read and copied, or decoded), flipped;
+  /// or, without keeps_raw(), converted from their chunks into the output.
   void assemble(Slot& slot);
   /// The second node: normalized on the host (CPU device) or staged and normalized on the device.
   void normalize(Slot& slot);
@@ -68,6 +69,9 @@ class StageWork {
   [[nodiscard]] const DatasetSource& source() const { return source_; }
   [[nodiscard]] const formats::SampleShape& shape() const { return shape_; }
   [[nodiscard]] const NormalizeParams& norm() const { return norm_; }
+  /// The slots need their uint8 pixels (slot.raw): false when they go from the chunks straight
+  /// into the output.
+  [[nodiscard]] bool keeps_raw() const { return !direct_; }
   /// Null on the CPU device.
   [[nodiscard]] CudaStaging* staging() const { return staging_.get(); }
 
@@ -86,6 +90,10 @@ class StageWork {
   void flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) const;
   void maybe_stall(Stage stage, const Slot& slot);
   void normalize_on_host(Slot& slot);
+  /// Converts `count` samples at `in` (uint8, the file's layout) into the slot's output from
+  /// `position` on: normalized, or NCHW uint8 (CPU device).
+  void convert_on_host(const std::uint8_t* in, Slot& slot, std::uint32_t position,
+                       std::uint32_t count) const;
 
   const LoaderOptions& options_;
   oneapi::tbb::task_arena& arena_;
@@ -96,6 +104,9 @@ class StageWork {
   const NormalizeParams norm_;
   const std::unique_ptr<CudaStaging> staging_;  // null on the CPU device
   ChunkCache cache_;
+  /// keep_raw off on the CPU device, raw layout, no flip, crop or echo: each sample goes from
+  /// its chunk straight into the output (no copy into slot.raw; the normalize node does nothing).
+  const bool direct_;
   std::atomic<unsigned> workers_{1};
   std::atomic<unsigned> threads_{1};
   std::atomic<bool> stopping_{false};

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <set>
 #include <thread>
@@ -203,6 +205,41 @@ TEST_F(LoaderTest, FlipAugmentMirrorsTheSamplesItDraws) {
   EXPECT_LT(flipped, 600u);
   o.augment = Augment::crop_flip;
   EXPECT_THROW(Loader{o}, UsageError);  // cropping resizes: jpeg layout only
+}
+
+TEST_F(LoaderTest, WithoutKeepRawSamplesGoFromTheirChunksStraightIntoTheSameOutput) {
+  for (const DType dtype : {DType::float32, DType::uint8}) {
+    SCOPED_TRACE(dtype == DType::uint8 ? "uint8" : "float32");
+    LoaderOptions kept = options(Order::chunk);
+    kept.dtype = dtype;
+    LoaderOptions direct = kept;
+    direct.keep_raw = false;
+    Loader a(kept), b(direct);
+    std::uint64_t batches = 0;
+    for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
+      auto ea = a.epoch(epoch), eb = b.epoch(epoch);
+      for (auto ia = ea.begin(), ib = eb.begin(); ia != ea.end(); ++ia, ++ib, ++batches) {
+        ASSERT_NE(ib, eb.end());
+        ASSERT_TRUE(std::ranges::equal(ia->sample_indices(), ib->sample_indices()));
+        ASSERT_TRUE(std::ranges::equal(ia->labels(), ib->labels()));
+        ASSERT_FALSE(ia->raw().empty());
+        EXPECT_TRUE(ib->raw().empty());  // no uint8 copy was made
+        const std::size_t bytes = ia->size() * kShape.bytes() * (dtype == DType::uint8 ? 1 : 4);
+        ASSERT_EQ(std::memcmp(ia->host_images(), ib->host_images(), bytes), 0)
+            << "batch " << ia->index() << " of epoch " << epoch;
+      }
+    }
+    EXPECT_EQ(batches, 2 * a.batches_per_epoch());
+    // The conversion is the normalize stage's work wherever it runs.
+    EXPECT_GT(b.stats()[Stage::normalize].busy_ns, 0);
+    EXPECT_EQ(b.stats()[Stage::normalize].items, a.stats()[Stage::normalize].items);
+  }
+  // A flip needs the pixels in the slot: they are kept whatever keep_raw says.
+  LoaderOptions flipped = options(Order::chunk);
+  flipped.augment = Augment::flip;
+  flipped.keep_raw = false;
+  Loader loader(flipped);
+  for (Batch& batch : loader.epoch(0)) ASSERT_FALSE(batch.raw().empty());
 }
 
 TEST_F(LoaderTest, CountsStageWork) {

@@ -30,7 +30,7 @@ LoaderOptions tuned(std::uint64_t memory_bytes) {
 }
 
 TEST(SlotPlan, FixedPrefetchIsTheQueuePlusTheConsumersSlot) {
-  const SlotPlan p = plan_slots(options(4), kSample, false, false);
+  const SlotPlan p = plan_slots(options(4), kSample, false, false, true);
   EXPECT_FALSE(p.tuned_prefetch);
   EXPECT_EQ(p.batch_size, 32u);
   EXPECT_EQ(p.extra_slots, 1u);
@@ -45,45 +45,45 @@ TEST(SlotPlan, FixedPrefetchIsTheQueuePlusTheConsumersSlot) {
 }
 
 TEST(SlotPlan, AutoPrefetchIsWhatTheMemoryBudgetHolds) {
-  const SlotPlan p = plan_slots(tuned(6 * kSlot), kSample, false, false);
+  const SlotPlan p = plan_slots(tuned(6 * kSlot), kSample, false, false, true);
   EXPECT_TRUE(p.tuned_prefetch);
   EXPECT_EQ(p.batch_slots, 6u);  // every slot the budget holds
   EXPECT_EQ(p.max_prefetch, 5u);
   EXPECT_EQ(p.start_prefetch, 2u);
   EXPECT_LE(p.batch_slots * p.slot_bytes, 6 * kSlot);
   // A budget between two slot counts rounds down.
-  EXPECT_EQ(plan_slots(tuned(7 * kSlot - 1), kSample, false, false).max_prefetch, 5u);
+  EXPECT_EQ(plan_slots(tuned(7 * kSlot - 1), kSample, false, false, true).max_prefetch, 5u);
 }
 
 TEST(SlotPlan, AutoPrefetchIsOneToSixteenBatches) {
-  EXPECT_EQ(plan_slots(tuned(1000 * kSlot), kSample, false, false).max_prefetch, 16u);
+  EXPECT_EQ(plan_slots(tuned(1000 * kSlot), kSample, false, false, true).max_prefetch, 16u);
   // 0: a budget of 1 GiB, which holds more than 16 of these slots.
-  EXPECT_EQ(plan_slots(tuned(0), kSample, false, false).max_prefetch, 16u);
+  EXPECT_EQ(plan_slots(tuned(0), kSample, false, false, true).max_prefetch, 16u);
   // Less than one slot: still one batch ahead, and it starts there.
-  const SlotPlan small = plan_slots(tuned(kSlot / 2), kSample, false, false);
+  const SlotPlan small = plan_slots(tuned(kSlot / 2), kSample, false, false, true);
   EXPECT_EQ(small.max_prefetch, 1u);
   EXPECT_EQ(small.start_prefetch, 1u);
   EXPECT_EQ(small.batch_slots, 2u);
-  EXPECT_EQ(plan_slots(tuned(2 * kSlot), kSample, false, false).max_prefetch, 1u);
+  EXPECT_EQ(plan_slots(tuned(2 * kSlot), kSample, false, false, true).max_prefetch, 1u);
 }
 
 TEST(SlotPlan, EchoKeepsOneMoreSlotAndReaugmentedEchoesTheirOwn) {
   LoaderOptions o = tuned(6 * kSlot);
   o.echo.factor = 2;
-  const SlotPlan p = plan_slots(o, kSample, false, false);
+  const SlotPlan p = plan_slots(o, kSample, false, false, true);
   EXPECT_EQ(p.extra_slots, 2u);
   EXPECT_EQ(p.max_prefetch, 4u);  // the budget's six slots, less the consumer's and the echo's
   EXPECT_EQ(p.batch_slots, 6u);
   EXPECT_EQ(p.echo_slots, 0u);
-  EXPECT_EQ(plan_slots(o, kSample, false, true).echo_slots, 1u);
+  EXPECT_EQ(plan_slots(o, kSample, false, true, true).echo_slots, 1u);
 
   LoaderOptions fixed = options(3);
   fixed.echo.adaptive = true;
-  EXPECT_EQ(plan_slots(fixed, kSample, false, false).batch_slots, 5u);
+  EXPECT_EQ(plan_slots(fixed, kSample, false, false, true).batch_slots, 5u);
 }
 
 TEST(SlotPlan, StagedOutputHoldsNoHostOutputAndEchoSlotsNoPixels) {
-  const SlotPlan p = plan_slots(options(4), kSample, true, true);
+  const SlotPlan p = plan_slots(options(4), kSample, true, true, true);
   EXPECT_EQ(p.raw_bytes, kSample);
   EXPECT_EQ(p.echo_raw_bytes, 0u);
   EXPECT_EQ(p.output_bytes, 0u);
@@ -102,7 +102,7 @@ TEST(SlotPlan, PrefetchOutOfRangeIsRefusedByTheFieldTable) {
     }
   }
   EXPECT_NO_THROW(check_options(options(256)));
-  EXPECT_EQ(plan_slots(options(256), kSample, false, false).batch_slots, 257u);
+  EXPECT_EQ(plan_slots(options(256), kSample, false, false, true).batch_slots, 257u);
 }
 
 TEST(SlotPlan, RefusesPoolsOverSixtyFourGiB) {
@@ -110,7 +110,7 @@ TEST(SlotPlan, RefusesPoolsOverSixtyFourGiB) {
   o.batch_size = 1u << 20;
   const std::uint64_t sample = 4096;  // 20 GiB a slot, 80 GiB for four
   try {
-    plan_slots(o, sample, false, false);
+    plan_slots(o, sample, false, false, true);
     FAIL() << "80 GiB of slots were accepted";
   } catch (const OptionError& e) {
     EXPECT_EQ(e.field(), "batch_size");
@@ -120,7 +120,7 @@ TEST(SlotPlan, RefusesPoolsOverSixtyFourGiB) {
               "{prefetch}");
   }
   o.prefetch = 2;  // 60 GiB
-  EXPECT_EQ(plan_slots(o, sample, false, false).batch_slots, 3u);
+  EXPECT_EQ(plan_slots(o, sample, false, false, true).batch_slots, 3u);
 }
 
 }  // namespace

@@ -87,6 +87,11 @@ struct LoaderOptions {
   std::vector<float> mean;
   std::vector<float> stddev;
   bool use_index = true;  ///< false: ignore the file's /index (H5Dread_chunk path)
+  /// CPU device: each batch keeps its uint8 pixels for Batch::raw() beside its output. false
+  /// lets a raw-layout batch without flips, crops or echoes go from the chunks it is read from
+  /// straight into its output: one copy of every byte fewer, and no uint8 batch in its slot
+  /// (raw() is then empty). The Python Loader and pipebench, which never read raw(), set it.
+  bool keep_raw = true;
   /// Device::cpu(), a CUDA device ("cuda:N"; "cuda" alone follows LOCAL_RANK) or "auto" (CUDA
   /// when a device is usable); assignable from its text. With a CUDA device the batch is copied
   /// as uint8 and normalized there. options() reports the device the loader resolved.
@@ -170,7 +175,8 @@ class Batch {
   [[nodiscard]] std::span<const std::uint64_t> sample_indices() const;
   /// The uint8 pixels as read, in the file's layout, with the batch's flips (CPU device). On a
   /// CUDA device the fresh batch's pixels; empty for an echo that a held batch left to the
-  /// echo slot (its pixels exist only on the device).
+  /// echo slot (its pixels exist only on the device), and on the CPU device where keep_raw off
+  /// sent them straight into the output.
   [[nodiscard]] std::span<const std::uint8_t> raw() const;
   void release();
 
