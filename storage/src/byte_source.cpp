@@ -118,6 +118,8 @@ struct RemoteObject {
     disk = std::make_shared<DiskCache>(dir, budget, url.text(), info.etag);
     disk_dir = dir;
     disk_budget = budget;
+    // What was fetched before (the edges an open brought) is kept there too.
+    for (const auto& [offset, bytes] : cached) disk->write({offset, bytes.size()}, bytes);
   }
 
   std::once_flag edges_once;  // the first and last MiB, fetched at the first metadata read
@@ -481,7 +483,7 @@ class RemoteSource final : public ByteSource {
 };
 
 // One object is opened several times in a row (the layout probe, then the reader; each rank's
-// loaders): the last few opened stay for a short while, so those opens share one HEAD and the
+// loaders): the last few opened stay for a short while, so those opens share one opening and the
 // metadata already fetched.
 struct RecentObjects {
   static constexpr auto kKeep = std::chrono::seconds(30);
@@ -527,7 +529,7 @@ void fetch_edges(const RemoteSource& source) {
   }
 }
 
-std::shared_ptr<const ByteSource> open_remote(const std::string& path) {
+std::shared_ptr<const ByteSource> open_remote(const std::string& path, Opening opening) {
   const s3::Url url = s3::Url::parse(path);
   std::shared_ptr<s3::Client> client = s3::Client::shared();
   RecentObjects& recent = recent_objects();
@@ -546,7 +548,18 @@ std::shared_ptr<const ByteSource> open_remote(const std::string& path) {
   object->client = std::move(client);
   object->url = url;
   try {
-    object->info = object->client->head(url);
+    if (opening == Opening::edges) {
+      // The first and last MiB with the size and ETag, in one round trip (a HEAD would be one
+      // more): every open reads them next.
+      s3::ObjectEdges edges = object->client->edges(url, kMetadataEdgeBytes);
+      object->info = edges.info;
+      const bool whole = edges.last_offset == 0;  // the object is no larger than an edge
+      object->keep(0, std::move(edges.first));
+      if (!whole) object->keep(edges.last_offset, std::move(edges.last));
+      std::call_once(object->edges_once, [] {});
+    } else {
+      object->info = object->client->head(url);
+    }
   } catch (const IoError& e) {
     throw IoError(std::string("cannot open ") + path + ": " + e.what());
   }
@@ -588,8 +601,8 @@ SharedBytes ByteSource::view(Extent /*extent*/, const Describe& /*what*/) const 
   return {};
 }
 
-std::shared_ptr<const ByteSource> open_source(const std::string& path) {
-  if (is_object_url(path)) return open_remote(path);
+std::shared_ptr<const ByteSource> open_source(const std::string& path, Opening opening) {
+  if (is_object_url(path)) return open_remote(path, opening);
   UniqueFd fd = open_read_only(path);
   const std::uint64_t size = file_size(fd.get(), path);
   return std::make_shared<LocalSource>(path, std::move(fd), size);

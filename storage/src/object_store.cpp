@@ -12,7 +12,7 @@ ObjectStoreStats object_store_stats() {
 }
 
 void use_cache_dir(const std::string& url, const std::string& dir, std::uint64_t budget_bytes) {
-  attach_cache_dir(*open_source(url), dir, budget_bytes);
+  attach_cache_dir(*open_source(url, Opening::head), dir, budget_bytes);
 }
 
 void check_object_url(const std::string& url) {

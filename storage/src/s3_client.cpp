@@ -122,6 +122,65 @@ ObjectInfo Client::head(const Url& url) {
   return ObjectInfo{*response.content_length, response.etag};
 }
 
+ObjectEdges Client::edges(const Url& url, std::uint64_t bytes) {
+  struct Reply {
+    ContentRange span;
+    std::string etag;
+    std::uint64_t received = 0;
+  };
+  if (bytes == 0) throw UsageError("GET " + url.text() + ": edges of 0 bytes asked for");
+  constexpr int kVersionsTried = 3;
+  for (int tried = 1;; ++tried) {
+    ObjectEdges got;
+    got.first.resize(bytes);
+    got.last.resize(bytes);
+    const auto send = [&](std::vector<std::uint8_t>& out, bool suffix) {
+      auto request = impl_->request(Method::get, url,
+                                    "GET " + url.text() +
+                                        (suffix ? " last " + std::to_string(bytes) + " bytes"
+                                                : " " + byte_range_text({0, bytes})));
+      request->range = ByteRange{0, bytes};
+      request->out = out;
+      request->edge = true;
+      request->suffix = suffix;
+      auto outcome = std::make_shared<Outcome<Reply>>();
+      request->finish = [outcome](Request& done, std::exception_ptr error) {
+        Reply reply;
+        if (!error) reply = Reply{*edge_span(done), done.response.etag, done.received};
+        outcome->set(std::move(error), std::move(reply));
+      };
+      impl_->io.submit(std::move(request));
+      return outcome;
+    };
+    const auto first = send(got.first, false);
+    const auto last = send(got.last, true);
+    // Both are waited for before either error is thrown: each writes into `got`.
+    std::exception_ptr error;
+    Reply a, b;
+    try {
+      a = first->take();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    try {
+      b = last->take();
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+    if (error) std::rethrow_exception(error);
+    if (a.etag != b.etag || a.span.total != b.span.total) {
+      if (tried < kVersionsTried) continue;
+      throw IoError("GET " + url.text() + ": the object changed while it was opened (ETag " +
+                    a.etag + ", then " + b.etag + "); open it again once it is written");
+    }
+    got.info = ObjectInfo{a.span.total, a.etag};
+    got.first.resize(a.received);
+    got.last_offset = a.span.total - b.received;
+    got.last.resize(b.received);
+    return got;
+  }
+}
+
 void Client::get(const Url& url, ByteRange range, std::span<std::uint8_t> out,
                  const std::string& etag) {
   auto outcome = std::make_shared<Outcome<bool>>();

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpufeed/storage/object_store.hpp"
 
@@ -100,6 +101,14 @@ struct ObjectInfo {
   std::string etag;  ///< as the server sent it, quotes included
 };
 
+/// An object's first and last bytes, and what the replies that brought them say of it.
+struct ObjectEdges {
+  ObjectInfo info;
+  std::vector<std::uint8_t> first;  ///< bytes [0, first.size())
+  std::uint64_t last_offset = 0;
+  std::vector<std::uint8_t> last;  ///< bytes [last_offset, info.size)
+};
+
 /// Bytes [offset, offset + length) of an object.
 struct ByteRange {
   std::uint64_t offset = 0;
@@ -138,6 +147,12 @@ class Client {
 
   /// HEAD: the object's size and ETag.
   ObjectInfo head(const Url& url);
+  /// Opens an object by its edges rather than a HEAD, in one round trip: GETs of its first
+  /// `bytes` and of its last `bytes` (a suffix range: no size needed) sent together; its size
+  /// and ETag come from their replies. A smaller object comes whole in both. Replies of two
+  /// versions (the object replaced in between) are fetched again, twice at most, then an
+  /// IoError says so. Errors as get()'s.
+  ObjectEdges edges(const Url& url, std::uint64_t bytes);
   /// GET of `range` into `out` (exactly range.length bytes), blocking.
   void get(const Url& url, ByteRange range, std::span<std::uint8_t> out,
            const std::string& etag = {});

@@ -73,10 +73,12 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   return line.size();
 }
 
-// A 200 to a ranged GET is the whole object: right only when the range is all of it.
+// A 200 to a ranged GET is the whole object: right only when the range is all of it (or, for
+// an edge, holds all of it).
 bool whole_object(const Request& request) {
-  return request.range->offset == 0 && (!request.response.content_length ||
-                                        *request.response.content_length == request.range->length);
+  const std::optional<std::uint64_t>& length = request.response.content_length;
+  if (request.edge) return length && *length <= request.range->length;
+  return request.range->offset == 0 && (!length || *length == request.range->length);
 }
 
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
@@ -195,7 +197,9 @@ UniqueSlist make_headers(const Request& request, const Config& config) {
     add(std::string("x-amz-content-sha256: ") + (has_body ? "UNSIGNED-PAYLOAD" : kEmptyPayload));
     if (!config.session_token.empty()) add("x-amz-security-token: " + config.session_token);
   }
-  if (request.range) {
+  if (request.range && request.suffix) {
+    add("Range: bytes=-" + std::to_string(request.range->length));
+  } else if (request.range) {
     add("Range: bytes=" + std::to_string(request.range->offset) + "-" +
         std::to_string(request.range->end() - 1));
   }

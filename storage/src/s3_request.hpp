@@ -57,6 +57,11 @@ struct Request {
   std::span<std::uint8_t> out;
   std::optional<ByteRange> range;
   std::string if_match;
+  /// An edge of an object of unknown size: the range may reach past the object's end (the
+  /// reply's Content-Range says where it ends, and the body is that long), and with `suffix`
+  /// it is the object's last range->length bytes ("bytes=-N"; range->offset unused).
+  bool edge = false;
+  bool suffix = false;
   // A PUT's body: `upload_length` bytes of the file `upload_fd` from `upload_offset`.
   int upload_fd = -1;
   std::string upload_path;
@@ -107,6 +112,18 @@ struct Verdict {
   std::string message;     ///< the whole message instead, where it needs no other words (412)
 };
 Verdict judge(CURL* easy, const Request& request, CURLcode code, const Config& config);
+
+/// "bytes 0-99/1000" split: the first and last byte sent and the object's size.
+struct ContentRange {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::uint64_t total = 0;
+};
+std::optional<ContentRange> parse_content_range(std::string_view text);
+
+/// Where the body of an edge GET (Request::edge) lies in its object, from its reply; nothing
+/// when the reply does not say (a reply judged a success always does).
+std::optional<ContentRange> edge_span(const Request& request);
 
 /// The one-line message of a request that failed with `verdict` at its last attempt; the
 /// secret key and session token never appear in it, whatever the server sent.

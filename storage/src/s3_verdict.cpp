@@ -1,8 +1,12 @@
 // What an S3 request's attempt came to: done, worth another attempt, or a failure worded for the
 // user (what, where, the status and S3 code, what to do).
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "gpufeed/storage/error.hpp"
 #include "s3_request.hpp"
@@ -136,7 +140,40 @@ std::optional<std::uint64_t> range_total(const std::string& content_range) {
   return total;
 }
 
+Verdict judge_edge(const Request& request) {
+  const std::optional<ContentRange> span = edge_span(request);
+  if (!span) {
+    return make(Verdict::fail, "the reply does not say which bytes it holds (no Content-Range)",
+                "; the endpoint is not S3-compatible");
+  }
+  if (span->total == 0) {  // an empty object, whole
+    return request.received == 0 ? make(Verdict::success, {})
+                                 : make(Verdict::fail, "the reply holds more than the object",
+                                        "; the endpoint is not S3-compatible");
+  }
+  const ByteRange& range = *request.range;
+  const std::uint64_t want =
+      request.suffix ? std::min(range.length, span->total)
+                     : std::min(range.end(), span->total) - std::min(range.offset, span->total);
+  const bool placed = request.suffix ? span->last + 1 == span->total : span->first == range.offset;
+  if (!placed || span->last - span->first + 1 != want) {
+    return make(Verdict::fail,
+                "the reply holds bytes " + std::to_string(span->first) + "-" +
+                    std::to_string(span->last) + " of " + std::to_string(span->total) +
+                    ", not the range asked for",
+                "; the endpoint is not S3-compatible");
+  }
+  if (request.received != want) {
+    return make(Verdict::retry,
+                "the body ended after " + std::to_string(request.received) + " of " +
+                    std::to_string(want) + " bytes",
+                kBrokenAdvice);
+  }
+  return make(Verdict::success, {});
+}
+
 Verdict judge_success(const Request& request, long status, const Config& config) {
+  if (request.method == Method::get && request.edge) return judge_edge(request);
   if (request.method == Method::get) {
     const ByteRange& range = *request.range;
     const auto total = range_total(request.response.content_range);
@@ -268,6 +305,38 @@ std::string failure_message(const Request& request, const Verdict& verdict, cons
   std::string text = request.what + ": " + verdict.reason;
   if (request.attempts > 1) text += " after " + std::to_string(request.attempts) + " attempts";
   return one_line(redact(text + verdict.advice, config));
+}
+
+std::optional<ContentRange> parse_content_range(std::string_view text) {
+  // "bytes FIRST-LAST/TOTAL"
+  constexpr std::string_view kUnit = "bytes ";
+  if (!text.starts_with(kUnit)) return std::nullopt;
+  text.remove_prefix(kUnit.size());
+  ContentRange r;
+  const char* at = text.data();
+  const char* end = text.data() + text.size();
+  for (auto [field, separator] :
+       {std::pair{&r.first, '-'}, std::pair{&r.last, '/'}, std::pair{&r.total, '\0'}}) {
+    const auto [next, error] = std::from_chars(at, end, *field);
+    if (error != std::errc()) return std::nullopt;
+    if (separator == '\0') {
+      if (next != end) return std::nullopt;
+    } else {
+      if (next == end || *next != separator) return std::nullopt;
+      at = next + 1;
+    }
+  }
+  if (r.first > r.last || r.last >= r.total) return std::nullopt;
+  return r;
+}
+
+std::optional<ContentRange> edge_span(const Request& request) {
+  const Response& response = request.response;
+  if (!response.content_range.empty()) return parse_content_range(response.content_range);
+  // A 200: the whole object.
+  if (!response.content_length) return std::nullopt;
+  const std::uint64_t length = *response.content_length;
+  return ContentRange{0, length == 0 ? 0 : length - 1, length};
 }
 
 }  // namespace gpufeed::storage::s3

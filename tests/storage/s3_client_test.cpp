@@ -61,6 +61,31 @@ TEST_F(S3Client, RangedGetsReturnExactlyTheBytesAsked) {
   EXPECT_GT(stats.first_byte_ns, 0);
 }
 
+TEST_F(S3Client, EdgesOpenAnObjectInOneRoundTripWithItsSizeAndETag) {
+  const Url url{kBucket, "data/edges.bin"};
+  const auto bytes = put(url.key, 300000, 7);
+  const auto info = client_->head(url);
+  const std::uint64_t before = client_->stats().requests;
+  const storage::s3::ObjectEdges edges = client_->edges(url, 100000);
+  EXPECT_EQ(client_->stats().requests - before, 2U) << "two GETs, no HEAD";
+  EXPECT_EQ(edges.info.size, bytes.size());
+  EXPECT_EQ(edges.info.etag, info.etag);
+  EXPECT_TRUE(std::equal(edges.first.begin(), edges.first.end(), bytes.begin()));
+  EXPECT_EQ(edges.first.size(), 100000U);
+  EXPECT_EQ(edges.last_offset, 200000U);
+  ASSERT_EQ(edges.last.size(), 100000U);
+  EXPECT_TRUE(std::equal(edges.last.begin(), edges.last.end(), bytes.begin() + 200000));
+  // An object smaller than an edge comes whole in both.
+  const Url small{kBucket, "data/small.bin"};
+  const auto few = put(small.key, 777, 8);
+  const storage::s3::ObjectEdges whole = client_->edges(small, 100000);
+  EXPECT_EQ(whole.info.size, 777U);
+  EXPECT_EQ(whole.first, few);
+  EXPECT_EQ(whole.last, few);
+  EXPECT_EQ(whole.last_offset, 0U);
+  EXPECT_THROW((void)client_->edges(Url{kBucket, "data/none.bin"}, 100000), IoError);
+}
+
 TEST_F(S3Client, ManyGetsInFlight) {
   const Url url{kBucket, "many.bin"};
   constexpr std::size_t kPiece = 8192;

@@ -130,6 +130,20 @@ TEST_F(S3Faults, ServerErrorsResetsAndShortBodiesAreRetried) {
   }
 }
 
+TEST_F(S3Faults, AnEdgeCutShortOrFailedIsRetriedAndItsBytesAreTheObjects) {
+  for (const char* fault : {"500", "short"}) {
+    SCOPED_TRACE(fault);
+    auto client = through({"--fault", fault, "--fail-first", "2"});
+    const storage::s3::ObjectEdges edges = client->edges(kObject, 1 << 20);
+    EXPECT_EQ(edges.info.size, kObjectSize);
+    EXPECT_TRUE(std::equal(edges.first.begin(), edges.first.end(), bytes_.begin()));
+    ASSERT_EQ(edges.last.size(), std::size_t{1} << 20);
+    EXPECT_TRUE(std::equal(edges.last.begin(), edges.last.end(),
+                           bytes_.begin() + static_cast<long>(kObjectSize - (1 << 20))));
+    EXPECT_EQ(client->stats().retries, 4U);  // the first two attempts of each GET failed
+  }
+}
+
 TEST_F(S3Faults, StalledTransferIsAbandonedAndRetried) {
   auto client = through({"--fault", "stall", "--fail-first", "1"});
   const auto start = std::chrono::steady_clock::now();

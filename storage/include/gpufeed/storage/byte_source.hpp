@@ -99,9 +99,17 @@ class ByteSource {
   std::uint64_t size_ = 0;
 };
 
+/// How an object is opened: by GETs of its first and last MiB, which bring its size and ETag
+/// (one round trip; what every reader reads next), or by a HEAD alone (a cache_dir attached
+/// next then serves the edges when it has them).
+enum class Opening { edges, head };
+
 /// Opens `path`: an object for "s3://bucket/key", else a local file. Throws IoError naming it
 /// when it cannot be opened (no such file or key, no permission), UsageError for a malformed URL.
-std::shared_ptr<const ByteSource> open_source(const std::string& path);
+/// An object opened shortly before (by this process, under the same endpoint) is shared: no
+/// request.
+std::shared_ptr<const ByteSource> open_source(const std::string& path,
+                                              Opening opening = Opening::edges);
 
 /// Keeps every range read from the object `source` under `dir` (cache_dir; budget 0: half the
 /// free space), for every reader of the object in this process; its first and last MiB too, so a
