@@ -68,6 +68,10 @@ void make_codec_images(const std::string& dir) {
   run_script(GPUFEED_CODEC_IMAGES_SCRIPT, {dir});
 }
 
+void make_engine_jpegs(const std::string& dir) {
+  run_script(GPUFEED_ENGINE_JPEGS_SCRIPT, {dir});
+}
+
 std::string pillow_unavailable_reason() {
   const std::string python = GPUFEED_PILLOW_PYTHON;
   if (python.empty()) return "no Python 3 with Pillow (PIL) was found when CMake configured";

@@ -18,6 +18,10 @@ std::string pillow_unavailable_reason();
 /// reading of each into `dir`.
 void make_codec_images(const std::string& dir);
 
+/// Writes make_engine_jpegs.py's collection (every kind of file that decides whether the GPU's
+/// JPEG engines take it) and its manifest.json into `dir`.
+void make_engine_jpegs(const std::string& dir);
+
 /// Pillow's image.resize((width, height), filter, box).
 formats::Image pillow_resize(const formats::Image& source, std::uint32_t width,
                              std::uint32_t height, formats::ResizeFilter filter,
