@@ -7,6 +7,8 @@
 #include <mutex>
 #include <optional>
 
+#include "gpufeed/base/runtime_library.hpp"
+
 namespace gpufeed::profiler::detail {
 
 namespace {
@@ -30,37 +32,20 @@ Loaded& loaded() {
   return *l;
 }
 
-template <class F>
-bool resolve(void* library, const char* name, F& out) {
-  out = reinterpret_cast<F>(::dlsym(library, name));
-  return out != nullptr;
-}
-
 /// The entry points of `library`; the first missing one's name, or empty.
-std::string resolve_all(void* library, CuptiApi& api) {
-  struct Entry {
-    const char* name;
-    bool ok;
-  };
-  const Entry entries[] = {
-      {"cuptiActivityEnable", resolve(library, "cuptiActivityEnable", api.activity_enable)},
-      {"cuptiActivityDisable", resolve(library, "cuptiActivityDisable", api.activity_disable)},
-      {"cuptiActivityFlushAll", resolve(library, "cuptiActivityFlushAll", api.activity_flush_all)},
-      {"cuptiActivityRegisterCallbacks",
-       resolve(library, "cuptiActivityRegisterCallbacks", api.activity_register_callbacks)},
-      {"cuptiActivityGetNextRecord",
-       resolve(library, "cuptiActivityGetNextRecord", api.activity_get_next_record)},
-      {"cuptiActivityGetNumDroppedRecords",
-       resolve(library, "cuptiActivityGetNumDroppedRecords", api.activity_get_num_dropped_records)},
-      {"cuptiSetThreadIdType", resolve(library, "cuptiSetThreadIdType", api.set_thread_id_type)},
-      {"cuptiGetTimestamp", resolve(library, "cuptiGetTimestamp", api.get_timestamp)},
-      {"cuptiGetResultString", resolve(library, "cuptiGetResultString", api.get_result_string)},
-      {"cuptiGetCallbackName", resolve(library, "cuptiGetCallbackName", api.get_callback_name)},
-  };
-  for (const Entry& e : entries) {
-    if (!e.ok) return e.name;
-  }
-  return {};
+std::string resolve_all(void* library, CuptiApi& a) {
+  return resolve_symbols(
+      library,
+      {library_symbol("cuptiActivityEnable", a.activity_enable),
+       library_symbol("cuptiActivityDisable", a.activity_disable),
+       library_symbol("cuptiActivityFlushAll", a.activity_flush_all),
+       library_symbol("cuptiActivityRegisterCallbacks", a.activity_register_callbacks),
+       library_symbol("cuptiActivityGetNextRecord", a.activity_get_next_record),
+       library_symbol("cuptiActivityGetNumDroppedRecords", a.activity_get_num_dropped_records),
+       library_symbol("cuptiSetThreadIdType", a.set_thread_id_type),
+       library_symbol("cuptiGetTimestamp", a.get_timestamp),
+       library_symbol("cuptiGetResultString", a.get_result_string),
+       library_symbol("cuptiGetCallbackName", a.get_callback_name)});
 }
 
 }  // namespace
@@ -73,29 +58,14 @@ void add_cupti_directory(const std::string& directory) {
 
 std::vector<std::string> cupti_candidates() {
   const std::string name = library_name();
-  std::vector<std::string> out;
-  if (const char* file = std::getenv("GPUFEED_CUPTI"); file != nullptr && *file != '\0') {
-    out.emplace_back(file);
-  }
+  std::vector<std::string> given;
   {
     Loaded& l = loaded();
     const std::lock_guard lock(l.mutex);
-    for (const std::string& d : l.directories) out.push_back(d + "/" + name);
+    for (const std::string& d : l.directories) given.push_back(d + "/" + name);
   }
-  out.push_back(name);  // LD_LIBRARY_PATH, the RUNPATH, ldconfig's cache
-  std::vector<std::string> roots;
-  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* root = std::getenv(variable); root != nullptr && *root != '\0') {
-      roots.emplace_back(root);
-    }
-  }
-  roots.emplace_back("/usr/local/cuda");
-  for (const std::string& root : roots) {
-    for (const char* sub : {"/extras/CUPTI/lib64/", "/lib64/", "/targets/x86_64-linux/lib/"}) {
-      out.push_back(root + sub + name);
-    }
-  }
-  return out;
+  return cuda_library_candidates("GPUFEED_CUPTI", given, name,
+                                 {"/extras/CUPTI/lib64/", "/lib64/", "/targets/x86_64-linux/lib/"});
 }
 
 std::optional<CuptiApi> load_cupti(const std::vector<std::string>& candidates, std::string& why) {
