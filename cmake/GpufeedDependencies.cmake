@@ -12,6 +12,32 @@ if(NOT GPUFEED_STATIC_HDF5)
   find_package(HDF5 REQUIRED COMPONENTS C)
 endif()
 find_package(CUDAToolkit REQUIRED)
+# nvJPEG's header only: the library is loaded at run time (pipeline/src/cuda/nvjpeg_api.cpp).
+# The CUDA toolkit's, else PyPI's nvidia-nvjpeg (nvidia/cu<MAJOR>/include) in the Python the
+# build uses, in build/venv (.ci/python-env installs it) or in a wheel's build environment.
+# Without it the loader builds without decode=gpu, which then says why in one line.
+if(NOT GPUFEED_NVJPEG_INCLUDE_DIR)
+  set(nvjpeg_hints ${CUDAToolkit_INCLUDE_DIRS})
+  foreach(python IN ITEMS "${Python_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/build/venv/bin/python"
+                          "python3")
+    if(NOT python)
+      continue()
+    endif()
+    execute_process(
+      COMMAND ${python} -c "import nvidia, os; print(';'.join(os.path.join(p, 'cu${CUDAToolkit_VERSION_MAJOR}', 'include') for p in nvidia.__path__))"
+      OUTPUT_VARIABLE nvidia_include OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
+      RESULT_VARIABLE nvidia_status)
+    if(nvidia_status EQUAL 0)
+      list(APPEND nvjpeg_hints ${nvidia_include})
+    endif()
+  endforeach()
+  find_path(GPUFEED_NVJPEG_INCLUDE_DIR nvjpeg.h HINTS ${nvjpeg_hints} NO_DEFAULT_PATH)
+endif()
+if(GPUFEED_NVJPEG_INCLUDE_DIR)
+  message(STATUS "gpufeed: nvJPEG's header in ${GPUFEED_NVJPEG_INCLUDE_DIR}: decode=gpu built")
+else()
+  message(STATUS "gpufeed: no nvjpeg.h (CUDA toolkit or PyPI's nvidia-nvjpeg): decode=gpu not built")
+endif()
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)

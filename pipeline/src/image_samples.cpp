@@ -95,15 +95,30 @@ DecodeTiming ImageSamples::decode(std::uint64_t sample, std::uint64_t epoch,
   return timing;
 }
 
+Placement ImageSamples::placement(std::uint64_t sample, std::uint64_t epoch, std::uint32_t width,
+                                  std::uint32_t height) const {
+  if (geometry_.active()) {
+    try {
+      return place(geometry_, width, height, width_, height_, seed_, epoch, sample);
+    } catch (const UsageError& e) {
+      throw FormatError(reader_.path() + ": sample " + std::to_string(sample) + ": " + e.what());
+    }
+  }
+  const formats::CropBox crop =
+      crop_of(augment_, width, height, width_, height_, seed_, epoch, sample);
+  Placement p;
+  p.box = crop.box_scaled(width, height, width, height);
+  p.inner_width = width_;
+  p.inner_height = height_;
+  p.hflip = (augment_ == Augment::flip || augment_ == Augment::crop_flip) &&
+            formats::random_flip(seed_, epoch, sample);
+  return p;
+}
+
 void ImageSamples::decode_placed(std::uint64_t sample, std::uint64_t epoch,
                                  const formats::ImageInfo& info, DecodeScratch& s,
                                  std::uint8_t* out) const {
-  Placement p;
-  try {
-    p = place(geometry_, info.width, info.height, width_, height_, seed_, epoch, sample);
-  } catch (const UsageError& e) {
-    throw FormatError(reader_.path() + ": sample " + std::to_string(sample) + ": " + e.what());
-  }
+  const Placement p = placement(sample, epoch, info.width, info.height);
   const formats::ImageView dst{out, width_, height_, 3, std::size_t{width_} * 3};
   if (p.inner_width == 0 || p.inner_height == 0) {  // the crop shows only padding
     render({}, p, dst, s.resizer, filter_);

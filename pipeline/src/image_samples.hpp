@@ -50,6 +50,16 @@ class ImageSamples {
   /// Decodes `sample` of `epoch` into `out` (height x width x 3, HWC, densely packed).
   DecodeTiming decode(std::uint64_t sample, std::uint64_t epoch, std::uint8_t* out) const;
 
+  /// Where `sample` of `epoch`, a `width` x `height` image, lands in its output: the geometry's
+  /// placement, or the augment's crop resized to the whole output and its flip. The same draw
+  /// decode() makes; what the GPU path renders. Throws FormatError naming the sample when the
+  /// image cannot take the crop.
+  [[nodiscard]] Placement placement(std::uint64_t sample, std::uint64_t epoch, std::uint32_t width,
+                                    std::uint32_t height) const;
+  [[nodiscard]] std::uint32_t height() const { return height_; }
+  [[nodiscard]] std::uint32_t width() const { return width_; }
+  [[nodiscard]] formats::ResizeFilter filter() const { return filter_; }
+
   /// Scratch objects made so far: the most decodes that ran at once.
   [[nodiscard]] std::size_t scratch_count() const { return scratch_.made(); }
 

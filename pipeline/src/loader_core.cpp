@@ -82,6 +82,13 @@ SlotFormat slot_format(const LoaderOptions& o, const formats::SampleShape& sampl
   return {o.device, o.dtype, o.output_layout, sample};
 }
 
+std::vector<std::string> loader_notices(const LoaderOptions& o, const LabelMix& mix,
+                                        const std::string& decode_notice) {
+  std::vector<std::string> notices = order_notices(o, mix);
+  if (!decode_notice.empty()) notices.push_back(decode_notice);
+  return notices;
+}
+
 HostAllocator host_allocator(CudaStaging* staging) {
   if (staging == nullptr) return allocate_aligned;
   return [staging](std::uint64_t bytes) { return staging->allocate_host(bytes); };
@@ -99,7 +106,7 @@ LoaderCore::LoaderCore(LoaderOptions opts)
       batches_per_epoch_(count_batches(options, sampler_)),
       label_mix_(gpufeed::label_mix(work_.source().labels(), sampler_.global_order(0),
                                     options.batch_size)),
-      notices_(order_notices(options, label_mix_)),
+      notices_(loader_notices(options, label_mix_, work_.decode_notice())),
       slots_(plan_slots(options, shape().bytes(), work_.staging() != nullptr,
                         work_.reaugments_echoes(), work_.keeps_raw()),
              slot_format(options, shape()), host_allocator(work_.staging())),
@@ -171,6 +178,7 @@ Delivery LoaderCore::next(Deadline deadline) {
   work_.counters.add(Stage::wait, d.wait_ns, d.timed_out ? 0 : 1);
   delivered_.note_ready_depth(d.ready_depth);
   if (d.slot != nullptr) {
+    if (!d.echoed) work_.consumer_took(d.slot->count, d.wait_ns);
     delivered_.note_delivery(d.slot->count, d.echoed);
     place_.advance(d.slot->count, d.echoed);
   }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/parallel_invoke.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include "gpufeed/formats/crop.hpp"
@@ -58,6 +60,38 @@ std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const Dat
                                      o.augment, loader_geometry(o, true), o.resize_filter, o.seed);
 }
 
+/// decode=gpu|auto on a CUDA device with a jpeg-layout file: the engines, or null. decode=gpu
+/// refuses (OptionError, one line) what auto takes quietly or with `notice`.
+std::unique_ptr<GpuSamples> make_gpu_samples(const LoaderOptions& o, const DatasetSource& source,
+                                             const std::optional<ImageSamples>& images,
+                                             std::string& notice) {
+  if (o.decode == Decode::cpu) return nullptr;
+  const bool gpu = o.decode == Decode::gpu;
+  if (!images) {
+    if (gpu) {
+      throw OptionError("decode", "{decode}=gpu decodes a jpeg-layout file's images; " + o.path +
+                                      " holds raw pixels: use {decode}=cpu");
+    }
+    return nullptr;
+  }
+  if (o.device.is_cpu()) {
+    if (gpu) {
+      throw OptionError("decode",
+                        "{decode}=gpu needs a CUDA device and this loader's {device} is "
+                        "the CPU (no CUDA device usable here, or {device}=cpu): use "
+                        "{decode}=cpu or auto");
+    }
+    return nullptr;
+  }
+  try {
+    return std::make_unique<GpuSamples>(o.decode, o.device.index, *source.jpeg, *images);
+  } catch (const UsageError& e) {
+    if (gpu) throw;
+    notice = std::string("{decode}=auto decodes on the CPU: ") + e.what();
+    return nullptr;
+  }
+}
+
 std::optional<RawSamples> make_raw_samples(const LoaderOptions& o, const DatasetSource& source) {
   if (!source.raw || !o.geometry.active()) return std::nullopt;
   return std::optional<RawSamples>(std::in_place, o.path, source.raw->sample_shape(),
@@ -98,6 +132,7 @@ StageWork::StageWork(const LoaderOptions& options, oneapi::tbb::task_arena& aren
       raw_samples_(make_raw_samples(options, source_)),
       norm_(normalize_params(options, source_, shape_.channels)),
       staging_(make_staging(options, shape_, norm_)),
+      gpu_samples_(make_gpu_samples(options, source_, image_samples_, decode_notice_)),
       cache_(options.cache_bytes),
       direct_(!options.keep_raw && !staging_ && !image_samples_ && !raw_samples_ &&
               options.augment == Augment::none && !options.echo.enabled()) {
@@ -253,6 +288,7 @@ void StageWork::assemble(Slot& slot) {
     run_hook(test_hooks.assembling);
     const std::uint32_t grain =
         std::max(16u, slot.count / (2 * workers_.load(std::memory_order_relaxed)));
+    if (gpu_samples_) return decode_on_engines(slot);
     for_samples(slot.count, grain, [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
       if (image_samples_) {
         decode_samples(slot, r.begin(), r.end());
@@ -272,6 +308,79 @@ void StageWork::decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t en
   }
 }
 
+void StageWork::decode_on_engines(Slot& slot) {
+  GpuSamples& engines = *gpu_samples_;
+  const std::uint32_t count = slot.count;
+  const unsigned workers = workers_.load(std::memory_order_relaxed);
+  const std::uint32_t cpu_from = count - engines.cpu_positions(count, workers);
+  EngineBatch batch = engines.begin(count);
+  const std::uint32_t grain = std::max(8u, count / (4 * std::max(1u, workers)));
+  for_samples(count, grain, [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
+    for (std::uint32_t i = r.begin(); i < r.end(); ++i) {
+      if (stopping_.load(std::memory_order_relaxed)) return;
+      std::int64_t read_ns = 0;
+      const std::uint64_t sample = slot.indices[i];
+      engines.plan(batch, i, sample, slot.epoch, cpu_from, read_ns);
+      counters.add(Stage::read, read_ns, 1);
+      bytes_read_.fetch_add(source_.jpeg->sample_size(sample), std::memory_order_relaxed);
+    }
+  });
+  std::vector<std::uint32_t> on_cpu;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (batch.routes[i] != Route::engines) on_cpu.push_back(i);
+  }
+  std::vector<std::uint32_t> refused;
+  std::string why;
+  std::int64_t cpu_ns = 0;
+  DeviceSlot& d = *slot.device;
+  oneapi::tbb::this_task_arena::isolate([&] {
+    oneapi::tbb::parallel_invoke(
+        [&] {
+          const std::int64_t t0 = profiler::now_ns();
+          engines.submit(batch, static_cast<std::uint8_t*>(d.raw.get()), d.decoded.get(), refused,
+                         why);
+          counters.add(Stage::decode, profiler::now_ns() - t0, 0);
+        },
+        [&] { cpu_ns = decode_positions(slot, on_cpu); });
+  });
+  if (!refused.empty()) {
+    warn_engine_refusal(why);
+    cpu_ns += decode_positions(slot, refused);
+    on_cpu.insert(on_cpu.end(), refused.begin(), refused.end());
+    std::sort(on_cpu.begin(), on_cpu.end());
+  }
+  engines.record_cpu(static_cast<std::uint32_t>(on_cpu.size()), cpu_ns);
+  staging_->expect_engine_pixels(slot, std::move(on_cpu));
+}
+
+std::int64_t StageWork::decode_positions(Slot& slot, const std::vector<std::uint32_t>& positions) {
+  std::atomic<std::int64_t> busy{0};
+  for_samples(static_cast<std::uint32_t>(positions.size()), 1,
+              [&](const oneapi::tbb::blocked_range<std::uint32_t>& r) {
+                const std::int64_t t0 = profiler::now_ns();
+                for (std::uint32_t k = r.begin(); k < r.end(); ++k) {
+                  if (stopping_.load(std::memory_order_relaxed)) break;
+                  decode_or_replace(slot, positions[k]);
+                }
+                busy.fetch_add(profiler::now_ns() - t0, std::memory_order_relaxed);
+              });
+  return busy.load();
+}
+
+void StageWork::warn_engine_refusal(const std::string& why) {
+  if (warned_refusal_.exchange(true)) return;
+  std::fprintf(stderr,
+               "gpufeed: warning: the JPEG engines refused a batch of %s (%s); its images were "
+               "decoded on the CPU, and so will be any other batch they refuse\n",
+               options_.path.c_str(), why.c_str());
+}
+
+void StageWork::consumer_took(std::uint32_t images, std::int64_t wait_ns) {
+  const std::int64_t now = profiler::now_ns();
+  const std::int64_t last = last_delivery_ns_.exchange(now, std::memory_order_relaxed);
+  if (gpu_samples_ && last > 0) gpu_samples_->record_consumer(images, now - last, wait_ns);
+}
+
 void StageWork::decode_or_replace(Slot& slot, std::uint32_t position) {
   std::uint8_t* out = slot.raw.get() + position * shape_.bytes();
   const std::uint64_t n = source_.num_samples();
@@ -282,6 +391,7 @@ void StageWork::decode_or_replace(Slot& slot, std::uint32_t position) {
     const std::uint64_t sample = slot.indices[position];
     try {
       const DecodeTiming t = image_samples_->decode(sample, slot.epoch, out);
+      cpu_decoded_.fetch_add(1, std::memory_order_relaxed);
       counters.add(Stage::read, t.read_ns, 1);
       counters.add(Stage::decode, t.decode_ns, 0);
       bytes_read_.fetch_add(source_.jpeg->sample_size(sample), std::memory_order_relaxed);
@@ -447,6 +557,11 @@ void StageWork::fill_stats(LoaderStats& s) const {
     static_cast<storage::ObjectStoreStats&>(n) = now.since(base);
     n.read_requests = read_ahead().requests;
   }
+  if (gpu_samples_) {
+    s.decode = gpu_samples_->stats();
+  } else if (image_samples_) {
+    s.decode.cpu_images = cpu_decoded_.load();
+  }
   if (staging_) {
     const StagingStats g = staging_->stats();
     s.pinned = g.pinned;
@@ -467,6 +582,8 @@ void StageWork::reset_stats() {
   bytes_read_ = 0;
   skipped_ = 0;
   reaugmented_ = 0;
+  cpu_decoded_ = 0;
+  if (gpu_samples_) gpu_samples_->reset_stats();
 }
 
 }  // namespace gpufeed::detail

@@ -11,6 +11,7 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "dataset_source.hpp"
+#include "gpu_samples.hpp"
 #include "gpufeed/base/stages.hpp"
 #include "gpufeed/pipeline/chunk_cache.hpp"
 #include "gpufeed/pipeline/loader.hpp"
@@ -49,6 +50,12 @@ class StageWork {
   void assemble(Slot& slot);
   /// The second node: normalized on the host (CPU device) or staged and normalized on the device.
   void normalize(Slot& slot);
+  /// The consumer took a batch of `images` after waiting `wait_ns` for it (decode=auto's split
+  /// learns the consumer's pace from it).
+  void consumer_took(std::uint32_t images, std::int64_t wait_ns);
+  /// Why decode=auto decodes on the CPU although the loader runs on a CUDA device (no
+  /// libnvjpeg, no JPEG engines), with `{field}` placeholders; empty otherwise.
+  [[nodiscard]] const std::string& decode_notice() const { return decode_notice_; }
   /// The stage the first node is: decode for an encoded layout, else read.
   [[nodiscard]] Stage first_stage() const { return image_samples_ ? Stage::decode : Stage::read; }
 
@@ -86,9 +93,15 @@ class StageWork {
   [[nodiscard]] storage::ReadAhead read_ahead() const;
   void copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
   void decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end);
+  /// decode=gpu|auto: the engines take what they can, the workers the rest.
+  void decode_on_engines(Slot& slot);
+  /// Decodes `positions` of the slot on the workers; returns their busy time.
+  std::int64_t decode_positions(Slot& slot, const std::vector<std::uint32_t>& positions);
   void decode_or_replace(Slot& slot, std::uint32_t position);
   void flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) const;
   void maybe_stall(Stage stage, const Slot& slot);
+  /// One warning line the first time nvJPEG refuses a part of a batch.
+  void warn_engine_refusal(const std::string& why);
   void normalize_on_host(Slot& slot);
   /// Converts `count` samples at `in` (uint8, the file's layout) into the slot's output from
   /// `position` on: normalized, or NCHW uint8 (CPU device).
@@ -103,6 +116,8 @@ class StageWork {
   const std::optional<RawSamples> raw_samples_;      // the raw layout through a Geometry
   const NormalizeParams norm_;
   const std::unique_ptr<CudaStaging> staging_;  // null on the CPU device
+  std::string decode_notice_;
+  const std::unique_ptr<GpuSamples> gpu_samples_;  // decode=gpu|auto with engines; else null
   ChunkCache cache_;
   /// keep_raw off on the CPU device, raw layout, no flip, crop or echo: each sample goes from
   /// its chunk straight into the output (no copy into slot.raw; the normalize node does nothing).
@@ -111,6 +126,9 @@ class StageWork {
   std::atomic<unsigned> threads_{1};
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> chunk_reads_{0}, bytes_read_{0}, skipped_{0}, reaugmented_{0};
+  std::atomic<std::uint64_t> cpu_decoded_{0};  // images the workers decoded
+  std::atomic<std::int64_t> last_delivery_ns_{0};
+  std::atomic<bool> warned_refusal_{false};
   /// The object-store counters when the stats were last reset (a file in object storage).
   mutable std::mutex network_mutex_;
   storage::ObjectStoreStats network_base_;

@@ -43,8 +43,26 @@ LoaderStats LoaderStats::since(const LoaderStats& earlier) const {
   d.cache_hits -= earlier.cache_hits;
   d.cache_misses -= earlier.cache_misses;
   d.skipped_samples -= earlier.skipped_samples;
+  d.decode = decode.since(earlier.decode);
   if (d.network && earlier.network) {
     static_cast<storage::ObjectStoreStats&>(*d.network) = d.network->since(*earlier.network);
+  }
+  return d;
+}
+
+DecodeStats DecodeStats::since(const DecodeStats& earlier) const {
+  DecodeStats d = *this;
+  d.engine_images -= earlier.engine_images;
+  d.cpu_images -= earlier.cpu_images;
+  d.failed_parts -= earlier.failed_parts;
+  d.engine_device_ns -= earlier.engine_device_ns;
+  d.cpu_reasons.clear();
+  for (const auto& [reason, count] : cpu_reasons) {
+    std::uint64_t before = 0;
+    for (const auto& [r, c] : earlier.cpu_reasons) {
+      if (r == reason) before = c;
+    }
+    if (count > before) d.cpu_reasons.emplace_back(reason, count - before);
   }
   return d;
 }

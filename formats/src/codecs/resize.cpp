@@ -75,12 +75,8 @@ bool covers(const SourcePart& part, const PixelRect& rect) {
 
 }  // namespace
 
-void Resizer::compute_taps(int in_size, double in0, double in1, int out_size, ResizeFilter filter,
-                           Taps& taps) {
-  if (taps.in_size == in_size && taps.in0 == in0 && taps.in1 == in1 && taps.out_size == out_size &&
-      taps.filter == filter) {
-    return;
-  }
+void compute_resize_taps(int in_size, double in0, double in1, int out_size, ResizeFilter filter,
+                         ResizeTaps& taps) {
   const double support_unit =
       filter == ResizeFilter::area ? 0.5 : (filter == ResizeFilter::bicubic ? 2.0 : 1.0);
   double (*const weight_of)(double) =
@@ -111,6 +107,15 @@ void Resizer::compute_taps(int in_size, double in0, double in1, int out_size, Re
     taps.first[i] = first;
     taps.count[i] = std::max(count, 0);
   }
+}
+
+void Resizer::compute_taps(int in_size, double in0, double in1, int out_size, ResizeFilter filter,
+                           Taps& taps) {
+  if (taps.in_size == in_size && taps.in0 == in0 && taps.in1 == in1 && taps.out_size == out_size &&
+      taps.filter == filter) {
+    return;
+  }
+  compute_resize_taps(in_size, in0, in1, out_size, filter, taps);
   taps.in_size = in_size;
   taps.in0 = in0;
   taps.in1 = in1;

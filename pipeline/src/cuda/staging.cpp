@@ -62,6 +62,7 @@ void CudaStaging::attach(Slot& slot) {
   d->ready = make_event();
   d->released = make_event();
   d->echo_read = make_event();
+  d->decoded = make_event();
   d->augments = device_alloc(std::uint64_t{batch_size_} * sizeof(SampleAugment));
   void* host_augments = nullptr;
   GPUFEED_CUDA_CHECK(cudaHostAlloc(&host_augments, 2 * batch_size_ * sizeof(SampleAugment), 0));
@@ -99,13 +100,21 @@ void CudaStaging::submit(Slot& slot) {
   cudaStream_t compute = compute_stream_.get();
   std::memcpy(d.host_labels.get(), slot.labels.data(), slot.count * sizeof(std::int64_t));
   GPUFEED_CUDA_CHECK(cudaEventRecord(d.copy_start.get(), copy));
-  GPUFEED_CUDA_CHECK(cudaMemcpyAsync(d.raw.get(), slot.raw.get(), slot.count * sample_bytes_,
-                                     cudaMemcpyHostToDevice, copy));
+  if (d.engine_pixels) {
+    copy_host_positions(slot, copy);
+  } else {
+    GPUFEED_CUDA_CHECK(cudaMemcpyAsync(d.raw.get(), slot.raw.get(), slot.count * sample_bytes_,
+                                       cudaMemcpyHostToDevice, copy));
+  }
   GPUFEED_CUDA_CHECK(cudaMemcpyAsync(d.labels.get(), d.host_labels.get(),
                                      slot.count * sizeof(std::int64_t), cudaMemcpyHostToDevice,
                                      copy));
   GPUFEED_CUDA_CHECK(cudaEventRecord(d.copied.get(), copy));
   GPUFEED_CUDA_CHECK(cudaStreamWaitEvent(compute, d.copied.get(), 0));
+  if (d.engine_pixels) {
+    GPUFEED_CUDA_CHECK(cudaStreamWaitEvent(compute, d.decoded.get(), 0));
+    d.engine_pixels = false;
+  }
   if (d.released_recorded) GPUFEED_CUDA_CHECK(cudaStreamWaitEvent(compute, d.released.get(), 0));
   GPUFEED_CUDA_CHECK(cudaEventRecord(d.normalize_start.get(), compute));
   launch_normalize(args_, static_cast<const std::uint8_t*>(d.raw.get()), slot.count, nullptr,
@@ -113,6 +122,27 @@ void CudaStaging::submit(Slot& slot) {
   GPUFEED_CUDA_CHECK(cudaEventRecord(d.ready.get(), compute));
   d.used = true;
   d.released_recorded = false;
+}
+
+void CudaStaging::expect_engine_pixels(Slot& slot, std::vector<std::uint32_t> host_positions) {
+  DeviceSlot& d = *slot.device;
+  d.engine_pixels = true;
+  d.host_positions = std::move(host_positions);
+}
+
+void CudaStaging::copy_host_positions(const Slot& slot, cudaStream_t copy) {
+  // Runs of neighbouring positions in one copy each.
+  const DeviceSlot& d = *slot.device;
+  const std::vector<std::uint32_t>& p = d.host_positions;
+  auto* device = static_cast<std::uint8_t*>(d.raw.get());
+  for (std::size_t i = 0; i < p.size();) {
+    std::size_t j = i + 1;
+    while (j < p.size() && p[j] == p[j - 1] + 1) ++j;
+    const std::uint64_t at = p[i] * sample_bytes_;
+    GPUFEED_CUDA_CHECK(cudaMemcpyAsync(device + at, slot.raw.get() + at, (j - i) * sample_bytes_,
+                                       cudaMemcpyHostToDevice, copy));
+    i = j;
+  }
 }
 
 void CudaStaging::reaugment(Slot& source, Slot& target, const std::vector<std::uint8_t>& flips,

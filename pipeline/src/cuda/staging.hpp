@@ -31,6 +31,11 @@ struct DeviceSlot {
   bool augments_used[2] = {false, false};
   CudaEvent echo_read;  // recorded after an echo slot's kernel read this slot's pixels
   bool echo_read_recorded = false;
+  // decode=gpu: the engines wrote these pixels (`decoded` marks it) but for the positions the
+  // workers decoded into the host pixels, the only ones copied.
+  CudaEvent decoded;
+  bool engine_pixels = false;
+  std::vector<std::uint32_t> host_positions;
   bool used = false;               // events have been recorded at least once
   bool released_recorded = false;  // `released` belongs to the current batch
 };
@@ -65,6 +70,10 @@ class CudaStaging {
   void reclaim(Slot& slot, StageCounters& counters);
   /// Queues the copy and the normalize kernel of an assembled slot; returns at once.
   void submit(Slot& slot);
+  /// decode=gpu, before submit(): the slot's device pixels come from the engines (done when
+  /// the slot's `decoded` event completes) except at `host_positions` (ascending), which the
+  /// workers decoded into its host pixels: submit() copies those only.
+  void expect_engine_pixels(Slot& slot, std::vector<std::uint32_t> host_positions);
   /// Queues the normalize kernel again on `source`'s device pixels with per-sample `flips`
   /// (1: mirrored) into `target`'s output (`source` itself, or an echo slot, which also gets the
   /// labels), after the consumer's release of `target`'s previous delivery. The host waits only
@@ -78,6 +87,7 @@ class CudaStaging {
 
  private:
   void measure_h2d();
+  void copy_host_positions(const Slot& slot, cudaStream_t copy);
 
   const int device_;
   const NormalizeKernelArgs args_;

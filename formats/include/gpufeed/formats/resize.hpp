@@ -37,6 +37,22 @@ struct SourcePart {
   std::uint32_t source_height = 0;
 };
 
+/// The taps of one dimension of a resize, as Resizer computes them (Pillow's weights, 22-bit
+/// fixed point): output i reads `count[i]` inputs from `first[i]`, weighted by
+/// weights[i * size ...] (zero past count[i]; `size` is even). A sum of products starts at
+/// 1 << 21 and is shifted right by 22 and clamped to 0-255: that is Pillow's 8-bit pixel.
+struct ResizeTaps {
+  int size = 0;
+  std::vector<int> first;
+  std::vector<int> count;
+  std::vector<std::int32_t> weights;
+};
+
+/// Computes the taps that resample source coordinates [in0, in1) of an `in_size` source into
+/// `out_size` outputs with `filter` into `taps` (its vectors are reused).
+void compute_resize_taps(int in_size, double in0, double in1, int out_size, ResizeFilter filter,
+                         ResizeTaps& taps);
+
 /// Resizes images into destinations someone else owns (a batch slot) and keeps its scratch
 /// buffers between calls, so in steady state it allocates nothing. One per thread; not
 /// thread-safe. Results equal Pillow's resize(size, filter, box) for the same filter (both
@@ -60,14 +76,9 @@ class Resizer {
               ResizeFilter filter);
 
  private:
-  /// The taps of one dimension: output i reads `count[i]` inputs from `first[i]`, weighted by
-  /// weights[i * size ...] (fixed point, 22 fraction bits; zero past count[i], size even).
-  /// The arguments they were computed for are kept: the same resize again reuses them.
-  struct Taps {
-    int size = 0;
-    std::vector<int> first;
-    std::vector<int> count;
-    std::vector<std::int32_t> weights;
+  /// The taps of one dimension and the arguments they were computed for: the same resize
+  /// again reuses them.
+  struct Taps : ResizeTaps {
     int in_size = -1;
     double in0 = 0, in1 = 0;
     int out_size = -1;

@@ -16,6 +16,7 @@
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/resize.hpp"
 #include "gpufeed/pipeline/augment.hpp"
+#include "gpufeed/pipeline/decode.hpp"
 #include "gpufeed/pipeline/dtype.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/geometry.hpp"
@@ -112,6 +113,15 @@ struct LoaderOptions {
   std::uint32_t width = 0;
   formats::ResizeFilter resize_filter = formats::ResizeFilter::bilinear;
   Augment augment = Augment::none;
+  /// jpeg layout: where the images are decoded: cpu (the workers), gpu (the GPU's JPEG engines
+  /// for every image they take, the workers for the rest) or auto (the engines first, the
+  /// workers for what the engines cannot keep up with; the CPU where there are no engines).
+  /// gpu and auto need a CUDA device; gpu is refused without one, or without libnvjpeg or JPEG
+  /// engines. The engines decode only the region the crop needs, and a kernel crops, resizes
+  /// (the same filter as the CPU path) and flips on the device: pixels differ from the CPU
+  /// decoder's by a few levels (another IDCT and chroma upsampling), and stats().decode counts
+  /// where each image went.
+  Decode decode = Decode::cpu;
   /// torchvision's geometric transforms, fused into the decode (both layouts); its fields are
   /// settings of their own (resize, crop, crop_scale, ...). A crop's output size is
   /// height x width (`size`). Set, it replaces `augment`, which must stay none.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpufeed/base/knobs.hpp"
@@ -42,6 +43,25 @@ struct NetworkStats : storage::ObjectStoreStats {
   }
 };
 
+/// Where a jpeg-layout file's images were decoded (LoaderOptions::decode): by the GPU's JPEG
+/// engines or by the workers, and why the workers took the ones they did.
+struct DecodeStats {
+  std::string mode = "cpu";  ///< in effect: "cpu", "gpu" or "auto" (auto without engines: "cpu")
+  std::string engines;       ///< the libnvjpeg in use ("path (version)"); empty without engines
+  std::uint64_t engine_images = 0;  ///< decoded by the engines (and cropped by the GPU kernel)
+  std::uint64_t cpu_images = 0;     ///< decoded by the workers
+  /// Why the workers took their images, by reason: what the engines do not decode
+  /// ("progressive", "CMYK or YCCK", "4:1:1 or other chroma subsampling", "not a JPEG", ...),
+  /// "auto split" (decodable images decode=auto gave the workers) and "engine error" (parts
+  /// nvJPEG refused). Only reasons that occurred, in a fixed order.
+  std::vector<std::pair<std::string, std::uint64_t>> cpu_reasons;
+  std::uint64_t failed_parts = 0;     ///< engine batches nvJPEG refused (decoded on the CPU)
+  std::int64_t engine_device_ns = 0;  ///< device time of the engines' batches and their kernel
+
+  /// What happened between `earlier` and this snapshot.
+  [[nodiscard]] DecodeStats since(const DecodeStats& earlier) const;
+};
+
 /// A consistent-enough snapshot of a loader's counters (each counter is read atomically).
 struct LoaderStats {
   std::array<StageStats, kStageCount> stages{};
@@ -72,6 +92,8 @@ struct LoaderStats {
   double pageable_h2d_bytes_per_s = 0;  ///< measured when the loader started
   /// Set for a file in object storage.
   std::optional<NetworkStats> network;
+  /// A jpeg-layout file: where its images were decoded.
+  DecodeStats decode;
   /// Every change of workers=auto / prefetch=auto since the loader started, oldest first.
   std::vector<TuningChange> tuning;
 
