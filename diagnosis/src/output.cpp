@@ -77,6 +77,18 @@ json bottleneck_json(const LoaderStats& s) {
       (advice.empty() ? "; check that its directory exists and is writable" : advice));
 }
 
+json decode_json(const DecodeStats& d) {
+  json reasons = json::object();
+  for (const auto& [reason, count] : d.cpu_reasons) reasons[reason] = count;
+  return {{"mode", d.mode},
+          {"engines", d.engines.empty() ? json(nullptr) : json(d.engines)},
+          {"engine_images", d.engine_images},
+          {"cpu_images", d.cpu_images},
+          {"cpu_reasons", reasons},
+          {"failed_parts", d.failed_parts},
+          {"engine_device_s", seconds(d.engine_device_ns)}};
+}
+
 }  // namespace
 
 json number_or_null(const std::optional<double>& value) {
@@ -142,6 +154,7 @@ json stats_json(const LoaderStats& s) {
             {"chunk_reads", s.chunk_reads},
             {"bytes_read", s.bytes_read}}},
           {"network", network_json(s.network)},
+          {"decode", decode_json(s.decode)},
           {"memory",
            {{"slot_bytes", s.slot_bytes},
             {"pinned", s.pinned},
@@ -175,6 +188,8 @@ json run_json(const RunFacts& f) {
            {{"fresh_batches", s.fresh_batches},
             {"echoed_batches", s.echoed_batches},
             {"reaugmented_batches", s.reaugmented_batches}}},
+          {"decode", s.decode.engine_images + s.decode.cpu_images > 0 ? decode_json(s.decode)
+                                                                      : json(nullptr)},
           {"steps", f.steps},
           {"epochs", f.epochs},
           {"wall_s", wall_s},

@@ -12,7 +12,7 @@ also a ValueError) and PipelineError (a failure while an epoch runs).
 """
 
 from ._native import Error, FormatError, PipelineError, UsageError
-from ._loader import Batch, Epoch, Loader, OrderWarning
+from ._loader import Batch, DecodeWarning, Epoch, Loader, OrderWarning
 from ._pack import pack
 from ._profile import profile
 from ._synthetic import write_synthetic
@@ -21,6 +21,7 @@ from ._version import __version__  # written by the build from the project's VER
 
 __all__ = [
     "Batch",
+    "DecodeWarning",
     "Epoch",
     "Error",
     "FormatError",

@@ -9,7 +9,7 @@ import threading
 import warnings
 from typing import Any, Iterator, Literal, Optional, Sequence, Tuple, Union
 
-from . import _native, _profile_state
+from . import _native, _nvjpeg, _profile_state
 from ._transform import PLANNED_KEYWORDS, TransformPlan, check_on_batch, plan_transform
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -35,6 +35,11 @@ def _converter(output: str):
 class OrderWarning(UserWarning):
     """The Loader's order mixes the file's labels poorly into batches (a class-sorted file read
     in chunk order): said once, when the Loader is made."""
+
+
+class DecodeWarning(UserWarning):
+    """``decode="auto"`` on a CUDA device decodes on the CPU (no libnvjpeg, or a GPU without
+    JPEG engines): said once, when the Loader is made, with why."""
 
 
 class Batch:
@@ -156,6 +161,13 @@ class Loader:
     affinity divided by ``LOCAL_WORLD_SIZE`` under torchrun; ``workers=0`` takes the same
     share) and ``memory_bytes`` of batch
     slots (0: 1 GiB); ``stats()["tuning"]`` lists each change. Ranges are the C++ fields' own.
+    ``decode`` (jpeg layout) is where the images are decoded: ``"cpu"`` (the workers),
+    ``"gpu"`` (the GPU's hardware JPEG engines through nvJPEG, for every image they take; the
+    workers decode the rest: progressive, CMYK, PNG, ...) or ``"auto"`` (the engines first, the
+    workers only for what the engines cannot keep up with; the CPU where there are no engines).
+    ``gpu`` and ``auto`` need ``device="cuda"``; libnvjpeg is found in PyPI's ``nvidia-nvjpeg``,
+    torchvision's wheel or the CUDA toolkit. The engines' pixels differ from the CPU decoder's by
+    a few levels; ``stats()["decode"]`` counts where each image went.
     ``output`` chooses what batches are: torch tensors (default), NumPy arrays (CPU device) or
     the raw DLPack-exporting arrays for any other framework.
 
@@ -175,6 +187,7 @@ class Loader:
         dtype: Any = "float32",
         echo: Union[int, str] = 1,
         augment: str = "none",
+        decode: str = "cpu",
         size: Union[None, int, Tuple[int, int]] = None,
         mean: Optional[Sequence[float]] = None,
         stddev: Optional[Sequence[float]] = None,
@@ -235,6 +248,8 @@ class Loader:
         self._dtype = None
         if transform is not None:
             keywords = self._planned(transform, keywords, output)
+        if decode != "cpu":
+            _nvjpeg.register()
         self._native = _native.Loader(self._path, keywords)
         if self._plan is not None:
             if self._native.encoded and not ("size" in self._plan.keywords
@@ -246,7 +261,8 @@ class Loader:
                     "a crop or a resize to (height, width), as a DataLoader would need too")
             check_on_batch(self._plan, self._native.sample_shape, keywords["dtype"])
         for notice in self._native.notices:
-            warnings.warn(notice, OrderWarning, stacklevel=2)
+            category = DecodeWarning if notice.startswith("decode=") else OrderWarning
+            warnings.warn(notice, category, stacklevel=2)
         self._generation = 0
         self._next_epoch = 0
         self._lock = threading.Lock()

@@ -15,6 +15,7 @@
 #include "gpufeed/diagnosis/diagnosis.hpp"
 #include "gpufeed/formats/pack_file.hpp"
 #include "gpufeed/formats/synthetic.hpp"
+#include "gpufeed/pipeline/decode.hpp"
 #include "native_loader.hpp"
 #include "options.hpp"
 
@@ -84,6 +85,20 @@ void NativeLoader::close() {
 }
 
 void bind_loader(nb::module_& m) {
+  m.def("add_nvjpeg_library", &add_nvjpeg_library, nb::arg("file_or_directory"),
+        "Where to look for libnvjpeg before the library search path (decode='gpu'/'auto').");
+  m.def(
+      "nvjpeg_library",
+      [] {
+        const NvjpegLibrary l = nvjpeg_library();
+        nb::dict d;
+        d["loaded"] = l.loaded;
+        d["path"] = l.path;
+        d["version"] = l.version;
+        d["why"] = l.why;
+        return d;
+      },
+      "Loads libnvjpeg if no loader has yet; what was found, or why none could be used.");
   nb::class_<Delivery>(m, "Delivery", "One batch as the loader delivered it.")
       .def_prop_ro("images",
                    [](const Delivery& d) { return BatchArray(d.held, BatchArray::Part::images); })

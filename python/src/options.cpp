@@ -284,6 +284,8 @@ const std::map<std::string, Setter>& setters() {
        }},
       {"augment",
        [](LoaderOptions& o, nb::handle v) { o.augment = parse_augment(to_text("augment", v)); }},
+      {"decode",
+       [](LoaderOptions& o, nb::handle v) { o.decode = parse_decode(to_text("decode", v)); }},
       {"on_error",
        [](LoaderOptions& o, nb::handle v) { o.on_error = parse_on_error(to_text("on_error", v)); }},
       {"resize", set_resize},
@@ -369,6 +371,7 @@ nb::dict default_keywords() {
   d["size"] = nb::none();
   d["resize_filter"] = "bilinear";
   d["augment"] = to_string(o.augment);
+  d["decode"] = to_string(o.decode);
   d["on_error"] = to_string(o.on_error);
   const Geometry& g = o.geometry;
   d["resize"] = nb::none();

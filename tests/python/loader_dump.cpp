@@ -69,6 +69,7 @@ nlohmann::json default_keywords() {
   d["size"] = o.height == 0 && o.width == 0 ? none : nlohmann::json({o.height, o.width});
   d["resize_filter"] = filter_name(o.resize_filter);
   d["augment"] = gpufeed::to_string(o.augment);
+  d["decode"] = gpufeed::to_string(o.decode);
   d["on_error"] = gpufeed::to_string(o.on_error);
   const gpufeed::Geometry& g = o.geometry;
   d["resize"] = none;

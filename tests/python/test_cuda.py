@@ -86,3 +86,31 @@ def test_cupti_finds_an_item_in_the_step(synthetic_file):
     check = {c["name"]: c for c in results["practices"]}["host_sync"]
     assert check["status"] == "warn", prof.summary()
     assert results["cupti"] is not None and results["cupti"]["records"] > 0
+
+
+def engines_missing():
+    """Why the JPEG engines cannot run here, or None."""
+    library = _native.nvjpeg_library()
+    return None if library["loaded"] else library["why"]
+
+
+@pytest.mark.parametrize("decode", ["gpu", "auto"])
+def test_decode_on_the_jpeg_engines_is_close_to_the_cpu_path(jpeg_file, decode):
+    if engines_missing():
+        pytest.skip(engines_missing())
+    keywords = dict(batch_size=16, workers=2, order="random", seed=3, size=(32, 32),
+                    augment="crop-flip", dtype="uint8", output_layout="nhwc")
+    cpu = gpufeed.Loader(jpeg_file, device="cuda", decode="cpu", **keywords)
+    gpu = gpufeed.Loader(jpeg_file, device="cuda", decode=decode, **keywords)
+    differences = []
+    for (a, la), (b, lb) in zip(cpu.epoch(0), gpu.epoch(0)):
+        assert torch.equal(la.cpu(), lb.cpu())
+        differences.append((a.cpu().int() - b.cpu().int()).abs().float())
+    d = torch.cat([x.flatten() for x in differences])
+    print(f"decode={decode} against decode=cpu: mean {d.mean():.2f}, max {d.max():.0f} levels")
+    assert d.mean() < 4.0
+    stats = gpu.stats()["decode"]
+    assert stats["mode"] == decode
+    assert stats["engine_images"] + stats["cpu_images"] == 80
+    if decode == "gpu":
+        assert stats["engine_images"] == 80 and stats["engines"]

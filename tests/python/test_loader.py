@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -399,3 +400,37 @@ def test_write_synthetic_is_deterministic(tmp_path):
     (xb, yb), = list(lb.epoch(0))
     assert torch.equal(xa, xb) and torch.equal(ya, yb)
     assert set(ya.tolist()) <= set(range(10))
+
+
+def test_decode_gpu_without_a_cuda_device_is_refused_in_one_line(jpeg_file):
+    with pytest.raises(gpufeed.UsageError) as caught:
+        gpufeed.Loader(jpeg_file, batch_size=16, device="cpu", decode="gpu")
+    message = str(caught.value)
+    assert "decode=gpu needs a CUDA device" in message
+    assert "\n" not in message
+    with pytest.raises(gpufeed.UsageError, match="decode 'engines'; use cpu, gpu or auto"):
+        gpufeed.Loader(jpeg_file, batch_size=16, decode="engines")
+
+
+def test_decode_auto_on_the_cpu_decodes_there_and_counts_it(jpeg_file):
+    keywords = dict(batch_size=16, workers=2, order="random", seed=1, size=(24, 32))
+    want = [images.clone() for images, _ in gpufeed.Loader(jpeg_file, **keywords).epoch(0)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no GPU here: nothing to warn about
+        loader = gpufeed.Loader(jpeg_file, decode="auto", **keywords)
+    got = [images.clone() for images, _ in loader.epoch(0)]
+    assert all(torch.equal(a, b) for a, b in zip(got, want)) and len(got) == len(want)
+    decode = loader.stats()["decode"]
+    assert decode["mode"] == "cpu"
+    assert decode["cpu_images"] == 80 and decode["engine_images"] == 0
+    assert decode["engines"] is None
+
+
+def test_nvjpeg_is_found_in_the_environments_wheels():
+    from gpufeed import _nvjpeg
+
+    dirs = _nvjpeg.candidate_dirs()
+    assert all(os.path.isdir(d) for d in dirs)
+    library = _native.nvjpeg_library()
+    assert set(library) == {"loaded", "path", "version", "why"}
+    assert library["loaded"] or library["why"]

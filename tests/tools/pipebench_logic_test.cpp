@@ -336,6 +336,23 @@ TEST(SweepGrid, ListsMultiplyInTheGivenOrder) {
   EXPECT_EQ(points[5], point(4, 4, "auto:3", Order::chunk, 512));
 }
 
+TEST(SweepGrid, DecodeIsAnAxisOfItsOwn) {
+  SweepAxes axes;
+  axes.workers = "4";
+  axes.decode = "cpu,gpu,auto";
+  const auto points = parse_grid(axes, SweepPoint{}, 8).points();
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[0].decode, Decode::cpu);
+  EXPECT_EQ(points[2].decode, Decode::automatic);
+  EXPECT_TRUE(contains(describe(points[1]), "decode gpu")) << describe(points[1]);
+  LoaderOptions o;
+  points[1].apply_to(o);
+  EXPECT_EQ(o.decode, Decode::gpu);
+  EXPECT_EQ(SweepPoint::of(o).decode, Decode::gpu);
+  axes.decode = "cpu,nvjpeg";
+  EXPECT_THROW((void)parse_grid(axes, SweepPoint{}, 8), UsageError);
+}
+
 TEST(SweepGrid, WithoutListsSweepsWorkersAndEcho) {
   const auto points = parse_grid(SweepAxes{}, point(0, 2, "1", Order::random, 64), 8).points();
   ASSERT_EQ(points.size(), 6u);  // workers 1, 4, 8 x echo 1, 2
@@ -461,9 +478,10 @@ TEST(SweepOutput, CsvHasAHeaderAndOneLinePerSettingWithQuotedText) {
   const auto lines = std::count(csv.begin(), csv.end(), '\n');
   EXPECT_EQ(lines, 3);
   EXPECT_TRUE(
-      contains(csv, "1,4,\"1\",chunk,512,1234.500,0.500000,0.000000,100,\"not input-bound\""))
+      contains(csv, "1,4,\"1\",chunk,512,cpu,1234.500,0.500000,0.000000,100,\"not input-bound\""))
       << csv;
-  EXPECT_TRUE(contains(csv, "2,4,\"1\",chunk,512,,,,,\"\",\"\",\"\",\"model \"\"cnn\"\" ran out"))
+  EXPECT_TRUE(
+      contains(csv, "2,4,\"1\",chunk,512,cpu,,,,,\"\",\"\",\"\",\"model \"\"cnn\"\" ran out"))
       << csv;
   const auto json = sweep_json(rows, 0, Confirmation{"no_recommendation", "none"});
   EXPECT_EQ(json["settings"].size(), 2u);

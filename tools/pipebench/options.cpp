@@ -68,6 +68,7 @@ void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
     cmd.add_option("--echo", axes->echo, "echo settings to try, e.g. 1,2,auto");
     cmd.add_option("--order", axes->order, "sample orders to try, e.g. random,chunk");
     cmd.add_option("--cache-mb", axes->cache_mb, "chunk cache budgets to try in MiB, e.g. 64,512");
+    cmd.add_option("--decode", axes->decode, "jpeg layout: decoders to try, e.g. cpu,gpu,auto");
     cmd.add_option("--csv", axes->csv, "write the table as CSV (default pipebench-sweep.csv)");
     return;
   }
@@ -85,6 +86,9 @@ void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
       ->check(flag_range("cpu_budget"));
   add_mib_option(cmd, "memory_bytes", lo.memory_bytes,
                  "--prefetch auto: batch slots within this many MiB (0: 1024)");
+  cmd.add_option_function<std::string>(
+      "--decode", [&lo](const std::string& v) { lo.decode = parse_decode(v); },
+      "jpeg layout: cpu, gpu (the GPU's JPEG engines) or auto (engines first, CPU for the rest)");
   cmd.add_option_function<std::string>(
          "--order", [&lo](const std::string& v) { lo.order = parse_order(v); }, "sample order")
       ->check(CLI::IsMember(std::vector<std::string>(kOrderNames.begin(), kOrderNames.end())));

@@ -44,6 +44,7 @@ json settings_json(const BenchReport& r, const json& stats) {
       {"dtype", to_string(o.loader.dtype)},
       {"echo", o.loader.echo.to_string()},
       {"augment", to_string(o.loader.augment)},
+      {"decode", to_string(o.loader.decode)},
       {"on_error", to_string(o.loader.on_error)},
       {"size", o.loader.height == 0 ? json(nullptr) : json(size_text(o.loader))},
       {"inject_stall", o.loader.inject_stall ? json(o.loader.inject_stall->str()) : json(nullptr)}};

@@ -67,6 +67,17 @@ void print_device(const BenchReport& r) {
                        static_cast<unsigned long long>(s.echoed_batches),
                        static_cast<unsigned long long>(s.reaugmented_batches)));
   }
+  if (s.decode.engine_images + s.decode.cpu_images > 0 && s.decode.mode != "cpu") {
+    std::string why;
+    for (const auto& [reason, count] : s.decode.cpu_reasons) {
+      why += (why.empty() ? " (" : ", ") + reason + " " + std::to_string(count);
+    }
+    row("decode",
+        format("%s: %llu images on the JPEG engines, %llu on the CPU%s%s", s.decode.mode.c_str(),
+               static_cast<unsigned long long>(s.decode.engine_images),
+               static_cast<unsigned long long>(s.decode.cpu_images), why.c_str(),
+               why.empty() ? "" : ")"));
+  }
   if (s.skipped_samples > 0) {
     row("skipped", format("%llu undecodable samples replaced (--on-error skip)",
                           static_cast<unsigned long long>(s.skipped_samples)));

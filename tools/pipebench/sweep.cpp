@@ -7,6 +7,7 @@
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
+#include "gpufeed/base/names.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
@@ -89,6 +90,16 @@ std::vector<Order> orders(const std::string& text) {
   return out;
 }
 
+std::vector<Decode> decodes(const std::string& text) {
+  std::vector<Decode> out;
+  for (const std::string& d : split("decode", text)) {
+    const std::optional<Decode> decode = find_named<Decode>(kDecodeNames, d);
+    if (!decode) throw UsageError("--decode " + text + ": " + d + " is not cpu, gpu or auto");
+    out.push_back(*decode);
+  }
+  return out;
+}
+
 std::vector<AutoCount> default_workers(unsigned cores) {
   const std::set<unsigned> values{1, std::max(1u, cores / 2), std::max(1u, cores)};
   return {values.begin(), values.end()};
@@ -104,7 +115,7 @@ std::string percent(const std::optional<double>& share) {
 }  // namespace
 
 SweepPoint SweepPoint::of(const LoaderOptions& o) {
-  return {o.workers, o.prefetch, o.echo, o.order, o.cache_bytes, o.read_requests};
+  return {o.workers, o.prefetch, o.echo, o.order, o.cache_bytes, o.read_requests, o.decode};
 }
 
 void SweepPoint::apply_to(LoaderOptions& o) const {
@@ -114,6 +125,7 @@ void SweepPoint::apply_to(LoaderOptions& o) const {
   o.order = order;
   o.cache_bytes = cache_bytes;
   o.read_requests = read_requests;
+  o.decode = decode;
 }
 
 SweepPoint with_setting(SweepPoint point, const Setting& s) {
@@ -147,7 +159,7 @@ nlohmann::json count_json(const AutoCount& count) {
 std::string describe(const SweepPoint& p) {
   return "workers " + p.workers.str() + ", prefetch " + p.prefetch.str() + ", echo " +
          p.echo.to_string() + ", order " + to_string(p.order) + ", cache " +
-         std::to_string(mib(p.cache_bytes)) + " MiB";
+         std::to_string(mib(p.cache_bytes)) + " MiB, decode " + to_string(p.decode);
 }
 
 std::vector<SweepPoint> SweepGrid::points() const {
@@ -156,7 +168,13 @@ std::vector<SweepPoint> SweepGrid::points() const {
     for (const AutoCount& p : prefetch) {
       for (const EchoOptions& e : echo) {
         for (const Order o : order) {
-          for (const std::uint64_t c : cache_bytes) out.push_back(SweepPoint{w, p, e, o, c});
+          for (const std::uint64_t c : cache_bytes) {
+            for (const Decode d : decode) {
+              SweepPoint point{w, p, e, o, c};
+              point.decode = d;
+              out.push_back(point);
+            }
+          }
         }
       }
     }
@@ -167,7 +185,7 @@ std::vector<SweepPoint> SweepGrid::points() const {
 SweepGrid parse_grid(const SweepAxes& a, const SweepPoint& base, unsigned cores) {
   SweepGrid g;
   const bool any = !a.workers.empty() || !a.prefetch.empty() || !a.echo.empty() ||
-                   !a.order.empty() || !a.cache_mb.empty();
+                   !a.order.empty() || !a.cache_mb.empty() || !a.decode.empty();
   g.workers = !a.workers.empty() ? auto_counts("workers", a.workers)
               : any              ? std::vector<AutoCount>{base.workers}
                                  : default_workers(cores);
@@ -179,8 +197,9 @@ SweepGrid parse_grid(const SweepAxes& a, const SweepPoint& base, unsigned cores)
   g.order = !a.order.empty() ? orders(a.order) : std::vector<Order>{base.order};
   g.cache_bytes = !a.cache_mb.empty() ? bytes_in_mib("cache_bytes", a.cache_mb)
                                       : std::vector<std::uint64_t>{base.cache_bytes};
-  const std::size_t n =
-      g.workers.size() * g.prefetch.size() * g.echo.size() * g.order.size() * g.cache_bytes.size();
+  g.decode = !a.decode.empty() ? decodes(a.decode) : std::vector<Decode>{base.decode};
+  const std::size_t n = g.workers.size() * g.prefetch.size() * g.echo.size() * g.order.size() *
+                        g.cache_bytes.size() * g.decode.size();
   if (n > kMaxSweepPoints) {
     throw UsageError("the sweep has " + std::to_string(n) + " settings, more than " +
                      std::to_string(kMaxSweepPoints) + "; give fewer values per flag");
@@ -241,13 +260,15 @@ Confirmation confirm_recommendation(const std::vector<SweepRow>& rows) {
 }
 
 void print_sweep_table(const std::vector<SweepRow>& rows) {
-  std::printf("%7s %8s %6s %-10s %8s %11s %6s %10s %9s  %s\n", "workers", "prefetch", "echo",
-              "order", "cache_mb", "samples/s", "util", "input_wait", "peak_mb", "verdict");
+  std::printf("%7s %8s %6s %-10s %8s %6s %11s %6s %10s %9s  %s\n", "workers", "prefetch", "echo",
+              "order", "cache_mb", "decode", "samples/s", "util", "input_wait", "peak_mb",
+              "verdict");
   for (const SweepRow& r : rows) {
-    std::printf("%7s %8s %6s %-10s %8llu ", r.point.workers.str().c_str(),
+    std::printf("%7s %8s %6s %-10s %8llu %6s ", r.point.workers.str().c_str(),
                 r.point.prefetch.str().c_str(), r.point.echo.to_string().c_str(),
                 to_string(r.point.order).c_str(),
-                static_cast<unsigned long long>(mib(r.point.cache_bytes)));
+                static_cast<unsigned long long>(mib(r.point.cache_bytes)),
+                to_string(r.point.decode).c_str());
     if (!r.error.empty()) {
       std::printf("failed: %s\n", r.error.c_str());
       continue;
@@ -260,7 +281,7 @@ void print_sweep_table(const std::vector<SweepRow>& rows) {
 
 std::string sweep_csv(const std::vector<SweepRow>& rows) {
   std::string out =
-      "workers,prefetch,echo,order,cache_mb,samples_per_s,device_util,input_wait_share,"
+      "workers,prefetch,echo,order,cache_mb,decode,samples_per_s,device_util,input_wait_share,"
       "peak_rss_bytes,verdict,bottleneck_stage,recommendation,error\n";
   const auto quoted = [](const std::string& s) {
     std::string q = "\"";
@@ -271,7 +292,7 @@ std::string sweep_csv(const std::vector<SweepRow>& rows) {
   for (const SweepRow& r : rows) {
     out += r.point.workers.str() + "," + r.point.prefetch.str() + "," +
            quoted(r.point.echo.to_string()) + "," + to_string(r.point.order) + "," +
-           std::to_string(mib(r.point.cache_bytes)) + ",";
+           std::to_string(mib(r.point.cache_bytes)) + "," + to_string(r.point.decode) + ",";
     if (r.error.empty()) {
       std::snprintf(buffer, sizeof buffer, "%.3f", r.samples_per_s);
       out += buffer;
@@ -305,6 +326,7 @@ nlohmann::json sweep_json(const std::vector<SweepRow>& rows, const std::optional
          {"echo", r.point.echo.to_string()},
          {"order", to_string(r.point.order)},
          {"cache_mb", mib(r.point.cache_bytes)},
+         {"decode", to_string(r.point.decode)},
          {"samples_per_s", ok ? json(r.samples_per_s) : json(nullptr)},
          {"device_util", ok && r.device_util ? json(*r.device_util) : json(nullptr)},
          {"input_wait_share", ok ? json(r.input_wait_share) : json(nullptr)},

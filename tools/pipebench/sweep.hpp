@@ -26,6 +26,7 @@ struct SweepAxes {
   std::string echo;
   std::string order;
   std::string cache_mb;
+  std::string decode;
   std::string csv;  ///< where the table goes as CSV
 };
 
@@ -39,6 +40,7 @@ struct SweepPoint {
   std::uint64_t cache_bytes = std::uint64_t{512} << 20;
   /// Not a sweep axis: a recommendation may move it (a file in object storage).
   AutoCount read_requests = AutoCount::automatic();
+  Decode decode = Decode::cpu;
 
   /// The point `options` is at.
   [[nodiscard]] static SweepPoint of(const LoaderOptions& options);
@@ -58,6 +60,7 @@ struct SweepGrid {
   std::vector<EchoOptions> echo;
   std::vector<Order> order;
   std::vector<std::uint64_t> cache_bytes;
+  std::vector<Decode> decode;
 
   /// Every combination, the last flag varying fastest.
   [[nodiscard]] std::vector<SweepPoint> points() const;

@@ -32,7 +32,7 @@ struct FieldName {
 
 inline constexpr std::uint64_t kMaxBytesSetting = std::uint64_t{1} << 40;  ///< 1 TiB
 
-inline constexpr std::array<FieldName, 43> kLoaderFields{{
+inline constexpr std::array<FieldName, 44> kLoaderFields{{
     {"path", "path", "--data", 0, {}},
     {"images", "images", "--images", 0, {}},
     {"labels", "labels", "--labels", 0, {}},
@@ -70,6 +70,7 @@ inline constexpr std::array<FieldName, 43> kLoaderFields{{
     {"size", "size", "--size", 0, {}},
     {"resize_filter", "resize_filter", "--resize-filter", 0, {}},
     {"augment", "augment", "--augment", 0, {}},
+    {"decode", "decode", "--decode", 0, {}},
     // LoaderOptions::geometry's fields: torchvision's geometric transforms, fused.
     {"resize", "resize", "--resize", 0, {}},
     {"resize_max", "resize_max", "--resize-max", 0, {0, 16384, false}},
