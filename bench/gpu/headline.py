@@ -2,7 +2,7 @@
 """The headline: one resnet18 training, fed by gpufeed and by the PyTorch DataLoader.
 
     headline.py --jpeg FILE [--raw FILE] [--out DIR] [--folder DIR] [--steps 40] [--warmup 12] [--rounds 2]
-                [--workers 16] [--batch 256] [--json FILE]
+                [--workers 16] [--batch 256] [--json FILE] [--sections decode,dataloader,...]
 
 The same training (torchvision resnet18, bfloat16 autocast, channels-last, SGD, batch 256) on
 the same JPEG images (a gpufeed jpeg-layout file) at 224x224 with random-resized-crop + flip:
@@ -25,6 +25,12 @@ kept for both. Once more, gpufeed with one worker fewer than the cores (what the
 advises when launch gaps come with a loader on every core). With --raw, a gpufeed run on that
 raw file too (the Python loop to set against pipebench's C++ loop on the same file).
 
+The decode section (first: the GPU decode path's targets) measures decode="cpu", "gpu" and
+"auto" on the same file, alone and feeding the model, against torchvision's own GPU decode
+(decode_paths.py). --sections picks and orders the sections: decode, dataloader (the rounds
+above), profile (the profiled runs), spare (one worker fewer), raw; the JSON is written after
+each, so a run stopped at a deadline keeps what it measured.
+
 Prints one JSON document (also to --json). Without a CUDA device: "no CUDA device: not
 measured", exit 0. --device cpu rehearses the script (float32 batches, tiny --steps).
 """
@@ -37,6 +43,8 @@ import time
 
 import h5py
 import torch
+
+import decode_paths
 
 BATCH = 256
 SIZE = 224
@@ -197,7 +205,10 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--device", default="cuda",
                         help="cuda (the measurement) or cpu (a rehearsal of the script)")
+    parser.add_argument("--sections", default="decode,dataloader,profile,spare,raw")
     opts = parser.parse_args()
+    opts.size = SIZE
+    sections = opts.sections.split(",")
     global BATCH
     BATCH = opts.batch
     device = torch.device(opts.device)
@@ -215,10 +226,56 @@ def main():
     model_only = timed(iter(lambda: fixed, None), step, opts.warmup, opts.steps, device)
     log(f"model only: {model_only:.0f} images/s")
 
+    results = {
+        "device": (torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"),
+        "model_only_images_per_s": model_only,
+        "settings": {"steps": opts.steps, "warmup": opts.warmup, "batch": BATCH,
+                     "dataloader_workers": opts.workers, "gpufeed_workers": "all cores",
+                     "images": opts.jpeg},
+    }
     makers = {
         "gpufeed": lambda: gpufeed_batches(opts.jpeg, 0, "crop-flip", device),
         "dataloader": lambda: dataloader_batches(folder, opts.workers, device),
     }
+    for section in sections:
+        if section == "decode" and device.type == "cuda":
+            results.update(decode_paths.measure(opts, step, model_only, folder, device, log))
+        elif section == "dataloader":
+            results.update(dataloader_rounds(makers, step, opts, device, model_only))
+        elif section == "profile":
+            diagnosis = {}
+            for name, make_feed in makers.items():
+                try:
+                    diagnosis[name] = profiled(make_feed, step, opts.warmup + opts.steps,
+                                               os.path.join(opts.out, f"{name}.profile.json"))
+                except Exception as e:  # the timed figures stand without it
+                    diagnosis[name] = {"error": f"{type(e).__name__}: {e}"}
+            results["diagnosis"] = diagnosis
+        elif section == "spare" and len(os.sched_getaffinity(0)) > 1:
+            # The diagnosis's advice when launch gaps come with a loader on every core: one fewer.
+            cores = len(os.sched_getaffinity(0))
+            loader, batches = gpufeed_batches(opts.jpeg, cores - 1, "crop-flip", device)
+            results["gpufeed_spare_core_images_per_s"] = timed(batches, step, opts.warmup,
+                                                               opts.steps, device)
+            close(loader, batches)
+        elif section == "raw" and opts.raw:
+            loader, raw = gpufeed_batches(opts.raw, 0, "none", device)
+            results["gpufeed_raw_images_per_s"] = timed(raw, step, opts.warmup, opts.steps, device)
+            close(loader, raw)
+        write_results(results, opts.json)
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+def write_results(results, path):
+    if path:
+        with open(path + ".tmp", "w") as f:
+            f.write(json.dumps(results, indent=2) + "\n")
+        os.replace(path + ".tmp", path)
+
+
+def dataloader_rounds(makers, step, opts, device, model_only):
+    """gpufeed (decode on every core) against the tutorials' DataLoader, alternating rounds."""
     rates = {name: [] for name in makers}
     for r in range(opts.rounds):
         # Each round starts both feeds afresh (alternating which goes first); the warm-up
@@ -228,45 +285,15 @@ def main():
             rates[name].append(timed(batches, step, opts.warmup, opts.steps, device))
             close(loader, batches)
             log(f"round {r} {name}: {rates[name][-1]:.0f} images/s")
-    diagnosis = {}
-    for name, make_feed in makers.items():
-        try:
-            diagnosis[name] = profiled(make_feed, step, opts.warmup + opts.steps,
-                                       os.path.join(opts.out, f"{name}.profile.json"))
-        except Exception as e:  # the timed figures stand without it
-            diagnosis[name] = {"error": f"{type(e).__name__}: {e}"}
     median = {name: statistics.median(v) for name, v in rates.items()}
-    results = {
-        "device": (torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"),
-        "model_only_images_per_s": model_only,
+    return {
         "gpufeed_images_per_s": median["gpufeed"],
         "dataloader_images_per_s": median["dataloader"],
         "rounds": rates,
         "resnet18_jpeg_vs_dataloader": median["gpufeed"] / median["dataloader"],
         "gpufeed_util_estimate": median["gpufeed"] / model_only,
         "dataloader_util_estimate": median["dataloader"] / model_only,
-        "diagnosis": diagnosis,
-        "settings": {"steps": opts.steps, "warmup": opts.warmup, "batch": BATCH,
-                     "dataloader_workers": opts.workers, "gpufeed_workers": "all cores",
-                     "images": opts.jpeg},
     }
-    cores = len(os.sched_getaffinity(0))
-    if cores > 1:
-        # The diagnosis's advice when launch gaps come with a loader on every core: one fewer.
-        loader, batches = gpufeed_batches(opts.jpeg, cores - 1, "crop-flip", device)
-        results["gpufeed_spare_core_images_per_s"] = timed(batches, step, opts.warmup,
-                                                           opts.steps, device)
-        close(loader, batches)
-    if opts.raw:
-        loader, raw = gpufeed_batches(opts.raw, 0, "none", device)
-        results["gpufeed_raw_images_per_s"] = timed(raw, step, opts.warmup, opts.steps, device)
-        close(loader, raw)
-    text = json.dumps(results, indent=2)
-    print(text)
-    if opts.json:
-        with open(opts.json, "w") as f:
-            f.write(text + "\n")
-    return 0
 
 
 if __name__ == "__main__":
