@@ -82,8 +82,9 @@ inline void check_aligned(const void* p, std::uintptr_t alignment) {
 }
 #endif
 
-/// Input bytes, read through the read-only cache on the device.
-GPUFEED_HD std::uint32_t load_byte(const std::uint8_t* p) {
+/// One input byte or augment word, read through the read-only cache on the device.
+template <typename V>
+GPUFEED_HD std::uint32_t load_one(const V* p) {
 #if defined(__CUDA_ARCH__)
   return __ldg(p);
 #else

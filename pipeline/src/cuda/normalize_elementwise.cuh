@@ -55,8 +55,7 @@ GPUFEED_HD void load_vector_bytes(const ElementwiseArgs& a, std::uint32_t e,
   GPUFEED_UNROLL
   for (unsigned i = 0; i < kWords; ++i) {
     const std::uint8_t* p = a.in + e + 4 * i;
-    w[i] = load_byte(p) | (load_byte(p + 1) << 8) | (load_byte(p + 2) << 16) |
-           (load_byte(p + 3) << 24);
+    w[i] = load_one(p) | (load_one(p + 1) << 8) | (load_one(p + 2) << 16) | (load_one(p + 3) << 24);
   }
 }
 
@@ -102,7 +101,7 @@ GPUFEED_HD void elementwise_thread(const ElementwiseArgs& a, const ChannelEntry*
   if (block == 0 && thread < a.head + a.tail) {
     const std::uint32_t e = thread < a.head ? thread : a.head + a.vectors * kV + thread - a.head;
     const ChannelCursor at(a, e);
-    out[e] = Element<T>::one(normalize_value(load_byte(a.in + e), table[kTableRun * at.c]));
+    out[e] = Element<T>::one(normalize_value(load_one(a.in + e), table[kTableRun * at.c]));
   }
   constexpr unsigned kU = kUnroll<T>;
   constexpr std::uint32_t kPerTile = kThreads * kU;

@@ -81,15 +81,10 @@ GPUFEED_HD Tile tile_at(const RowArgs& a, std::uint32_t t) {
   r.crop_y = r.crop_x = 0;
   r.flip = false;
   if (a.augment != nullptr) {
-    const auto* f = reinterpret_cast<const std::uint32_t*>(a.augment + r.sample);
-#if defined(__CUDA_ARCH__)
-    const std::uint32_t crop_y = __ldg(f), crop_x = __ldg(f + 1), flip = __ldg(f + 2);
-#else
-    const std::uint32_t crop_y = f[0], crop_x = f[1], flip = f[2];
-#endif
-    r.crop_y = umin(crop_y, a.max_crop_y);
-    r.crop_x = umin(crop_x, a.max_crop_x);
-    r.flip = flip != 0;
+    const SampleAugment& g = a.augment[r.sample];
+    r.crop_y = umin(load_one(&g.crop_y), a.max_crop_y);
+    r.crop_x = umin(load_one(&g.crop_x), a.max_crop_x);
+    r.flip = load_one(&g.flip) != 0;
   }
   return r;
 }
@@ -132,7 +127,7 @@ GPUFEED_HD void stage_tile(const RowArgs& a, const Tile& t, unsigned thread, con
     const std::int32_t end =
         lo + 16 < static_cast<std::int32_t>(length) ? lo + 16 : static_cast<std::int32_t>(length);
     for (std::int32_t b = lo < 0 ? 0 : lo; b < end; ++b) {
-      dst[static_cast<std::int32_t>(phase) + b] = static_cast<std::uint8_t>(load_byte(src + b));
+      dst[static_cast<std::int32_t>(phase) + b] = static_cast<std::uint8_t>(load_one(src + b));
     }
   }
 }
