@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <ostream>
 #include <random>
 #include <string>
@@ -84,6 +85,14 @@ inline std::string normalize_param_name(const ::testing::TestParamInfo<Normalize
          formats::to_string(out_layout) + "_" + to_string(dtype) + (augment ? "_cropflip" : "");
 }
 
+/// The spec of a case; its crop-flip is std::get<4>(param).
+inline NormalizeSpec normalize_param_spec(const NormalizeParam& param) {
+  const auto& [shape, in_layout, out_layout, dtype, augment] = param;
+  formats::SampleShape in = shape;
+  in.layout = in_layout;
+  return make_normalize_spec(in, augment, out_layout, dtype);
+}
+
 /// A crop inside the sample and a flip for each of `count` samples.
 inline std::vector<SampleAugment> random_augments(const NormalizeSpec& spec, std::uint32_t count,
                                                   std::mt19937& rng) {
@@ -94,6 +103,37 @@ inline std::vector<SampleAugment> random_augments(const NormalizeSpec& spec, std
     x.flip = static_cast<std::uint32_t>(rng() % 2);
   }
   return a;
+}
+
+/// Random augments for `count` samples when `augment`, else none.
+inline std::vector<SampleAugment> augments_for(const NormalizeSpec& spec, std::uint32_t count,
+                                               bool augment, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  return augment ? random_augments(spec, count, rng) : std::vector<SampleAugment>{};
+}
+
+inline constexpr formats::Layout kNormalizeLayouts[] = {formats::Layout::nhwc,
+                                                        formats::Layout::nchw};
+inline constexpr DType kNormalizeDTypes[] = {DType::float32, DType::float16, DType::bfloat16,
+                                             DType::uint8};
+
+/// Runs `check(spec, augments)` for every layout pair, element type and crop-flip or not.
+inline void for_every_case(
+    formats::SampleShape shape, std::uint32_t count,
+    const std::function<void(const NormalizeSpec&, const std::vector<SampleAugment>&)>& check) {
+  for (const formats::Layout in_layout : kNormalizeLayouts) {
+    for (const formats::Layout out_layout : kNormalizeLayouts) {
+      for (const DType dtype : kNormalizeDTypes) {
+        for (const bool crop : {false, true}) {
+          shape.layout = in_layout;
+          const NormalizeSpec spec = make_normalize_spec(shape, crop, out_layout, dtype);
+          SCOPED_TRACE(formats::to_string(in_layout) + " -> " + formats::to_string(out_layout) +
+                       " " + to_string(dtype) + (crop ? " crop-flip" : ""));
+          check(spec, augments_for(spec, count, crop, count + shape.width));
+        }
+      }
+    }
+  }
 }
 
 inline std::vector<std::uint8_t> random_samples(const NormalizeSpec& spec, std::uint32_t count,

@@ -22,10 +22,8 @@ namespace gpufeed {
 namespace {
 
 using formats::Layout;
-using formats::SampleShape;
 using testing::expect_matches;
 using testing::make_normalize_spec;
-using testing::random_augments;
 
 constexpr std::size_t kGuard = 256;  // poisoned bytes after (and, when offset, before) outputs
 
@@ -78,49 +76,34 @@ class NormalizeKernel : public GpuTest,
                         public ::testing::WithParamInterface<testing::NormalizeParam> {};
 
 TEST_P(NormalizeKernel, MatchesTheReference) {
-  const auto& [shape, in_layout, out_layout, dtype, augment] = GetParam();
-  SampleShape in = shape;
-  in.layout = in_layout;
-  const NormalizeSpec spec = make_normalize_spec(in, augment, out_layout, dtype);
-  std::mt19937 rng(in.height * 31 + in.channels);
-  const std::uint32_t count = 5;
-  run_and_compare(spec, count,
-                  augment ? random_augments(spec, count, rng) : std::vector<SampleAugment>{},
-                  static_cast<std::uint32_t>(rng()));
+  const NormalizeSpec spec = testing::normalize_param_spec(GetParam());
+  const std::uint32_t count = 5, seed = spec.in.height * 31 + spec.in.width;
+  run_and_compare(spec, count, testing::augments_for(spec, count, std::get<4>(GetParam()), seed),
+                  seed);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, NormalizeKernel, testing::normalize_params(),
                          testing::normalize_param_name);
 
 TEST_F(GpuTest, UnalignedBuffersAreConverted) {
-  for (const Layout in_layout : {Layout::nchw, Layout::nhwc}) {
-    for (const DType dtype : {DType::float32, DType::float16}) {
-      const NormalizeSpec spec =
-          make_normalize_spec({64, 64, 3, in_layout}, false, Layout::nchw, dtype);
-      RunOptions misaligned_in;
-      misaligned_in.in_offset = 1;
-      run_and_compare(spec, 3, {}, 5, misaligned_in);
-      RunOptions misaligned_out;
-      misaligned_out.out_offset = dtype_size(dtype);
-      run_and_compare(spec, 3, {}, 6, misaligned_out);
+  testing::for_every_case({13, 11, 3}, 3, [](const NormalizeSpec& spec, const auto& augments) {
+    for (const std::size_t in_offset : {1, 3, 8}) {
+      for (const std::size_t out_elements : {0, 1, 3}) {
+        RunOptions misaligned;
+        misaligned.in_offset = in_offset;
+        misaligned.out_offset = out_elements * dtype_size(spec.dtype);
+        run_and_compare(spec, 3, augments, 5, misaligned);
+      }
     }
-  }
+  });
 }
 
 TEST_F(GpuTest, LargeBatchesAreSplitIntoLaunches) {
-  for (const Layout in_layout : {Layout::nchw, Layout::nhwc}) {
-    for (const bool crop : {false, true}) {
-      const NormalizeSpec spec =
-          make_normalize_spec({32, 32, 3, in_layout}, crop, Layout::nchw, DType::bfloat16);
-      std::mt19937 rng(9);
-      RunOptions small;
-      small.max_launch_elements = static_cast<std::uint32_t>(3 * spec.in.bytes() + 5);
-      const std::uint32_t count = 7;  // launches of 3, 3 and 1 samples
-      run_and_compare(spec, count,
-                      crop ? random_augments(spec, count, rng) : std::vector<SampleAugment>{}, 10,
-                      small);
-    }
-  }
+  testing::for_every_case({32, 32, 3}, 7, [](const NormalizeSpec& spec, const auto& augments) {
+    RunOptions small;
+    small.max_launch_elements = static_cast<std::uint32_t>(3 * spec.in.bytes() + 5);
+    run_and_compare(spec, 7, augments, 10, small);  // launches of 3, 3 and 1 samples
+  });
 }
 
 TEST_F(GpuTest, OutOfRangeCropsAreClamped) {

@@ -21,12 +21,12 @@ namespace gpufeed {
 namespace {
 
 using formats::Layout;
-using formats::SampleShape;
 using normalize_device::kThreads;
 using normalize_device::LaunchPlan;
+using testing::augments_for;
 using testing::expect_matches;
+using testing::for_every_case;
 using testing::make_normalize_spec;
-using testing::random_augments;
 
 constexpr unsigned kH200Blocks = 132 * 2048 / kThreads;  // launch_normalize's grid on an H200
 constexpr std::size_t kGuard = 64;
@@ -104,48 +104,16 @@ void emulate_and_compare(const NormalizeSpec& spec, std::uint32_t count,
   expect_matches(spec, count, in, augment, got, e.out_offset);
 }
 
-std::vector<SampleAugment> augments_for(const NormalizeSpec& spec, std::uint32_t count,
-                                        bool augment, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  return augment ? random_augments(spec, count, rng) : std::vector<SampleAugment>{};
-}
-
 class NormalizeEmulation : public ::testing::TestWithParam<testing::NormalizeParam> {};
 
 TEST_P(NormalizeEmulation, MatchesTheReference) {
-  const auto& [shape, in_layout, out_layout, dtype, augment] = GetParam();
-  SampleShape in = shape;
-  in.layout = in_layout;
-  const NormalizeSpec spec = make_normalize_spec(in, augment, out_layout, dtype);
-  const std::uint32_t count = 5;
-  const std::uint32_t seed = in.height * 31 + in.width * 7 + in.channels;
-  emulate_and_compare(spec, count, augments_for(spec, count, augment, seed), seed);
+  const NormalizeSpec spec = testing::normalize_param_spec(GetParam());
+  const std::uint32_t count = 5, seed = spec.in.height * 31 + spec.in.width;
+  emulate_and_compare(spec, count, augments_for(spec, count, std::get<4>(GetParam()), seed), seed);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, NormalizeEmulation, testing::normalize_params(),
                          testing::normalize_param_name);
-
-const Layout kLayouts[] = {Layout::nhwc, Layout::nchw};
-const DType kDTypes[] = {DType::float32, DType::float16, DType::bfloat16, DType::uint8};
-
-/// Runs `check(spec, augments)` for every layout pair, element type and crop-flip or not.
-void for_every_case(
-    SampleShape shape, std::uint32_t count,
-    const std::function<void(const NormalizeSpec&, const std::vector<SampleAugment>&)>& check) {
-  for (const Layout in_layout : kLayouts) {
-    for (const Layout out_layout : kLayouts) {
-      for (const DType dtype : kDTypes) {
-        for (const bool crop : {false, true}) {
-          shape.layout = in_layout;
-          const NormalizeSpec spec = make_normalize_spec(shape, crop, out_layout, dtype);
-          SCOPED_TRACE(formats::to_string(in_layout) + " -> " + formats::to_string(out_layout) +
-                       " " + to_string(dtype) + (crop ? " crop-flip" : ""));
-          check(spec, augments_for(spec, count, crop, count + shape.width));
-        }
-      }
-    }
-  }
-}
 
 TEST(NormalizeEmulation, UnalignedBuffersAreConverted) {
   for_every_case({13, 11, 3}, 3, [](const NormalizeSpec& spec, const auto& augments) {
@@ -182,9 +150,9 @@ TEST(NormalizeEmulation, FewBlocksLoopOverTheGrid) {
 // unequal height.
 TEST(NormalizeEmulation, BenchmarkShapes) {
   for (const std::uint32_t side : {224u, 256u}) {
-    for (const Layout in_layout : kLayouts) {
-      for (const Layout out_layout : kLayouts) {
-        for (const DType dtype : kDTypes) {
+    for (const Layout in_layout : testing::kNormalizeLayouts) {
+      for (const Layout out_layout : testing::kNormalizeLayouts) {
+        for (const DType dtype : testing::kNormalizeDTypes) {
           NormalizeSpec spec =
               make_normalize_spec({side, side, 3, in_layout}, false, out_layout, dtype);
           spec.out_height = spec.out_width = 224;
