@@ -7,11 +7,13 @@
 //     slots, copy stream, events and reclaim waits, the normalize kernel overlapping on its
 //     compute stream) against plain cudaMemcpyAsync from one pinned buffer of the same size;
 //     target >= 0.90.
-// Kernel and copy times come from CUDA events; the staged copies are timed on the host from the
-// first submit to the last reclaim, as the loader sees them. `--json FILE` writes the figures.
+// Kernel and copy times come from CUDA events, kernel and copy alternating over rounds, each
+// figure the median of the rounds; the staged copies are timed on the host from the first submit
+// to the last reclaim, as the loader sees them. `--json FILE` writes the figures.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -26,6 +28,7 @@
 
 #include "cuda/cuda_check.hpp"
 #include "cuda/normalize_kernel.hpp"
+#include "cuda/normalize_plan.hpp"
 #include "cuda/staging.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/normalize_spec.hpp"
@@ -45,6 +48,7 @@ using nlohmann::json;
 constexpr std::uint32_t kBatch = 256;
 constexpr int kWarmup = 3;
 constexpr int kRepeats = 20;
+constexpr int kRounds = 5;  ///< normalize: kernel and copy timed alternately, medians reported
 constexpr double kNormalizeTarget = 0.80;
 constexpr double kCopyTarget = 0.90;
 
@@ -60,6 +64,12 @@ double time_on_stream(cudaStream_t stream, F&& enqueue) {
   float ms = 0;
   GPUFEED_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
   return static_cast<double>(ms) * 1e-3 / kRepeats;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double gbps(double bytes, double seconds) {
@@ -89,16 +99,18 @@ const char* layout_name(Layout l) {
   return l == Layout::nchw ? "nchw" : "nhwc";
 }
 
-/// One normalize case: kernel bytes/s (crop window read + output written) against a d2d copy
-/// of as many bytes.
-json bench_normalize(const NormalizeSpec& spec, bool crop_flip, cudaStream_t stream) {
+/// A batch of random samples on the device, an output buffer, and for crop-flip random windows
+/// and flips.
+struct NormalizeBuffers {
+  DeviceMemory in, out, augments;
+};
+
+NormalizeBuffers normalize_buffers(const NormalizeSpec& spec, bool crop_flip) {
   const std::size_t in_bytes = std::size_t{kBatch} * spec.in.bytes();
-  const std::size_t read = std::size_t{kBatch} * spec.out_elements();
-  const std::size_t written = std::size_t{kBatch} * spec.out_bytes();
+  NormalizeBuffers d{
+      device_alloc(in_bytes), device_alloc(std::size_t{kBatch} * spec.out_bytes()), {}};
   const std::vector<std::uint8_t> host = random_bytes(in_bytes, 1);
-  const DeviceMemory in = device_alloc(in_bytes), out = device_alloc(written);
-  GPUFEED_CUDA_CHECK(cudaMemcpy(in.get(), host.data(), in_bytes, cudaMemcpyHostToDevice));
-  DeviceMemory augments;
+  GPUFEED_CUDA_CHECK(cudaMemcpy(d.in.get(), host.data(), in_bytes, cudaMemcpyHostToDevice));
   if (crop_flip) {
     std::vector<gpufeed::SampleAugment> a(kBatch);
     std::mt19937 rng(3);
@@ -106,40 +118,66 @@ json bench_normalize(const NormalizeSpec& spec, bool crop_flip, cudaStream_t str
     for (auto& s : a)
       s = {static_cast<std::uint32_t>(rng() % slack), static_cast<std::uint32_t>(rng() % slack),
            static_cast<std::uint32_t>(rng() % 2)};
-    augments = device_alloc(a.size() * sizeof(a[0]));
+    d.augments = device_alloc(a.size() * sizeof(a[0]));
     GPUFEED_CUDA_CHECK(
-        cudaMemcpy(augments.get(), a.data(), a.size() * sizeof(a[0]), cudaMemcpyHostToDevice));
+        cudaMemcpy(d.augments.get(), a.data(), a.size() * sizeof(a[0]), cudaMemcpyHostToDevice));
   }
+  return d;
+}
+
+/// Medians over kRounds rounds of the seconds per call of `launch` and of a device-to-device
+/// copy moving `moved` bytes (a copy of half of them reads and writes them all), and of the
+/// rounds' ratios; the two alternate, so that a drift in clocks shows in both.
+template <typename F>
+std::array<double, 3> time_against_copy(std::size_t moved, cudaStream_t stream, F&& launch) {
+  const DeviceMemory a = device_alloc(moved / 2), b = device_alloc(moved / 2);
+  std::vector<double> kernel, copy, ratio;
+  for (int round = 0; round < kRounds; ++round) {
+    kernel.push_back(time_on_stream(stream, launch));
+    copy.push_back(time_on_stream(stream, [&] {
+      GPUFEED_CUDA_CHECK(
+          cudaMemcpyAsync(b.get(), a.get(), moved / 2, cudaMemcpyDeviceToDevice, stream));
+    }));
+    ratio.push_back(copy.back() / kernel.back());
+  }
+  return {median(kernel), median(copy), median(ratio)};
+}
+
+std::string case_name(const NormalizeSpec& spec, bool crop_flip) {
+  return std::to_string(spec.in.height) + "x" + std::to_string(spec.in.width) + "x3 " +
+         layout_name(spec.in.layout) + " -> " + std::to_string(spec.out_height) + "x" +
+         std::to_string(spec.out_width) + " " + layout_name(spec.out_layout) + " " +
+         gpufeed::to_string(spec.dtype) + (crop_flip ? " crop-flip" : "");
+}
+
+/// One normalize case: kernel bytes/s (crop window read + output written) against a d2d copy
+/// of as many bytes.
+json bench_normalize(const NormalizeSpec& spec, bool crop_flip, cudaStream_t stream) {
+  const NormalizeBuffers d = normalize_buffers(spec, crop_flip);
   // `stream` does not wait for the legacy stream the copies above ran on.
   GPUFEED_CUDA_CHECK(cudaDeviceSynchronize());
-  const auto* augment_device = static_cast<const gpufeed::SampleAugment*>(augments.get());
-  const double kernel_s = time_on_stream(stream, [&] {
-    gpufeed::launch_normalize(spec, static_cast<const std::uint8_t*>(in.get()), kBatch,
-                              augment_device, out.get(), stream);
+  const auto* in = static_cast<const std::uint8_t*>(d.in.get());
+  const auto* augments = static_cast<const gpufeed::SampleAugment*>(d.augments.get());
+  const std::size_t moved = kBatch * (spec.out_elements() + spec.out_bytes());
+  const auto [kernel_s, copy_s, ratio] = time_against_copy(moved, stream, [&] {
+    gpufeed::launch_normalize(spec, in, kBatch, augments, d.out.get(), stream);
   });
-  // A copy of half the moved bytes reads and writes as many bytes as the kernel.
-  const std::size_t moved = read + written;
-  const DeviceMemory a = device_alloc(moved / 2), b = device_alloc(moved / 2);
-  const double copy_s = time_on_stream(stream, [&] {
-    GPUFEED_CUDA_CHECK(
-        cudaMemcpyAsync(b.get(), a.get(), moved / 2, cudaMemcpyDeviceToDevice, stream));
-  });
-  const double ratio = copy_s / kernel_s;
-  const std::string name = std::to_string(spec.in.height) + "x" + std::to_string(spec.in.width) +
-                           "x3 " + layout_name(spec.in.layout) + " -> " +
-                           std::to_string(spec.out_height) + "x" + std::to_string(spec.out_width) +
-                           " " + layout_name(spec.out_layout) + " " +
-                           gpufeed::to_string(spec.dtype) + (crop_flip ? " crop-flip" : "");
-  std::printf("normalize %-46s %8.1f us %7.1f GB/s | d2d copy %7.1f GB/s | ratio %.2f %s\n",
-              name.c_str(), kernel_s * 1e6, gbps(static_cast<double>(moved), kernel_s),
-              gbps(static_cast<double>(moved), copy_s), ratio,
+  // Which kernel the launches took (normalize_plan.cpp), for reading the figure.
+  const char* kernel = gpufeed::normalize_device::plan_launch(gpufeed::normalize_kernel_args(spec),
+                                                              in, kBatch, augments, d.out.get(), 1)
+                               .elementwise
+                           ? "elementwise"
+                           : "rows";
+  const std::string name = case_name(spec, crop_flip);
+  const double kernel_gbps = gbps(static_cast<double>(moved), kernel_s);
+  const double copy_gbps = gbps(static_cast<double>(moved), copy_s);
+  std::printf("normalize %-46s %-11s %8.1f us %7.1f GB/s | d2d copy %7.1f GB/s | ratio %.2f %s\n",
+              name.c_str(), kernel, kernel_s * 1e6, kernel_gbps, copy_gbps, ratio,
               ratio >= kNormalizeTarget ? "ok" : "BELOW TARGET");
-  return {{"case", name},
-          {"kernel_us", kernel_s * 1e6},
-          {"bytes_moved", moved},
-          {"kernel_gbps", gbps(static_cast<double>(moved), kernel_s)},
-          {"d2d_gbps", gbps(static_cast<double>(moved), copy_s)},
-          {"ratio", ratio}};
+  return {{"case", name},          {"kernel", kernel},
+          {"rounds", kRounds},     {"kernel_us", kernel_s * 1e6},
+          {"bytes_moved", moved},  {"kernel_gbps", kernel_gbps},
+          {"d2d_gbps", copy_gbps}, {"ratio", ratio}};
 }
 
 /// Batches of 256 x 224x224x3 uint8 through CudaStaging's slots (copy + labels on its copy

@@ -16,26 +16,14 @@
 #include "cuda/normalize_kernel.hpp"
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/normalize_spec.hpp"
-#include "half_bits.hpp"
+#include "normalize_expect.hpp"
 
 namespace gpufeed {
-namespace formats {
-// Readable test parameters in gtest (and ctest) output.
-void PrintTo(const SampleShape& shape, std::ostream* os) {  // the layout is a separate parameter
-  *os << shape.height << "x" << shape.width << "x" << shape.channels;
-}
-void PrintTo(Layout layout, std::ostream* os) {
-  *os << to_string(layout);
-}
-}  // namespace formats
-void PrintTo(DType dtype, std::ostream* os) {
-  *os << to_string(dtype);
-}
-
 namespace {
 
 using formats::Layout;
-using formats::SampleShape;
+using testing::expect_matches;
+using testing::make_normalize_spec;
 
 constexpr std::size_t kGuard = 256;  // poisoned bytes after (and, when offset, before) outputs
 
@@ -45,65 +33,6 @@ class GpuTest : public ::testing::Test {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU test not run";
   }
 };
-
-NormalizeSpec make_spec(SampleShape in, bool crop, Layout out_layout, DType dtype) {
-  const std::vector<float> mean{123.675f, 116.28f, 103.53f, 99.1f};
-  const std::vector<float> sd{58.395f, 57.12f, 57.375f, 41.7f};
-  NormalizeSpec spec;
-  spec.in = in;
-  spec.out_height = crop ? std::max(1u, in.height * 3 / 4) : in.height;
-  spec.out_width = crop ? std::max(1u, in.width * 3 / 4) : in.width;
-  spec.out_layout = out_layout;
-  spec.dtype = dtype;
-  spec.params =
-      NormalizeParams::make({mean.data(), in.channels}, {sd.data(), in.channels}, in.channels);
-  return spec;
-}
-
-std::vector<SampleAugment> random_augments(const NormalizeSpec& spec, std::uint32_t count,
-                                           std::mt19937& rng) {
-  std::vector<SampleAugment> a(count);
-  for (auto& x : a) {
-    x.crop_y = static_cast<std::uint32_t>(rng() % (spec.in.height - spec.out_height + 1));
-    x.crop_x = static_cast<std::uint32_t>(rng() % (spec.in.width - spec.out_width + 1));
-    x.flip = static_cast<std::uint32_t>(rng() % 2);
-  }
-  return a;
-}
-
-/// Bits of a half or bfloat16 as an integer that orders like the value.
-int ordered(std::uint16_t b) {
-  return (b & 0x8000) != 0 ? 0x8000 - (b & 0x7FFF) : 0x8000 + b;
-}
-
-/// Compares `got` (guard bytes included) with the reference for `count` samples.
-void expect_matches(const NormalizeSpec& spec, std::uint32_t count,
-                    const std::vector<std::uint8_t>& in, const SampleAugment* augment,
-                    const std::vector<unsigned char>& got, std::size_t before) {
-  const std::size_t n = count * spec.out_elements();
-  const std::size_t size = dtype_size(spec.dtype);
-  std::vector<unsigned char> want(n * size);
-  normalize_reference(spec, in.data(), count, augment, want.data());
-  for (std::size_t i = 0; i < before; ++i) ASSERT_EQ(got[i], 0xFF) << "guard byte before " << i;
-  for (std::size_t i = before + n * size; i < got.size(); ++i) {
-    ASSERT_EQ(got[i], 0xFF) << "written past the output: byte " << i - before - n * size;
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    if (spec.dtype == DType::float32) {
-      float g, w;
-      std::memcpy(&g, &got[before + 4 * i], 4);
-      std::memcpy(&w, &want[4 * i], 4);
-      ASSERT_FALSE(std::isnan(w)) << i;
-      ASSERT_LE(std::fabs(g - w), 1e-6f * std::max(1.0f, std::fabs(w))) << "element " << i;
-    } else {
-      std::uint16_t g, w;
-      std::memcpy(&g, &got[before + 2 * i], 2);
-      std::memcpy(&w, &want[2 * i], 2);
-      ASSERT_LE(std::abs(ordered(g) - ordered(w)), 1)
-          << "element " << i << ": got 0x" << std::hex << g << ", want 0x" << w;
-    }
-  }
-}
 
 struct RunOptions {
   std::size_t in_offset = 0;   ///< bytes; nonzero misaligns the input
@@ -115,9 +44,7 @@ struct RunOptions {
 void run_and_compare(const NormalizeSpec& spec, std::uint32_t count,
                      const std::vector<SampleAugment>& augments, std::uint32_t seed,
                      const RunOptions& options = {}) {
-  std::mt19937 rng(seed);
-  std::vector<std::uint8_t> in(count * spec.in.bytes());
-  for (auto& x : in) x = static_cast<std::uint8_t>(rng());
+  const std::vector<std::uint8_t> in = testing::random_samples(spec, count, seed);
   const std::size_t out_bytes = count * spec.out_bytes();
   const DeviceMemory in_d = device_alloc(in.size() + options.in_offset + 1);
   const DeviceMemory out_d = device_alloc(options.out_offset + out_bytes + kGuard);
@@ -145,73 +72,43 @@ void run_and_compare(const NormalizeSpec& spec, std::uint32_t count,
                  options.out_offset);
 }
 
-using Param = std::tuple<SampleShape, Layout, Layout, DType, bool>;
-
-class NormalizeKernel : public GpuTest, public ::testing::WithParamInterface<Param> {};
+class NormalizeKernel : public GpuTest,
+                        public ::testing::WithParamInterface<testing::NormalizeParam> {};
 
 TEST_P(NormalizeKernel, MatchesTheReference) {
-  const auto& [shape, in_layout, out_layout, dtype, augment] = GetParam();
-  SampleShape in = shape;
-  in.layout = in_layout;
-  const NormalizeSpec spec = make_spec(in, augment, out_layout, dtype);
-  std::mt19937 rng(in.height * 31 + in.channels);
-  const std::uint32_t count = 5;
-  run_and_compare(spec, count,
-                  augment ? random_augments(spec, count, rng) : std::vector<SampleAugment>{},
-                  static_cast<std::uint32_t>(rng()));
+  const NormalizeSpec spec = testing::normalize_param_spec(GetParam());
+  const std::uint32_t count = 5, seed = spec.in.height * 31 + spec.in.width;
+  run_and_compare(spec, count, testing::augments_for(spec, count, std::get<4>(GetParam()), seed),
+                  seed);
 }
 
-std::string param_name(const ::testing::TestParamInfo<Param>& info) {
-  const auto& [shape, in_layout, out_layout, dtype, augment] = info.param;
-  return std::to_string(shape.height) + "x" + std::to_string(shape.width) + "x" +
-         std::to_string(shape.channels) + "_" + formats::to_string(in_layout) + "_to_" +
-         formats::to_string(out_layout) + "_" + to_string(dtype) + (augment ? "_cropflip" : "");
-}
-
-INSTANTIATE_TEST_SUITE_P(All, NormalizeKernel,
-                         ::testing::Combine(::testing::Values(SampleShape{64, 64, 3, Layout::nhwc},
-                                                              SampleShape{7, 5, 3, Layout::nhwc},
-                                                              SampleShape{13, 11, 1, Layout::nhwc},
-                                                              SampleShape{9, 9, 4, Layout::nhwc}),
-                                            ::testing::Values(Layout::nhwc, Layout::nchw),
-                                            ::testing::Values(Layout::nchw, Layout::nhwc),
-                                            ::testing::Values(DType::float32, DType::float16,
-                                                              DType::bfloat16),
-                                            ::testing::Bool()),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(All, NormalizeKernel, testing::normalize_params(),
+                         testing::normalize_param_name);
 
 TEST_F(GpuTest, UnalignedBuffersAreConverted) {
-  for (const Layout in_layout : {Layout::nchw, Layout::nhwc}) {
-    for (const DType dtype : {DType::float32, DType::float16}) {
-      const NormalizeSpec spec = make_spec({64, 64, 3, in_layout}, false, Layout::nchw, dtype);
-      RunOptions misaligned_in;
-      misaligned_in.in_offset = 1;
-      run_and_compare(spec, 3, {}, 5, misaligned_in);
-      RunOptions misaligned_out;
-      misaligned_out.out_offset = dtype_size(dtype);
-      run_and_compare(spec, 3, {}, 6, misaligned_out);
+  testing::for_every_case({13, 11, 3}, 3, [](const NormalizeSpec& spec, const auto& augments) {
+    for (const std::size_t in_offset : {1, 3, 8}) {
+      for (const std::size_t out_elements : {0, 1, 3}) {
+        RunOptions misaligned;
+        misaligned.in_offset = in_offset;
+        misaligned.out_offset = out_elements * dtype_size(spec.dtype);
+        run_and_compare(spec, 3, augments, 5, misaligned);
+      }
     }
-  }
+  });
 }
 
 TEST_F(GpuTest, LargeBatchesAreSplitIntoLaunches) {
-  for (const Layout in_layout : {Layout::nchw, Layout::nhwc}) {
-    for (const bool crop : {false, true}) {
-      const NormalizeSpec spec =
-          make_spec({32, 32, 3, in_layout}, crop, Layout::nchw, DType::bfloat16);
-      std::mt19937 rng(9);
-      RunOptions small;
-      small.max_launch_elements = static_cast<std::uint32_t>(3 * spec.in.bytes() + 5);
-      const std::uint32_t count = 7;  // launches of 3, 3 and 1 samples
-      run_and_compare(spec, count,
-                      crop ? random_augments(spec, count, rng) : std::vector<SampleAugment>{}, 10,
-                      small);
-    }
-  }
+  testing::for_every_case({32, 32, 3}, 7, [](const NormalizeSpec& spec, const auto& augments) {
+    RunOptions small;
+    small.max_launch_elements = static_cast<std::uint32_t>(3 * spec.in.bytes() + 5);
+    run_and_compare(spec, 7, augments, 10, small);  // launches of 3, 3 and 1 samples
+  });
 }
 
 TEST_F(GpuTest, OutOfRangeCropsAreClamped) {
-  const NormalizeSpec spec = make_spec({9, 9, 4, Layout::nhwc}, true, Layout::nchw, DType::float32);
+  const NormalizeSpec spec =
+      make_normalize_spec({9, 9, 4, Layout::nhwc}, true, Layout::nchw, DType::float32);
   std::vector<std::uint8_t> in(spec.in.bytes());
   std::mt19937 rng(3);
   for (auto& x : in) x = static_cast<std::uint8_t>(rng());
@@ -232,8 +129,10 @@ TEST_F(GpuTest, OutOfRangeCropsAreClamped) {
 
 TEST_F(GpuTest, ConcurrentLaunchesKeepTheirOwnConstants) {
   // Two streams, different means and dtypes, in flight together: constants travel by value.
-  NormalizeSpec a = make_spec({64, 64, 3, Layout::nhwc}, false, Layout::nchw, DType::float32);
-  NormalizeSpec b = make_spec({64, 64, 3, Layout::nhwc}, false, Layout::nchw, DType::float16);
+  NormalizeSpec a =
+      make_normalize_spec({64, 64, 3, Layout::nhwc}, false, Layout::nchw, DType::float32);
+  NormalizeSpec b =
+      make_normalize_spec({64, 64, 3, Layout::nhwc}, false, Layout::nchw, DType::float16);
   const std::vector<float> other_mean{10.0f, 20.0f, 30.0f}, other_sd{2.0f, 3.0f, 4.0f};
   b.params = NormalizeParams::make(other_mean, other_sd, 3);
   const std::uint32_t count = 64;
@@ -265,7 +164,7 @@ TEST_F(GpuTest, ConcurrentLaunchesKeepTheirOwnConstants) {
 
 TEST_F(GpuTest, EmptyBatchLaunchesNothing) {
   const NormalizeSpec spec =
-      make_spec({7, 5, 3, Layout::nhwc}, false, Layout::nchw, DType::float32);
+      make_normalize_spec({7, 5, 3, Layout::nhwc}, false, Layout::nchw, DType::float32);
   // Null buffers: a launch for zero samples must not touch memory at all.
   EXPECT_NO_THROW(launch_normalize(spec, nullptr, 0, nullptr, nullptr, nullptr));
   GPUFEED_CUDA_CHECK(cudaDeviceSynchronize());

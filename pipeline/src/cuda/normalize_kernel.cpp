@@ -1,5 +1,6 @@
 // Host side of the normalize kernels: argument checks, splitting a batch into launches whose
-// index arithmetic fits in 32 bits, and the grid size. The kernels are in normalize_kernel.cu.
+// index arithmetic fits in 32 bits, and the grid size. The kernels are in normalize_kernel.cu,
+// which of them a launch runs in normalize_plan.cpp.
 #include "cuda/normalize_kernel.hpp"
 
 #include <cuda_runtime_api.h>
@@ -8,14 +9,13 @@
 #include <string>
 
 #include "cuda/cuda_check.hpp"
+#include "cuda/normalize_device.cuh"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/normalize_spec.hpp"
 
 namespace gpufeed {
 
 namespace {
-
-constexpr unsigned kBlocksPerSm = 8;  // 8 x 256 threads: a full H100 SM
 
 void check_args(const NormalizeKernelArgs& a) {
   if (a.channels < 1 || a.channels > 4 || a.in_height == 0 || a.in_width == 0 ||
@@ -47,9 +47,9 @@ NormalizeKernelArgs normalize_kernel_args(const NormalizeSpec& spec) {
   return args;
 }
 
-void launch_normalize(const NormalizeKernelArgs& args, const std::uint8_t* in_device,
-                      std::uint32_t count, const SampleAugment* augment_device, void* out_device,
-                      void* stream) {
+namespace detail {
+
+std::uint32_t samples_per_launch(const NormalizeKernelArgs& args) {
   check_args(args);
   const std::uint64_t in_sample = std::uint64_t{args.in_height} * args.in_width * args.channels;
   const std::uint64_t out_sample = std::uint64_t{args.out_height} * args.out_width * args.channels;
@@ -59,19 +59,29 @@ void launch_normalize(const NormalizeKernelArgs& args, const std::uint8_t* in_de
                      " elements exceeds the per-launch limit of " +
                      std::to_string(args.max_launch_elements));
   }
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(per_launch, 0xFFFFFFFFu));
+}
+
+}  // namespace detail
+
+void launch_normalize(const NormalizeKernelArgs& args, const std::uint8_t* in_device,
+                      std::uint32_t count, const SampleAugment* augment_device, void* out_device,
+                      void* stream) {
+  detail::samples_per_launch(args);  // invalid arguments throw even for an empty batch
   if (count == 0) return;
-  int device = 0, sms = 0;
+  int device = 0, sms = 0, threads = 0;
   GPUFEED_CUDA_CHECK(cudaGetDevice(&device));
   GPUFEED_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const unsigned max_blocks = static_cast<unsigned>(std::max(sms, 1)) * kBlocksPerSm;
-  const std::size_t out_size = dtype_size(args.dtype);
-  for (std::uint64_t s0 = 0; s0 < count; s0 += per_launch) {
-    const auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(per_launch, count - s0));
-    detail::launch_normalize_chunk(
-        args, in_device + s0 * in_sample, n,
-        augment_device != nullptr ? augment_device + s0 : nullptr,
-        static_cast<unsigned char*>(out_device) + s0 * out_sample * out_size, stream, max_blocks);
-  }
+  GPUFEED_CUDA_CHECK(
+      cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  // As many blocks as the SMs hold at once (8 a Hopper SM): the grid is resident as a whole.
+  const unsigned per_sm = std::max(static_cast<unsigned>(threads) / normalize_device::kThreads, 1u);
+  const unsigned max_blocks = static_cast<unsigned>(std::max(sms, 1)) * per_sm;
+  detail::for_each_launch(
+      args, in_device, count, augment_device, out_device,
+      [&](const std::uint8_t* in, std::uint32_t n, const SampleAugment* augment, void* out) {
+        detail::launch_normalize_chunk(args, in, n, augment, out, stream, max_blocks);
+      });
 }
 
 void launch_normalize(const NormalizeSpec& spec, const std::uint8_t* in_device, std::uint32_t count,

@@ -45,6 +45,26 @@ void launch_normalize(const NormalizeSpec& spec, const std::uint8_t* in_device, 
                       const SampleAugment* augment_device, void* out_device, void* stream);
 
 namespace detail {
+/// Samples of one launch: as many as keep its input and output elements below
+/// args.max_launch_elements. Throws UsageError for invalid arguments or a sample over the limit.
+std::uint32_t samples_per_launch(const NormalizeKernelArgs& args);
+
+/// Calls launch(in, samples, augment, out) with each launch's samples and the pointers to its
+/// first sample's input, augment (null stays null) and output, in order.
+template <typename F>
+void for_each_launch(const NormalizeKernelArgs& args, const std::uint8_t* in, std::uint32_t count,
+                     const SampleAugment* augment, void* out, F&& launch) {
+  const std::uint32_t per_launch = samples_per_launch(args);
+  const std::uint64_t in_sample = std::uint64_t{args.in_height} * args.in_width * args.channels;
+  const std::uint64_t out_bytes =
+      std::uint64_t{args.out_height} * args.out_width * args.channels * dtype_size(args.dtype);
+  for (std::uint64_t s0 = 0; s0 < count; s0 += per_launch) {
+    const auto n = static_cast<std::uint32_t>(count - s0 < per_launch ? count - s0 : per_launch);
+    launch(in + s0 * in_sample, n, augment != nullptr ? augment + s0 : nullptr,
+           static_cast<unsigned char*>(out) + s0 * out_bytes);
+  }
+}
+
 /// One kernel launch for `count` samples of fewer than 2^31 input and output elements in all,
 /// with grid-stride loops over at most `max_blocks` blocks (in normalize_kernel.cu).
 void launch_normalize_chunk(const NormalizeKernelArgs& args, const std::uint8_t* in_device,
