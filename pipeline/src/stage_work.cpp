@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -29,13 +30,21 @@ namespace {
 
 NormalizeParams normalize_params(const LoaderOptions& o, const DatasetSource& source,
                                  std::uint32_t channels) {
+  const std::vector<float> zero(channels, 0.0f), full(channels, 255.0f);
+  // uint8 output is not normalized: the file's statistics are not read (nor refused).
+  if (o.dtype == DType::uint8) return NormalizeParams::make(zero, full, channels);
   if (!o.mean.empty() || !o.stddev.empty())
     return NormalizeParams::make(o.mean, o.stddev, channels);
   if (const auto& stats = source.channel_stats();
       stats && stats->mean.size() == channels && stats->stddev.size() == channels) {
-    return NormalizeParams::make(stats->mean, stats->stddev, channels);
+    // A constant channel (an alpha plane, a synthetic image) has std 0: the default divides
+    // it by 255, as for a file without statistics, rather than refusing the file.
+    std::vector<float> stddev = stats->stddev;
+    for (float& s : stddev) {
+      if (!(s > 0.0f) && std::isfinite(s)) s = 255.0f;
+    }
+    return NormalizeParams::make(stats->mean, stddev, channels);
   }
-  const std::vector<float> zero(channels, 0.0f), full(channels, 255.0f);
   return NormalizeParams::make(zero, full, channels);
 }
 

@@ -183,7 +183,7 @@ class Loader:
         workers: Union[int, str] = 0,
         order: str = "chunk",
         seed: int = 0,
-        device: str = "cpu",
+        device: Union[str, Any] = "cpu",
         dtype: Any = "float32",
         echo: Union[int, str] = 1,
         augment: str = "none",

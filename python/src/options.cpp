@@ -70,6 +70,19 @@ std::string to_text(const char* key, nb::handle value) {
   return nb::cast<std::string>(value);
 }
 
+/// A device given as a string or as a torch.device ("cuda:1" from device(type='cuda', index=1)).
+std::string to_device_text(nb::handle value) {
+  if (nb::isinstance<nb::str>(value)) return nb::cast<std::string>(value);
+  if (nb::hasattr(value, "type") && nb::hasattr(value, "index") &&
+      nb::isinstance<nb::str>(value.attr("type"))) {
+    std::string text = nb::cast<std::string>(value.attr("type"));
+    const nb::object index = value.attr("index");
+    if (!index.is_none()) text += ":" + std::to_string(nb::cast<long long>(index));
+    return text;
+  }
+  bad_type("device", value, "a str or a torch.device");
+}
+
 /// A dtype given as a string or as a framework's dtype object (torch.bfloat16, numpy's float32).
 std::string to_dtype_text(nb::handle value) {
   if (nb::isinstance<nb::str>(value)) return nb::cast<std::string>(value);
@@ -260,7 +273,7 @@ const std::map<std::string, Setter>& setters() {
       {"stddev", [](LoaderOptions& o, nb::handle v) { o.stddev = to_floats("stddev", v); }},
       {"use_index", [](LoaderOptions& o, nb::handle v) { o.use_index = to_bool("use_index", v); }},
       {"device",
-       [](LoaderOptions& o, nb::handle v) { o.device = Device::parse(to_text("device", v)); }},
+       [](LoaderOptions& o, nb::handle v) { o.device = Device::parse(to_device_text(v)); }},
       {"dtype", [](LoaderOptions& o, nb::handle v) { o.dtype = parse_dtype(to_dtype_text(v)); }},
       {"output_layout",
        [](LoaderOptions& o, nb::handle v) {

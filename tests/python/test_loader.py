@@ -434,3 +434,31 @@ def test_nvjpeg_is_found_in_the_environments_wheels():
     library = _native.nvjpeg_library()
     assert set(library) == {"loaded", "path", "version", "why"}
     assert library["loaded"] or library["why"]
+
+
+def test_a_torch_device_is_taken_where_a_string_is(synthetic_file):
+    loader = gpufeed.Loader(synthetic_file, batch_size=64, device=torch.device("cpu"))
+    images, _ = next(iter(loader.epoch(0)))
+    assert images.device.type == "cpu" and loader.device == "cpu"
+    with pytest.raises(gpufeed.UsageError, match="device.*a str or a torch.device"):
+        gpufeed.Loader(synthetic_file, device=0)
+
+
+def test_a_constant_channel_does_not_refuse_the_file(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    path = str(tmp_path / "alpha.h5")
+    gpufeed.write_synthetic(path, 64, (8, 8, 4), chunk=16, seed=1)
+    with h5py.File(path, "r+") as f:  # an alpha plane that is the same everywhere
+        std = f["/meta/std"][...]
+        std[3] = 0
+        f["/meta/std"][...] = std
+        mean = f["/meta/mean"][...]
+    raw = gpufeed.Loader(path, batch_size=16, dtype="uint8", order="sequential")
+    assert next(iter(raw.epoch(0)))[0].dtype == torch.uint8
+    loader = gpufeed.Loader(path, batch_size=16, order="sequential")
+    images, _ = next(iter(loader.epoch(0)))
+    assert torch.isfinite(images).all()
+    # The constant channel is divided by 255 (as without statistics), the others by their std.
+    pixels = next(iter(raw.epoch(0)))[0].float()
+    torch.testing.assert_close(images[:, 3], (pixels[:, 3] - float(mean[3])) / 255.0)
+    torch.testing.assert_close(images[:, 0], (pixels[:, 0] - float(mean[0])) / float(std[0]))

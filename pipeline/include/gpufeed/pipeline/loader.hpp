@@ -83,8 +83,9 @@ struct LoaderOptions {
   std::optional<Shard> shard;
   bool drop_tail = false;  ///< DistributedSampler's drop_last
   bool drop_last = false;  ///< DataLoader's drop_last: no partial final batch
-  /// Per-channel mean and std on the 0-255 scale; empty: the file's /meta/mean and /meta/std,
-  /// or 0 and 255 (output in [0, 1]) when the file has none.
+  /// Per-channel mean and std on the 0-255 scale; empty: the file's /meta/mean and /meta/std
+  /// (a constant channel, std 0, divided by 255), or 0 and 255 (output in [0, 1]) when the file
+  /// has none. dtype uint8 reads neither.
   std::vector<float> mean;
   std::vector<float> stddev;
   bool use_index = true;  ///< false: ignore the file's /index (H5Dread_chunk path)
