@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cupti_api.hpp"
+#include "collect/cupti_api.hpp"
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/clock_alignment.hpp"
 #include "gpufeed/profiler/cupti_collector.hpp"

@@ -1,8 +1,8 @@
 // How runtime calls are read: blocking ones are "sync", the rest "launch".
 #include <gtest/gtest.h>
 
+#include "collect/runtime_api.hpp"
 #include "gpufeed/profiler/timeline.hpp"
-#include "runtime_api.hpp"
 
 namespace gpufeed::profiler::detail {
 namespace {

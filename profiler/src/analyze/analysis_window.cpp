@@ -1,4 +1,4 @@
-#include "analysis_window.hpp"
+#include "analyze/analysis_window.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -8,7 +8,7 @@
 #include <span>
 
 #include "gpufeed/profiler/gap_report.hpp"
-#include "text_format.hpp"
+#include "render/text_format.hpp"
 
 namespace gpufeed::profiler {
 

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "text_format.hpp"
+#include "render/text_format.hpp"
 
 namespace gpufeed::profiler {
 

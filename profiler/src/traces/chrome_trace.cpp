@@ -9,8 +9,8 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "file_output.hpp"
-#include "lanes.hpp"
+#include "analyze/lanes.hpp"
+#include "traces/file_output.hpp"
 
 namespace gpufeed::profiler {
 

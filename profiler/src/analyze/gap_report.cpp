@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <string>
 
-#include "analysis_window.hpp"
-#include "interval_set.hpp"
-#include "stage_shares.hpp"
+#include "analyze/analysis_window.hpp"
+#include "analyze/interval_set.hpp"
+#include "analyze/stage_shares.hpp"
 
 namespace gpufeed::profiler {
 

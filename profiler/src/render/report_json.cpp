@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "file_output.hpp"
+#include "traces/file_output.hpp"
 
 namespace gpufeed::profiler {
 

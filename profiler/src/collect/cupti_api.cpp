@@ -1,4 +1,4 @@
-#include "cupti_api.hpp"
+#include "collect/cupti_api.hpp"
 
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>

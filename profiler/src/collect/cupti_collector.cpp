@@ -11,10 +11,10 @@
 #include <memory>
 #include <mutex>
 
-#include "cupti_api.hpp"
-#include "cupti_sink.hpp"
+#include "collect/cupti_api.hpp"
+#include "collect/cupti_sink.hpp"
+#include "collect/runtime_api.hpp"
 #include "gpufeed/profiler/clock_alignment.hpp"
-#include "runtime_api.hpp"
 
 namespace gpufeed::profiler {
 

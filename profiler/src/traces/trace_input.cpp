@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gpufeed/profiler/error.hpp"
-#include "gzip_file.hpp"
+#include "traces/gzip_file.hpp"
 
 namespace gpufeed::profiler {
 

@@ -1,4 +1,4 @@
-#include "runtime_api.hpp"
+#include "collect/runtime_api.hpp"
 
 #include <algorithm>
 #include <array>

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "interval_set.hpp"
+#include "analyze/interval_set.hpp"
 
 namespace gpufeed::profiler {
 

@@ -1,4 +1,4 @@
-#include "interval_set.hpp"
+#include "analyze/interval_set.hpp"
 
 #include <algorithm>
 

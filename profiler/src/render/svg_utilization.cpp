@@ -1,7 +1,7 @@
-#include "palette.hpp"
-#include "svg.hpp"
-#include "svg_plots.hpp"
-#include "text_format.hpp"
+#include "render/palette.hpp"
+#include "render/svg.hpp"
+#include "render/svg_plots.hpp"
+#include "render/text_format.hpp"
 
 namespace gpufeed::profiler::detail {
 

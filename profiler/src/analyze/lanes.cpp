@@ -1,4 +1,4 @@
-#include "lanes.hpp"
+#include "analyze/lanes.hpp"
 
 #include <algorithm>
 #include <limits>

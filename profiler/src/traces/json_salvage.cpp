@@ -1,4 +1,4 @@
-#include "json_salvage.hpp"
+#include "traces/json_salvage.hpp"
 
 namespace gpufeed::profiler::detail {
 

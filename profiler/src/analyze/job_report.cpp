@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "interval_set.hpp"
+#include "analyze/interval_set.hpp"
 
 namespace gpufeed::profiler {
 

@@ -1,4 +1,4 @@
-#include "stage_shares.hpp"
+#include "analyze/stage_shares.hpp"
 
 #include <algorithm>
 #include <array>

@@ -5,11 +5,11 @@
 
 #include "gpufeed/base/names.hpp"
 
-#include "file_output.hpp"
-#include "palette.hpp"
-#include "svg.hpp"
-#include "svg_plots.hpp"
-#include "text_format.hpp"
+#include "render/palette.hpp"
+#include "render/svg.hpp"
+#include "render/svg_plots.hpp"
+#include "render/text_format.hpp"
+#include "traces/file_output.hpp"
 
 namespace gpufeed::profiler {
 

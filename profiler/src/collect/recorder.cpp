@@ -9,8 +9,8 @@
 #include <memory>
 #include <mutex>
 
-#include "name_registry.hpp"
-#include "thread_ring.hpp"
+#include "collect/name_registry.hpp"
+#include "collect/thread_ring.hpp"
 
 namespace gpufeed::profiler {
 

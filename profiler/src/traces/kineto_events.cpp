@@ -1,4 +1,4 @@
-#include "kineto_events.hpp"
+#include "traces/kineto_events.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <functional>
 #include <limits>
 
-#include "runtime_api.hpp"
+#include "collect/runtime_api.hpp"
 
 namespace gpufeed::profiler::detail {
 

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "analyze/interval_set.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
-#include "interval_set.hpp"
 
 namespace gpufeed::profiler::detail {
 

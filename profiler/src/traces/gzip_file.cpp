@@ -1,4 +1,4 @@
-#include "gzip_file.hpp"
+#include "traces/gzip_file.hpp"
 
 #include <libdeflate.h>
 

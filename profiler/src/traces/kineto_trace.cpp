@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "gpufeed/profiler/error.hpp"
-#include "gzip_file.hpp"
-#include "json_salvage.hpp"
-#include "kineto_events.hpp"
+#include "traces/gzip_file.hpp"
+#include "traces/json_salvage.hpp"
+#include "traces/kineto_events.hpp"
 
 namespace gpufeed::profiler {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Which pipeline stage was busy while the consumer waited: the bottleneck stage.
+#include "analyze/interval_set.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
-#include "interval_set.hpp"
 
 namespace gpufeed::profiler::detail {
 

@@ -3,8 +3,8 @@
 #include <exception>
 #include <string>
 
-#include "cupti_api.hpp"
-#include "cupti_sink.hpp"
+#include "collect/cupti_api.hpp"
+#include "collect/cupti_sink.hpp"
 
 namespace gpufeed::profiler::detail {
 

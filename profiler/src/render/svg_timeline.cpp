@@ -3,11 +3,11 @@
 #include <set>
 #include <vector>
 
-#include "lanes.hpp"
-#include "palette.hpp"
-#include "svg.hpp"
-#include "svg_plots.hpp"
-#include "text_format.hpp"
+#include "analyze/lanes.hpp"
+#include "render/palette.hpp"
+#include "render/svg.hpp"
+#include "render/svg_plots.hpp"
+#include "render/text_format.hpp"
 
 namespace gpufeed::profiler::detail {
 

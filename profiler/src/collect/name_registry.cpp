@@ -1,4 +1,4 @@
-#include "name_registry.hpp"
+#include "collect/name_registry.hpp"
 
 namespace gpufeed::profiler::detail {
 
