@@ -187,7 +187,8 @@ class Batch {
   /// The uint8 pixels as read, in the file's layout, with the batch's flips (CPU device). On a
   /// CUDA device the fresh batch's pixels; empty for an echo that a held batch left to the
   /// echo slot (its pixels exist only on the device), and on the CPU device where keep_raw off
-  /// sent them straight into the output.
+  /// sent them straight into the output. With decode=gpu only the samples the workers decoded
+  /// are here (the engines' exist only on the device).
   [[nodiscard]] std::span<const std::uint8_t> raw() const;
   void release();
 
