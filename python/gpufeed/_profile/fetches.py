@@ -138,10 +138,7 @@ class _Noted(list):
     __slots__ = ("board",)
 
     def __iter__(self) -> Iterator[Any]:
-        board = self.board
-        for sample in list.__iter__(self):
-            board.enter(sample)
-            yield sample
+        return self.board.samples(list.__iter__(self))
 
 
 def timed_fetch(original: Any) -> Any:
@@ -157,9 +154,11 @@ def timed_fetch(original: Any) -> Any:
         if not isinstance(collate, _TimedCollate):
             collate = fetcher.collate_fn = _TimedCollate(collate)  # once per fetcher
         collate.last_ns = 0
+        board = counters.board
+        board.begin()
         if fetcher.auto_collation and type(index) is list:
             index = _Noted(index)
-            index.board = counters.board
+            index.board = board
         stacks = counters.stacks
         if stacks is not None:
             stacks.arm()
@@ -167,7 +166,7 @@ def timed_fetch(original: Any) -> Any:
         try:
             batch = original(fetcher, index)
         finally:
-            counters.board.leave()
+            board.leave()
             if stacks is not None:
                 stacks.disarm()
         end = _native.now_ns()

@@ -48,7 +48,7 @@ class WorkerDeath:
     signal: Optional[str]  # "SIGKILL", or None when it exited with a status
     status: Optional[int]
     held: list  # [Task]
-    sample: Optional[tuple]  # (sample, since ns) it was in, from its board
+    sample: Optional[tuple]  # (sample, when its fetch began, ns) it was in, from its board
     memory: WorkerMemory
     limits: MemoryLimits
     oom_kills_before: Optional[int]
@@ -142,7 +142,8 @@ class PoolWatch:
             seen.last_bytes = rss
             if rss > seen.peak_bytes:
                 board = self.board(worker)
-                seen.peak_bytes, seen.peak_sample = rss, board[0] if board else None
+                seen.peak_bytes = rss
+                seen.peak_sample = board[0] if board and board[0] >= 0 else None
 
     def check_deaths(self) -> list:
         """The workers found dead since the last call (each said once)."""

@@ -34,7 +34,7 @@ class WorkerPlace:
     pid: int
     held: list  # [{"samples": [...], "for_s": seconds since sent}]
     sample: Optional[int]  # the sample it is in, if a fetch is under way
-    in_sample_s: Optional[float]
+    fetch_s: Optional[float]  # how long ago the fetch of its batch began
     stack: str  # its fetching thread's Python stack, most recent call first ("" if none)
 
 
@@ -71,7 +71,7 @@ def _worker_lines(place: WorkerPlace) -> list:
                      for h in place.held) or "nothing (idle)"
     head = f"  worker {place.worker} (pid {place.pid}) holds samples {held}"
     if place.sample is not None:
-        head += f"; in sample {place.sample} for {place.in_sample_s:.1f} s"
+        head += f"; in sample {place.sample}, of a fetch begun {place.fetch_s:.1f} s ago"
     if not place.stack:
         return [head]
     return [head + ", at (most recent call first):"] + [
@@ -107,8 +107,8 @@ def death_notes(death: WorkerDeath, pool: PoolWatch, facts: Optional[dict]) -> l
             f"{_samples(t.samples)} (sent {(death.seen_ns - t.sent_ns) * 1e-9:.2f} s before)"
             for t in death.held)
     if death.sample is not None and death.sample[0] >= 0:
-        first += f", in sample {death.sample[0]} for " \
-                 f"{(death.seen_ns - death.sample[1]) * 1e-9:.2f} s"
+        first += f", in sample {death.sample[0]} (its fetch begun " \
+                 f"{(death.seen_ns - death.sample[1]) * 1e-9:.2f} s before)"
     memory = death.memory
     limits = death.limits
     kills = oom_kills()
