@@ -17,6 +17,8 @@ import time
 
 import pytest
 
+import gpufeed
+
 pytest.importorskip("torch")
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "failing_loops.py")
@@ -158,3 +160,19 @@ def test_a_worker_the_oom_killer_ends_is_explained_with_its_memory(tmp_path):
     assert "its cgroup's limit 1536 MiB" in text, text
     assert "the cgroup's OOM killer killed 1 process(es) during the run" in text, text
     assert "the cgroup's OOM killer ended it" in text and "num_workers=1" in text, text
+
+
+def test_a_stalled_gpufeed_loader_names_its_stage_batch_and_sample(synthetic_file, capsys):
+    # Batch 0's read takes 2.5 s (an injected stall): the profile says where the Loader is.
+    loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=1, order="sequential",
+                            inject_stall="read:2500@100")
+    with gpufeed.profile(stall=1.0, measure_pack=False) as prof:
+        batches = sum(1 for _ in loader)
+    assert batches == 10
+    (stall,) = prof.results()["stalls"]
+    assert stall["source"] == "a gpufeed.Loader's next batch", stall
+    (read,) = [w for w in stall["loader_work"] if w["stage"] == "read"]
+    assert read["batch"] == 0 and read["epoch"] == 0 and read["path"] == synthetic_file, stall
+    assert 1.0 <= read["for_s"] < 2.5, stall
+    said = capsys.readouterr().err
+    assert "read of batch 0 (epoch 0) of " in said and said.count("no batch for") == 1, said

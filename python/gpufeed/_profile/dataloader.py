@@ -10,6 +10,7 @@ from typing import Any, Optional
 from .. import _native
 from .fetches import FetchCounters, add_worker_fetches, route_fetches, worker_totals
 from .pools import PoolWatch
+from .state import LOADER_KEY
 from .torch_patches import TimedIterator
 from .worker_side import WorkerTiming
 
@@ -217,8 +218,8 @@ class DataLoaders:
 
     def describe(self, key: Optional[int]) -> str:
         """The input `key` (a DataLoader's id) in the user's words."""
-        if key == -1:
-            return "a gpufeed.Loader's next batch (its stages run in C++: see loader.stats())"
+        if key == LOADER_KEY:
+            return "a gpufeed.Loader's next batch"
         facts = self.facts.get(key) if key is not None else None
         return describe(facts) if facts else "prof.input()'s next batch"
 

@@ -48,6 +48,10 @@ class StallReport:
     workers: list  # [WorkerPlace]
     main_stack: str  # num_workers=0, or another input: the loop's own thread's stack
     main_sample: Optional[int]
+    # A gpufeed.Loader's worker threads: [{"stage", "path", "epoch", "batch", "sample",
+    # "for_s"}], and its object-store requests on the wire: [{"what", "attempt", "for_s"}].
+    loader_work: list = dataclasses.field(default_factory=list)
+    requests: list = dataclasses.field(default_factory=list)
 
     def text(self) -> str:
         lines = [f"gpufeed.profile: no batch for {self.waited_s:.0f} s (stall={self.threshold_s:g}"
@@ -58,6 +62,7 @@ class StallReport:
             lines += ["    " + line for line in self.main_stack.splitlines()[:_STACK_LINES]]
         for place in self.workers:
             lines += _worker_lines(place)
+        lines += _loader_lines(self.loader_work, self.requests)
         lines.append("  the loop goes on waiting; Ctrl-C ends it, and the profile's outputs keep "
                      "this report")
         return "\n".join(lines)
@@ -76,6 +81,32 @@ def _worker_lines(place: WorkerPlace) -> list:
         return [head]
     return [head + ", at (most recent call first):"] + [
         "    " + line for line in place.stack.splitlines()[:_STACK_LINES]]
+
+
+def _loader_lines(work: list, requests: list) -> list:
+    lines = []
+    for w in work[:_STACK_LINES]:
+        sample = f", sample {w['sample']}" if w["sample"] >= 0 else ""
+        lines.append(f"  {w['stage']} of batch {w['batch']} (epoch {w['epoch']}) of "
+                     f"{w['path']}{sample}, for {w['for_s']:.1f} s")
+    for r in requests[:_STACK_LINES]:
+        lines.append(f"  {r['what']} (attempt {r['attempt']}) on the wire for {r['for_s']:.1f} s")
+    return lines
+
+
+def loader_places(work: list, requests: list, now: int) -> tuple:
+    """A gpufeed.Loader's work in flight (each batch's most precise entries: its samples,
+    else the batch) and its requests on the wire, with their ages."""
+    by_batch: dict = {}
+    for w in work:
+        by_batch.setdefault((w["path"], w["epoch"], w["batch"]), []).append(w)
+    places = []
+    for entries in by_batch.values():
+        samples = [w for w in entries if w["sample"] >= 0] or entries[:1]
+        places += [dict(w, for_s=(now - w.pop("since_ns")) * 1e-9) for w in samples]
+    wire = [{"what": r["what"], "attempt": r["attempt"], "for_s": (now - r["sent_ns"]) * 1e-9}
+            for r in requests]
+    return sorted(places, key=lambda p: -p["for_s"]), wire
 
 
 def worker_places(pool: PoolWatch, now: int) -> list:

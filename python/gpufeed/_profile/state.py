@@ -43,6 +43,9 @@ class Steps:
         return self.marked + self.implicit
 
 
+LOADER_KEY = -1  # Waits.input_key while a gpufeed.Loader's batch is awaited
+
+
 @dataclasses.dataclass
 class Waits:
     """The loop's waits for input and the batches they brought."""

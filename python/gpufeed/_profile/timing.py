@@ -14,8 +14,7 @@ from . import probe
 from .dataloader import batch_shape
 from .reports import death_notes, explain_failure
 from .run import Totals
-
-LOADER_KEY = -1  # waits.input_key while a gpufeed.Loader's batch is awaited
+from .state import LOADER_KEY
 
 
 class InputTiming:

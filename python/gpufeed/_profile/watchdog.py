@@ -11,7 +11,8 @@ import traceback
 from typing import Any, Optional
 
 from .. import _native
-from .reports import StallReport, worker_places
+from .reports import StallReport, loader_places, worker_places
+from .state import LOADER_KEY
 
 DEFAULT_STALL_S = 30.0  # the least threshold: a loop with a batch a second hears within it
 _KEPT_REPORTS = 16
@@ -86,9 +87,13 @@ class Watchdog:
         for pool in pools:
             workers += worker_places(pool, now)
         main_sample = prof._dataloaders.main_sample()
-        main_stack = "" if workers else self._main_stack()
+        loader_work, requests = [], []
+        if prof.waits.input_key == LOADER_KEY:
+            loader_work, requests = loader_places(_native.work_in_flight(),
+                                                  _native.requests_in_flight(), now)
+        main_stack = "" if workers or loader_work else self._main_stack()
         return StallReport((now - since) * 1e-9, threshold, source, workers, main_stack,
-                           main_sample)
+                           main_sample, loader_work, requests)
 
     def _main_stack(self) -> str:
         """The loop's own thread's stack, most recent call first."""
