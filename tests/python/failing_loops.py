@@ -6,10 +6,11 @@ test_profile_failures.py, inside gpufeed.profile or not:
 Scenarios: "kill" (an item kills its worker with SIGKILL), "raise" (an item raises), "hang" (an
 item blocks in a read of a FIFO nobody writes; the DataLoader's timeout ends the wait),
 "interrupt" (the same hang, no timeout: the test sends SIGINT), "grow" (an item takes memory
-until the kernel's OOM killer ends its worker: run inside a memory cgroup), "measure-kill" and
-"measure-hang" (a clean loop over the first samples; an item further on kills or hangs the
-process that reads it: the profile's measurement of the pack remedy). Prints
-"EXCEPTION <type>", each note of it as "NOTE <text>", then "ALIVE" (the process goes on)."""
+until the kernel's OOM killer ends its worker: run inside a memory cgroup), "measure-kill",
+"measure-hang" and "measure-grow" (a clean loop over the first samples; an item further on
+kills, hangs or takes the memory of the process that reads it: the profile's measurement of the
+pack remedy, limited to 5 s and 512 MiB here). Prints "EXCEPTION <type>", each note of it as
+"NOTE <text>", then "ALIVE" (the process goes on)."""
 
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def main() -> None:
     if scenario.startswith("measure-"):
         import gpufeed._profile.remedy as remedy
 
-        remedy.DEFAULT_LIMITS = remedy.Limits(seconds=5.0)
+        remedy.DEFAULT_LIMITS = remedy.Limits(seconds=5.0, memory_bytes=512 << 20)
         dataset = FailingDataset(scenario.split("-")[1], fifo, cost_s=0.003)
         loader = DataLoader(dataset, batch_size=4, sampler=range(16))  # clean: BAD is not read
     else:

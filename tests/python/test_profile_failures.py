@@ -97,6 +97,7 @@ def test_ctrl_c_after_a_stall_ends_the_loop_with_the_report_written(tmp_path):
 @pytest.mark.parametrize("scenario,why", [
     ("measure-kill", "the process measuring it was killed by SIGKILL"),
     ("measure-hang", "the process measuring it ran out of its 5 s"),
+    ("measure-grow", "the process measuring it took"),
 ])
 def test_the_remedy_measured_after_a_clean_loop_cannot_take_the_trainer_down(scenario, why,
                                                                               tmp_path):
@@ -107,6 +108,8 @@ def test_the_remedy_measured_after_a_clean_loop_cannot_take_the_trainer_down(sce
     sample = facts["packed_sample"]
     assert sample["samples_per_s"] == 0 and sample["note"].startswith("not measured: " + why), \
         sample
+    if scenario == "measure-grow":
+        assert sample["note"].endswith("of memory of its own, over its limit of 512 MiB"), sample
 
 
 def _memory_cgroup(limit: int):
