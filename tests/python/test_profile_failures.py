@@ -59,10 +59,10 @@ def test_a_failing_item_fails_the_loop_the_same_way_inside_the_profile(scenario,
             assert "what to do:" in notes and "num_workers=1" in notes, notes
     if scenario == "hang":
         # Named while the loop waited: the sample and the frame it is stuck in, no signal sent.
-        (stall,) = results["stalls"]
+        stall = results["stalls"][-1]  # the hang's (a busy machine's slow start may have one)
         place = next(p for p in stall["workers"] if p["sample"] == 20)
         assert "in fail" in place["stack"] and "failing_loops.py" in place["stack"], place
-        assert stall["waited_s"] < 2 * stall["threshold_s"] + 1, stall
+        assert stall["waited_s"] < 2 * stall["threshold_s"], stall
         assert "holds samples 20-23" in profiled["stderr"], profiled["stderr"]
 
 
@@ -71,14 +71,13 @@ def test_ctrl_c_after_a_stall_ends_the_loop_with_the_report_written(tmp_path):
     out.mkdir()
     process = subprocess.Popen([sys.executable, SCRIPT, "interrupt", "profiled", str(out)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    begin = time.monotonic()
     seen = ""
     try:
-        while "no batch for" not in seen:  # the stall report, said once on stderr
+        # The report of the hang (a busy machine's slow first batch may get one of its own).
+        while "holds samples 20-23" not in seen:
             line = process.stderr.readline()
             assert line, f"the loop ended without a stall report: {seen}"
             seen += line
-        named_s = time.monotonic() - begin
         time.sleep(0.5)
         process.send_signal(signal.SIGINT)
         stdout, stderr = process.communicate(timeout=60)
@@ -87,11 +86,12 @@ def test_ctrl_c_after_a_stall_ends_the_loop_with_the_report_written(tmp_path):
             process.kill()
     assert "EXCEPTION KeyboardInterrupt" in stdout and "ALIVE" in stdout, (stdout, stderr)
     said = "gpufeed.profile: no batch for"
-    assert seen.count(said) == 1 and stderr.count(said) == 0  # said once
+    assert stderr.count(said) == 0  # said once: nothing more after the hang's report
     results = json.loads((out / "run.json").read_text())
-    (stall,) = results["stalls"]
+    stall = results["stalls"][-1]
+    assert len(results["stalls"]) == seen.count(said), (results["stalls"], seen)
     assert any(p["sample"] == 20 for p in stall["workers"]), stall
-    assert named_s < 2 * 2.0 + 5, named_s  # startup (torch's import) aside: within 2x
+    assert stall["waited_s"] < 2 * stall["threshold_s"], stall  # named within 2x the threshold
 
 
 @pytest.mark.parametrize("scenario,why", [

@@ -159,6 +159,9 @@ class DataLoaders:
         # caused dropped the iterator).
         self._pools: "weakref.WeakKeyDictionary[Any, PoolWatch]" = weakref.WeakKeyDictionary()
         self._recent: list = []
+        # Tasks a pool sent while its iterator was being made (its first prefetch), before
+        # started() could watch it: handed to its PoolWatch then.
+        self._early: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
 
     def counters_of(self, source: Any) -> InputCounters:
         """The counters of a DataLoader, or of an iterator made before the profile, with its
@@ -198,12 +201,16 @@ class DataLoaders:
                              id(loader))
             self._pools[iterator] = pool
             self._recent = self._recent[-(self.RECENT_POOLS - 1):] + [pool]
+            for send_index, samples, sent_ns in self._early.pop(iterator, []):
+                pool.sent(send_index, samples, sent_ns)
 
     def sent(self, iterator: Any, send_index: int, samples: Any) -> None:
         """`iterator`'s pool sent task `send_index` (a batch of `samples`) to a worker."""
         pool = self._pools.get(iterator)
         if pool is not None:
             pool.sent(send_index, samples)
+        else:
+            self._early.setdefault(iterator, []).append((send_index, samples, _native.now_ns()))
 
     def pools(self) -> list:
         """The worker pools running (the watchdog's thread may call it)."""

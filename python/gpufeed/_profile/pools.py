@@ -92,7 +92,7 @@ class PoolWatch:
         self._task_info = iterator._task_info
         self._received = iterator._rcvd_idx
 
-    def sent(self, send_index: int, samples: Any) -> None:
+    def sent(self, send_index: int, samples: Any, sent_ns: Optional[int] = None) -> None:
         iterator = self._iterator()
         if iterator is None:
             return
@@ -101,7 +101,7 @@ class PoolWatch:
         while tasks and next(iter(tasks)) < received:
             del tasks[next(iter(tasks))]  # returned: the loop has had its batch
         worker = iterator._task_info[send_index][0]
-        tasks[send_index] = Task(worker, list(samples), _native.now_ns())
+        tasks[send_index] = Task(worker, list(samples), sent_ns or _native.now_ns())
 
     def held(self) -> dict:
         """worker id -> [Task] it was sent and has not returned."""
