@@ -1,14 +1,19 @@
 """The pack advice's remedy, measured: up to 64 of a dataset's items packed as gpufeed.pack would
 and read back by a gpufeed.Loader on every core. The items are the user's code, and one of them
-may kill its process, hang or take all the memory, as in training: so the measurement runs in a
-child process (forked: the dataset needs no pickling) with a time and a memory limit, and its
-death or its timeout is a rate "not measured", with why, never the training process's end."""
+may kill its process, hang or take all the memory, as in training: so they are read in a child
+process (forked: the dataset needs no pickling; one intra-op thread, as a DataLoader worker)
+with a time and a memory limit, whose death or timeout is a rate "not measured", with why,
+never the training process's end. The items come back pickled, and gpufeed packs and reads
+them here: a child forked from a process whose oneTBB already runs cannot run oneTBB itself
+(its first arena waits forever), and neither can a Loader."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import pickle
 import signal
+import sys
 import time
 from typing import Any, Optional
 
@@ -46,39 +51,55 @@ DEFAULT_LIMITS = Limits()
 
 def measure_apart(dataset: Any, batch_size: int, size: Optional[tuple],
                   limits: Optional[Limits] = None) -> PackedRate:
-    """measure_rate() in a forked child process within `limits` (DEFAULT_LIMITS); its death,
-    its error or its timeout comes back as a rate of 0 whose note says why."""
+    """What gpufeed.pack then gpufeed.Loader would deliver on this machine for ``dataset``: up
+    to 64 of its items, spread over it (fewer when fetching them takes over a second), read in
+    a forked child process within `limits` (DEFAULT_LIMITS), packed into a temporary file here
+    and read by a gpufeed.Loader on every core for about half a second, with the dataset's own
+    transform where the Loader takes it (``size``: the training size of a jpeg-layout file).
+    A rate of 0 whose note says why when the items cannot be packed, or when the child died,
+    failed or ran out of its limits."""
     import multiprocessing
 
     limits = limits or DEFAULT_LIMITS
     memory_limit = limits.memory_bytes or max(256 << 20, available_bytes() // 4)
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(send, dataset, batch_size, size),
-                            name="gpufeed-pack-rate", daemon=True)
+    child = context.Process(target=_child, args=(send, dataset), name="gpufeed-pack-rate",
+                            daemon=True)
     try:
         child.start()
     except OSError as error:
-        return _not_measured(f"no process to measure it in could be started ({error})")
+        return _not_measured(f"no process to read its items in could be started ({error})")
     send.close()
     try:
-        return _wait(child, receive, limits.seconds, memory_limit)
+        picked = _wait(child, receive, limits.seconds, memory_limit)
     finally:
         if child.is_alive():
             child.kill()
         child.join()
         receive.close()
+    if isinstance(picked, PackedRate):
+        return picked
+    items, store = picked
+    try:
+        return _read_packed(_name(dataset), items, store, getattr(dataset, "transform", None),
+                            batch_size, size, 0.5)
+    except Exception as error:  # noqa: BLE001 - a remedy not measured never fails the loop
+        return PackedRate(0.0, 0, store, "gpufeed could not read a packed sample of it "
+                          f"({type(error).__name__}: {error})")
 
 
-def _wait(child: Any, receive: Any, seconds: float, memory_limit: int) -> PackedRate:
+def _wait(child: Any, receive: Any, seconds: float, memory_limit: int) -> Any:
+    """What the child sent (its items and their store, or a PackedRate saying why none), or a
+    PackedRate saying how it ended."""
     deadline = time.monotonic() + seconds
     peak = 0
     while True:
         if receive.poll(0.05):
             try:
-                return receive.recv()
-            except (EOFError, OSError):
-                break  # it died after the pipe's other end was closed: said below
+                return pickle.loads(receive.recv_bytes())
+            except (EOFError, OSError, pickle.UnpicklingError):
+                break  # it died while sending: said below
         peak = max(peak, private_bytes(child.pid))
         if peak > memory_limit:
             child.kill()
@@ -104,37 +125,26 @@ def _not_measured(why: str) -> PackedRate:
     return PackedRate(0.0, 0, "raw", f"not measured: {why}")
 
 
-def _child(send: Any, dataset: Any, batch_size: int, size: Optional[tuple]) -> None:
-    """The measuring process: the first the kernel's OOM killer takes, never the trainer."""
+def _child(send: Any, dataset: Any) -> None:
+    """The process that reads the items: the first the kernel's OOM killer takes, never the
+    trainer. Sends (items, store) or a PackedRate, pickled (no shared memory: it exits)."""
     try:
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")
     except OSError:
         pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)  # the parent's OpenMP pool is not this process's
     try:
-        rate = measure_rate(dataset, batch_size, size)
+        with untransformed(dataset):
+            picked = _pick(dataset, 64, 1.0)
+        data = pickle.dumps(picked, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as error:  # noqa: BLE001 - any failure of the items: said, not raised
-        rate = PackedRate(0.0, 0, "raw", "gpufeed could not read a packed sample of it "
-                          f"({type(error).__name__}: {error})")
-    send.send(rate)
+        data = pickle.dumps(PackedRate(0.0, 0, "raw", "its items could not be read or sent "
+                                       f"({type(error).__name__}: {error})"))
+    send.send_bytes(data)
     send.close()
-
-
-def measure_rate(dataset: Any, batch_size: int, size: Optional[tuple] = None, items: int = 64,
-                 budget_s: float = 1.0, read_s: float = 0.5) -> PackedRate:
-    """What gpufeed.pack then gpufeed.Loader would deliver on this machine for ``dataset``: up
-    to ``items`` of its items, spread over it (fewer when fetching them takes over
-    ``budget_s``), packed into a temporary file, then read by a gpufeed.Loader on every core
-    for about ``read_s`` (``size``: the training size of a jpeg-layout file). A rate of 0 with
-    the note saying why when the items cannot be packed. Runs the dataset's items in this
-    process: measure_apart() runs it in another."""
-    transform = getattr(dataset, "transform", None)
-    with untransformed(dataset):
-        picked = _pick(dataset, items, budget_s)
-        if isinstance(picked, PackedRate):
-            return picked
-        source, store = picked
-        return _read_packed(_name(dataset), source, store, transform, batch_size, size, read_s)
 
 
 def _pick(dataset: Any, items: int, budget_s: float) -> Any:
