@@ -23,6 +23,7 @@
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/range.hpp"
 #include "hooks.hpp"
+#include "in_flight.hpp"
 
 namespace gpufeed::detail {
 
@@ -249,7 +250,9 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
       return reader.view_chunk(chunk);
     };
   }
+  WorkScope work(options_.path, Stage::read, slot.epoch, slot.index);
   while (i < end && !stopping_.load(std::memory_order_relaxed)) {
+    work.sample(slot.indices[slot.by_chunk[i]]);
     chunk = slot.indices[slot.by_chunk[i]] / k;
     bool hit = true;
     const std::int64_t r0 = profiler::now_ns();
@@ -288,6 +291,7 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
 
 void StageWork::assemble(Slot& slot) {
   if (staging_) staging_->reclaim(slot, counters);
+  const WorkScope work(options_.path, first_stage(), slot.epoch, slot.index);
   // Injected stalls sit outside the assemble range, in a range of their own stage.
   maybe_stall(Stage::read, slot);
   maybe_stall(Stage::decode, slot);
@@ -312,7 +316,9 @@ void StageWork::assemble(Slot& slot) {
 }
 
 void StageWork::decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
+  WorkScope work(options_.path, Stage::decode, slot.epoch, slot.index);
   for (std::uint32_t i = begin; i < end && !stopping_.load(std::memory_order_relaxed); ++i) {
+    work.sample(slot.indices[i]);
     decode_or_replace(slot, i);
   }
 }

@@ -17,9 +17,11 @@
 #include "gpufeed/diagnosis/practice_inputs.hpp"
 #include "gpufeed/diagnosis/practices.hpp"
 #include "gpufeed/pipeline/device.hpp"
+#include "gpufeed/pipeline/in_flight.hpp"
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/cupti_collector.hpp"
 #include "gpufeed/profiler/recorder.hpp"
+#include "gpufeed/storage/requests_in_flight.hpp"
 #include "native_loader.hpp"
 
 namespace nb = nanobind;
@@ -167,6 +169,38 @@ void bind_profile(nb::module_& m) {
       },
       nb::arg("loader"), nb::arg("since").none());
   m.def("now_ns", &profiler::now_ns, "The recorder's clock (monotonic, ns).");
+  m.def(
+      "work_in_flight",
+      [] {
+        nb::list out;
+        for (const WorkInFlight& w : work_in_flight()) {
+          nb::dict d;
+          d["path"] = w.path;
+          d["stage"] = w.stage;
+          d["epoch"] = w.epoch;
+          d["batch"] = w.batch;
+          d["sample"] = w.sample;
+          d["since_ns"] = w.since_ns;
+          out.append(d);
+        }
+        return out;
+      },
+      "Each loader worker thread's work now: path, stage, epoch, batch, sample (-1: the "
+      "batch), since_ns; the oldest first.");
+  m.def(
+      "requests_in_flight",
+      [] {
+        nb::list out;
+        for (const storage::RequestInFlight& r : storage::requests_in_flight()) {
+          nb::dict d;
+          d["what"] = r.what;
+          d["sent_ns"] = r.sent_ns;
+          d["attempt"] = r.attempt;
+          out.append(d);
+        }
+        return out;
+      },
+      "The object-store requests on the wire now: what, sent_ns, attempt; the oldest first.");
   m.def(
       "range_name",
       [](const std::string& name) { return profiler::Recorder::global().register_name(name); },

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "gpufeed/storage/error.hpp"
+#include "gpufeed/storage/requests_in_flight.hpp"
 #include "s3_process.hpp"
 
 namespace gpufeed::storage::s3 {
@@ -156,6 +157,7 @@ void IoThread::start(std::unique_ptr<Request> request) {
   std::uint64_t peak = counters_.peak_in_flight.load();
   while (now_running > peak && !counters_.peak_in_flight.compare_exchange_weak(peak, now_running)) {
   }
+  storage::detail::request_sent(request.get(), request->what, request->attempts);
   running_.emplace(easy.release(), std::move(request));
 }
 
@@ -202,6 +204,7 @@ void IoThread::finished(CURL* easy, CURLcode code) {
   if (found == running_.end()) return;
   std::unique_ptr<Request> request = std::move(found->second);
   running_.erase(found);
+  storage::detail::request_ended(request.get());
 
   curl_off_t first_byte_us = 0;
   curl_off_t total_us = 0;
@@ -267,6 +270,7 @@ void IoThread::cancel_owned_now(const std::vector<const void*>& owners) {
     CURL* easy = it->first;
     std::unique_ptr<Request> request = std::move(it->second);
     it = running_.erase(it);
+    storage::detail::request_ended(request.get());
     curl_multi_remove_handle(multi_.get(), easy);
     request->easy = nullptr;
     UniqueEasy handle(easy);
@@ -296,6 +300,7 @@ void IoThread::cancel_owned_now(const std::vector<const void*>& owners) {
 
 void IoThread::cancel_everything() {
   for (auto& [easy, request] : running_) {
+    storage::detail::request_ended(request.get());
     curl_multi_remove_handle(multi_.get(), easy);
     curl_easy_cleanup(easy);
     request->easy = nullptr;

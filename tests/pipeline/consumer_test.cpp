@@ -11,7 +11,9 @@
 
 #include "dataset_fixture.hpp"
 #include "gpufeed/base/errors.hpp"
+#include "gpufeed/pipeline/in_flight.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/profiler/clock.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed {
@@ -54,6 +56,35 @@ TEST_F(Consumer, TryNextTimesOutWhileTheBatchIsLateAndThenDelivers) {
   ASSERT_TRUE(*batch);
   EXPECT_EQ(batch->index(), 0u);
   EXPECT_EQ(loader.stats().mean_ready_batches, 0.0) << "the resumed waits are one request";
+}
+
+TEST_F(Consumer, AStalledReadIsSeenInFlightWithItsBatchAndAge) {
+  // What the Python profile's stall report reads from another thread while the consumer waits.
+  LoaderOptions o = options();
+  o.inject_stall = StallInjection{Stage::read, 1000, 1000};  // batch 0 only
+  Loader loader(o);
+  loader.start_epoch(0);
+  const auto give_up = std::chrono::steady_clock::now() + 900ms;
+  std::vector<WorkInFlight> work;
+  while ((work = work_in_flight()).empty() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_FALSE(work.empty()) << "batch 0's read stalls for 1 s";
+  std::this_thread::sleep_for(200ms);
+  work = work_in_flight();
+  ASSERT_FALSE(work.empty());
+  const WorkInFlight& read = work.front();  // the oldest: the stalled batch
+  EXPECT_EQ(read.stage, "read");
+  EXPECT_EQ(read.path, path_);
+  EXPECT_EQ(read.batch, 0u);
+  EXPECT_EQ(read.epoch, 0u);
+  EXPECT_GE(profiler::now_ns() - read.since_ns, 150'000'000) << "its age: since it began";
+  std::optional<Batch> batch;
+  while (!(batch = loader.try_next(1s))) {
+  }
+  ASSERT_TRUE(*batch);
+  EXPECT_EQ(batch->index(), 0u);
+  for (const WorkInFlight& w : work_in_flight()) EXPECT_NE(w.batch, 0u) << "batch 0 is done";
 }
 
 TEST_F(Consumer, TryNextReportsTheEndOfTheEpochAsAnEmptyBatch) {

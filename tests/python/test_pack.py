@@ -224,7 +224,7 @@ def test_jpeg_store_settings_are_checked(tmp_path):
 def test_the_rate_sample_is_read_in_epochs_of_many_batches(tmp_path):
     """The advice's rate is measured on a file of 16 batches (a few items repeated), within 64
     MiB: epochs of 4 batches spent most of their time starting and ending."""
-    from gpufeed._pack import _repeated
+    from gpufeed._profile.remedy import repeated as _repeated
 
     small = [(np.zeros((8, 8, 3), np.uint8), 0)] * 5
     assert len(_repeated(small, batch_size=16)) == 260  # 5 items 52 times: >= 16 x 16

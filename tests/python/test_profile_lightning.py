@@ -150,6 +150,33 @@ def test_a_host_read_in_the_users_own_training_step_is_still_found(tmp_path):
     assert f"test_profile_lightning.py:{line} .item()" in host_sync["finding"], host_sync
 
 
+def test_the_profile_callback_logs_its_live_figures_to_the_trainers_logger(tmp_path):
+    # gpufeed.lightning.ProfileCallback profiles fit from its start to its end and logs the
+    # live figures through the trainer's own logger: TensorBoard's, written to event files.
+    from gpufeed.lightning import ProfileCallback
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    seen = []
+    callback = ProfileCallback(every=0.05, callback=seen.append, measure_pack=False,
+                               report=str(tmp_path / "run.html"))
+    assert isinstance(callback, pl.Callback)
+    logger = pl.loggers.TensorBoardLogger(str(tmp_path), name="logs")
+    training = DataLoader(images(96, 0), batch_size=BATCH, num_workers=1)
+    trainer = pl.Trainer(max_epochs=EPOCHS, accelerator="cpu", devices=1, logger=logger,
+                         callbacks=[callback], default_root_dir=tmp_path, log_every_n_steps=1)
+    trainer.fit(TinyClassifier(), training)
+    assert gpufeed.profile.current() is None  # ended with fit
+    results = callback.profile.results()
+    (inputs,) = results["inputs"]
+    assert inputs["batches"] == trainer.global_step == EPOCHS * 96 // BATCH, inputs
+    assert seen, "no live figures in the run"
+    events = EventAccumulator(logger.log_dir)
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {"gpufeed/input_wait", "gpufeed/samples_per_s"} <= tags, tags
+    assert (tmp_path / "run.html").exists()
+
+
 PLAIN_SCRIPT = """
     import json, sys
     import torch

@@ -363,3 +363,36 @@ def test_a_range_failing_after_every_retry_mid_epoch_is_one_error_and_the_next_e
         same_batches(batches(loader, 1), expected[1])
     finally:
         proxy.stop()
+
+
+def test_a_stalled_get_is_named_in_the_profiles_stall_report(s3_env, synthetic_file,
+                                                              monkeypatch):
+    # A GET that stalls mid-body (half of it, then nothing): the loop waits for a batch, and the
+    # profile names the read in flight (stage, batch, sample) and the request on the wire with
+    # its age. Ctrl-C then ends the wait with the report in the results.
+    import signal
+    import threading
+
+    url = upload(synthetic_file, "stalled.h5")
+    # The third GET: the first two open the file (its edges), before the loop waits.
+    proxy = Endpoint("proxy", "--target", s3_env.url, "--fault", "stall", "--match", "GET",
+                     "--only-nth", "3")
+    timer = threading.Timer(4.0, os.kill, args=(os.getpid(), signal.SIGINT))
+    try:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", proxy.url)
+        loader = gpufeed.Loader(url, batch_size=50, workers=1, order="sequential", device="cpu")
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            with gpufeed.profile(stall=1.0, measure_pack=False) as prof:
+                for _ in loader:
+                    pass
+    finally:
+        timer.cancel()
+        proxy.stop()
+    (stall,) = prof.results()["stalls"]
+    assert stall["source"] == "a gpufeed.Loader's next batch", stall
+    (read,) = [w for w in stall["loader_work"] if w["stage"] == "read"][:1]
+    assert read["path"] == url and read["for_s"] >= 1.0, stall
+    (request,) = [r for r in stall["requests"] if r["what"].startswith("GET s3://data/stalled.h5")]
+    assert request["for_s"] >= 1.0, stall
+    assert "on the wire for" in stall["text"] and "GET s3://data/stalled.h5" in stall["text"]

@@ -113,10 +113,30 @@ def delivered(loader, epoch=0):
     return torch.cat(images), indices
 
 
-def test_resize_center_crop_normalize_pixels_equal_torchvision(photo_file):
+def transforms_v2():
+    """torchvision.transforms.v2 (torchvision 0.15 and later: the torch 2 CI venv; Debian's 0.14
+    has none)."""
+    try:
+        from torchvision.transforms import v2
+    except ImportError:
+        pytest.skip("this torchvision has no transforms.v2 (0.15 and later)")
+    return v2
+
+
+def resize_crop_normalize(api: str):
+    """Resize, CenterCrop, to float, Normalize: in transforms (v1) or transforms.v2."""
+    mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+    if api == "v1":
+        return T.Compose([T.Resize(32), T.CenterCrop(24), T.ToTensor(), T.Normalize(mean, std)])
+    v2 = transforms_v2()
+    return v2.Compose([v2.Resize(32), v2.CenterCrop(24), v2.ToImage(),
+                       v2.ToDtype(torch.float32, scale=True), v2.Normalize(mean, std)])
+
+
+@pytest.mark.parametrize("api", ["v1", "v2"])
+def test_resize_center_crop_normalize_pixels_equal_torchvision(photo_file, api):
     path, pictures = photo_file
-    transform = T.Compose([T.Resize(32), T.CenterCrop(24), T.ToTensor(),
-                           T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])
+    transform = resize_crop_normalize(api)
     loader = gpufeed.Loader(path, batch_size=8, order="sequential", transform=transform)
     images, indices = delivered(loader)
     assert images.shape == (32, 3, 24, 24) and images.dtype == torch.float32
@@ -343,3 +363,21 @@ def test_a_color_program_with_a_bad_op_code_is_refused_in_one_line():
 def test_a_transform_without_a_size_is_refused_on_images_of_many_sizes(jpeg_file):
     with pytest.raises(gpufeed.UsageError, match="sets none, so a batch has no one size"):
         gpufeed.Loader(jpeg_file, batch_size=8, transform=T.Compose([T.ToTensor()]))
+
+
+def test_v2_ops_on_the_batch_are_torchvisions_seeded_per_sample(photo_file):
+    v2 = transforms_v2()
+    path, _ = photo_file
+    jitter = v2.ColorJitter(0.4, 0.4, 0.4)
+    head = [v2.RandomResizedCrop(24, scale=(0.5, 1.0)), v2.RandomHorizontalFlip(),
+            v2.ToImage(), v2.ToDtype(torch.float32, scale=True)]
+    loader = gpufeed.Loader(path, batch_size=8, seed=3, transform=v2.Compose(head + [jitter]))
+    images, indices = delivered(loader)
+    assert "ColorJitter" in loader.transform_plan
+    fused, plain_indices = delivered(gpufeed.Loader(path, batch_size=8, seed=3,
+                                                    transform=v2.Compose(head)))
+    assert plain_indices == indices
+    generator = torch.random.default_generator
+    for i, sample in enumerate(indices[:6]):
+        generator.manual_seed(sample_seed(3, 0, sample, 4))
+        assert torch.allclose(images[i], jitter(fused[i]), atol=1e-6)

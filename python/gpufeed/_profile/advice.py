@@ -1,6 +1,7 @@
 """The facts of the DataLoader pool that fed a profiled loop, for the diagnosis's advice, with
 the remedy measured where the dataset's items were the cost: a sample of them packed as
-gpufeed.pack would and read back by a gpufeed.Loader (gpufeed._pack does both)."""
+gpufeed.pack would and read back by a gpufeed.Loader, in a child process with limits
+(remedy.py). After a loop that failed nothing of the user's runs: no item, no transform."""
 
 from __future__ import annotations
 
@@ -11,12 +12,11 @@ from typing import Any, Optional
 
 from .. import _native
 from .fetches import FetchCounters
-from .probe import generator_states, set_generator_states
 
 
-def input_pool(prof: Any) -> Optional[_native.InputPoolFacts]:
+def input_pool(prof: Any, failed: bool) -> Optional[_native.InputPoolFacts]:
     """The pool of the DataLoader that fed profile `prof`'s training steps, with what its
-    fetches cost."""
+    fetches cost; `failed`: the loop ended with an exception (no remedy measured)."""
     dataloaders = prof._dataloaders
     key = dataloaders.fed()
     if key is None:
@@ -37,26 +37,19 @@ def input_pool(prof: Any) -> Optional[_native.InputPoolFacts]:
     pool.cuda = bool(dataloaders.cuda_batches)
     pool.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
     pool.step_cores = facts["step_cores"] = _step_cores(prof)
-    warm = prof._warm_steps.get(key)
+    warm = prof.probes.warm_steps.get(key)
     if warm:
         pool.warm_step_ns = facts["warm_step_ns"] = int(statistics.median(warm))
     facts["fetch"] = fetches.as_dict()
     dataset = dataloaders.datasets.get(key)
-    if prof._measure_pack and _dataset_is_the_cost(prof, fetches, dataset):
-        from .._pack import PackedRate, measure_rate
+    if not failed and prof._measure_pack and _dataset_is_the_cost(prof, fetches, dataset):
+        from .remedy import measure_apart
 
         shape = facts.get("batch_shape") or []
         size = tuple(shape[-2:]) if len(shape) == 4 else None
-        # Its items draw from the process's random generators (a transform's crop): the loop
-        # goes on from the numbers it left, as without the profile.
-        states = generator_states()
-        try:
-            packed = measure_rate(dataset, facts["batch_size"] or 1, size)
-        except Exception as error:  # noqa: BLE001 - a remedy not measured never fails the loop
-            packed = PackedRate(0.0, 0, "raw", "gpufeed could not read a packed sample of it "
-                                f"({type(error).__name__}: {error})")
-        finally:
-            set_generator_states(states)
+        # In a child process: its items may end it, hang or take the memory, never this one;
+        # its random draws are its own.
+        packed = measure_apart(dataset, facts["batch_size"] or 1, size)
         pool.packed_samples_per_s, pool.packed_items = packed.samples_per_s, packed.items
         pool.packed_store, pool.pack_note = packed.store, packed.note
         pool.packed_core_ns_per_sample = packed.core_ns_per_sample
@@ -65,7 +58,7 @@ def input_pool(prof: Any) -> Optional[_native.InputPoolFacts]:
                                   "store": packed.store, "note": packed.note or None,
                                   "core_ns_per_sample": packed.core_ns_per_sample,
                                   "consumer_ns_per_sample": packed.consumer_ns_per_sample}
-    if dataset is not None:
+    if dataset is not None and not failed:
         from .._pack import transform_advice
 
         # The advice keeps the dataset's transform: the model sees the same inputs.
@@ -79,8 +72,8 @@ def _step_cores(prof: Any) -> float:
     over the steps' wall time. The waits' CPU time is the input's, not the step's: the loading
     a loop without workers does itself (and the intra-op threads its transforms start), the
     batches a loop with workers takes from them."""
-    wall = _native.now_ns() - prof._entered_ns - prof._wait_ns
-    cpu = time.process_time_ns() - prof._entered_cpu_ns - prof._wait_cpu_ns
+    wall = _native.now_ns() - prof.clock.entered_ns - prof.waits.wait_ns
+    cpu = time.process_time_ns() - prof.clock.entered_cpu_ns - prof.waits.wait_cpu_ns
     return max(0.0, cpu / wall) if wall > 0 else 0.0
 
 
@@ -88,9 +81,9 @@ def _dataset_is_the_cost(prof: Any, fetches: FetchCounters, dataset: Any) -> boo
     """The loop waited for input (TF's "moderately input-bound" or worse) and the dataset's
     items, not collate, took the workers' time: worth measuring what packing it would give.
     Only map-style datasets (len() and [i]) can be packed."""
-    elapsed = _native.now_ns() - prof._entered_ns
+    elapsed = _native.now_ns() - prof.clock.entered_ns
     return (
         dataset is not None and hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
-        and elapsed > 0 and prof._wait_ns / elapsed >= 0.05 and fetches.samples > 0
+        and elapsed > 0 and prof.waits.wait_ns / elapsed >= 0.05 and fetches.samples > 0
         and fetches.fetch_ns - fetches.collate_ns >= fetches.collate_ns
     )

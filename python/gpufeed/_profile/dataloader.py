@@ -1,15 +1,18 @@
-"""The inputs a profile times: every torch DataLoader (its iterators' ``next()`` patched while the
-profile runs, its settings read, its counters kept apart from the other DataLoaders') and any
-iterable given to ``prof.input()``."""
+"""The inputs a profile times: every torch DataLoader (its iterators' ``next()`` timed while the
+profile runs, torch_patches; its settings read, its counters kept apart from the other
+DataLoaders', its worker pools watched) and any iterable given to ``prof.input()``."""
 
 from __future__ import annotations
 
-import sys
+import weakref
 from typing import Any, Optional
 
-from .. import _native, _profile_state
-from . import probe
-from .fetches import FetchCounters, WorkerTiming, add_worker_fetches, route_fetches, time_fetchers
+from .. import _native
+from .fetches import FetchCounters, add_worker_fetches, route_fetches, worker_totals
+from .pools import PoolWatch
+from .state import LOADER_KEY
+from .torch_patches import TimedIterator
+from .worker_side import WorkerTiming
 
 
 class ProfiledInput:
@@ -19,30 +22,14 @@ class ProfiledInput:
     def __init__(self, iterable: Any) -> None:
         self._iterable = iterable
 
-    def __iter__(self) -> "_TimedIterator":
-        return _TimedIterator(iter(self._iterable))
+    def __iter__(self) -> TimedIterator:
+        return TimedIterator(iter(self._iterable))
 
     def __len__(self) -> int:
         return len(self._iterable)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._iterable, name)
-
-
-class _TimedIterator:
-    __slots__ = ("_next",)
-
-    def __init__(self, iterator: Any) -> None:
-        self._next = iterator.__next__
-
-    def __iter__(self) -> "_TimedIterator":
-        return self
-
-    def __next__(self) -> Any:
-        current = _profile_state.active
-        if current is None:
-            return self._next()
-        return current._timed_next(self._next, None)  # not a DataLoader: no facts
 
 
 class InputCounters:
@@ -57,6 +44,7 @@ class InputCounters:
         self.starts = 0  # iterators started: worker pools, when it has workers
         self.startup_ns = 0  # from each start to its first batch
         self.samples = 0  # its batches' samples (the first dimension of each batch's images)
+        self.wait_ns = 0  # the loop's waits for its batches
         self.training_batches = 0  # batches a module in training mode was run on
         self.evaluation_batches = 0  # batches a module in eval mode was run on
         self._last_training = self._last_evaluation = -1
@@ -77,74 +65,6 @@ class InputCounters:
         if self.training_batches:
             return "training"
         return "evaluation" if self.evaluation_batches else None
-
-
-_dataloader_patches: dict = {}  # (class, attribute) -> the original while a profile times them
-
-
-def time_dataloaders(main_fetches: FetchCounters) -> None:
-    """While a profile runs: every torch DataLoader iterator's ``__next__`` is timed as a wait
-    for input, the main process's fetches (into `main_fetches`, unless routed to a DataLoader's
-    counters) and every worker's are timed, and each iterator's start is noted (the loop itself
-    is not changed)."""
-    if "torch" not in sys.modules:
-        return
-    if _dataloader_patches:  # still in place: a batch the last profile's probe took is held
-        time_fetchers(main_fetches)
-        return
-    try:
-        from torch.utils.data import dataloader
-    except ImportError:
-        return
-    iterator_cls = dataloader._BaseDataLoaderIter
-    next_original = iterator_cls.__next__
-    get_iterator = dataloader.DataLoader._get_iterator
-
-    def timed_next(iterator: Any) -> Any:
-        current = _profile_state.active
-        if current is None:
-            # No profile: a batch its probe took early is still returned, first.
-            try:
-                took, batch, _ = probe.take_held(iterator)
-            finally:
-                if not probe.holding():
-                    untime_dataloaders()
-            return batch if took else next_original(iterator)
-        return current._timed_next(next_original, iterator)
-
-    def started_iterator(loader: Any) -> Any:
-        current = _profile_state.active
-        if current is None or loader.num_workers == 0:
-            iterator = get_iterator(loader)
-        else:
-            init = loader.worker_init_fn
-            loader.worker_init_fn = WorkerTiming(current._dataloaders.worker_dir(loader), init)
-            try:
-                iterator = get_iterator(loader)
-            finally:
-                loader.worker_init_fn = init
-        if current is not None:
-            current._dataloaders.started(iterator, loader)
-        return iterator
-
-    _dataloader_patches[(iterator_cls, "__next__")] = next_original
-    _dataloader_patches[(dataloader.DataLoader, "_get_iterator")] = get_iterator
-    iterator_cls.__next__ = timed_next
-    dataloader.DataLoader._get_iterator = started_iterator
-    time_fetchers(main_fetches)
-
-
-def untime_dataloaders() -> None:
-    """The DataLoaders' own methods again, unless a probe's batch is still held: then the
-    patched ``__next__`` returns it first and restores them once it did."""
-    if not _dataloader_patches:
-        return
-    time_fetchers(None)
-    if probe.holding():
-        return
-    for (cls, name), original in _dataloader_patches.items():
-        setattr(cls, name, original)
-    _dataloader_patches.clear()
 
 
 def _dataloader_facts(loader: Any) -> dict:
@@ -179,6 +99,11 @@ def _dataloader_facts(loader: Any) -> dict:
         "collate_fn": getattr(collate, "__name__", type(collate).__name__),
         "batches": 0,
     }
+
+
+def describe(facts: dict) -> str:
+    """A DataLoader as its facts show it: DataLoader(num_workers=N, batch_size=B)."""
+    return f"DataLoader(num_workers={facts['num_workers']}, batch_size={facts['batch_size']})"
 
 
 class _IteratorView:
@@ -217,14 +142,26 @@ class DataLoaders:
     its counters and its dataset (until the profile ends); an iterator made before the profile
     counts as a DataLoader of its own (its loader is not known)."""
 
+    RECENT_POOLS = 4  # worker pools kept after their iterators are gone
+
     def __init__(self) -> None:
         self.facts: dict[int, dict] = {}  # id(DataLoader) -> its facts
         self.counters: dict[int, InputCounters] = {}  # id(DataLoader) -> its counters
         self.datasets: dict[int, Any] = {}  # id(DataLoader) -> its dataset
         self.main_fetches = FetchCounters()  # this process's fetches for no DataLoader seen
         self.cuda_batches = False  # a DataLoader batch held CUDA tensors
+        # The stall threshold now (s; 0: off), from which a worker pool's faulthandler is armed.
+        self.stall_threshold: Any = lambda: 0.0
         self._of: dict[int, int] = {}  # id(iterator) -> its DataLoader's id
         self._starting: dict[int, int] = {}  # id(iterator) -> when it started, until a batch
+        # Each worker pool started while the profile runs, by its iterator; and the last few
+        # pools, their iterators gone or not (a worker's death is found after the exception it
+        # caused dropped the iterator).
+        self._pools: "weakref.WeakKeyDictionary[Any, PoolWatch]" = weakref.WeakKeyDictionary()
+        self._recent: list = []
+        # Tasks a pool sent while its iterator was being made (its first prefetch), before
+        # started() could watch it: handed to its PoolWatch then.
+        self._early: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
 
     def counters_of(self, source: Any) -> InputCounters:
         """The counters of a DataLoader, or of an iterator made before the profile, with its
@@ -247,6 +184,11 @@ class DataLoaders:
             counters.workers_dir = tempfile.mkdtemp(prefix="gpufeed-profile-")
         return counters.workers_dir
 
+    def worker_init(self, loader: Any, init: Any) -> WorkerTiming:
+        """The worker_init_fn `loader`'s workers start with while the profile runs (then
+        `init`, the loader's own)."""
+        return WorkerTiming(self.worker_dir(loader), init, self.stall_threshold())
+
     def started(self, iterator: Any, loader: Any) -> None:
         """`loader` made `iterator` (started its workers, if it has any)."""
         self._starting[id(iterator)] = _native.now_ns()
@@ -254,6 +196,61 @@ class DataLoaders:
         counters.starts += 1
         self._of[id(iterator)] = id(loader)
         route_fetches(iterator, counters.fetches)
+        if counters.workers_dir is not None and getattr(iterator, "_workers", None):
+            pool = PoolWatch(iterator, describe(self.facts[id(loader)]), counters.workers_dir,
+                             id(loader))
+            self._pools[iterator] = pool
+            self._recent = self._recent[-(self.RECENT_POOLS - 1):] + [pool]
+            for send_index, samples, sent_ns in self._early.pop(iterator, []):
+                pool.sent(send_index, samples, sent_ns)
+
+    def sent(self, iterator: Any, send_index: int, samples: Any) -> None:
+        """`iterator`'s pool sent task `send_index` (a batch of `samples`) to a worker."""
+        pool = self._pools.get(iterator)
+        if pool is not None:
+            pool.sent(send_index, samples)
+        else:
+            self._early.setdefault(iterator, []).append((send_index, samples, _native.now_ns()))
+
+    def pools(self) -> list:
+        """The worker pools running (the watchdog's thread may call it)."""
+        running = list(self._pools.values())
+        return running + [p for p in self._recent if all(p is not r for r in running)]
+
+    def pool_of(self, iterator: Any) -> Optional[PoolWatch]:
+        try:
+            return self._pools.get(iterator)
+        except TypeError:
+            return None
+
+    def describe(self, key: Optional[int]) -> str:
+        """The input `key` (a DataLoader's id) in the user's words."""
+        if key == LOADER_KEY:
+            return "a gpufeed.Loader's next batch"
+        facts = self.facts.get(key) if key is not None else None
+        return describe(facts) if facts else "prof.input()'s next batch"
+
+    def main_sample(self) -> Optional[int]:
+        """The sample this process is fetching now (a DataLoader without workers), if any."""
+        for counters in [c.fetches for c in list(self.counters.values())] + [self.main_fetches]:
+            board = counters.board.read()
+            if board is not None and board[0] >= 0:
+                return board[0]
+        return None
+
+    def stage_totals(self, key: Optional[int]) -> tuple:
+        """({"dataset": ns, "collate": ns}, samples) fetched so far for DataLoader `key`, its
+        workers' included (as their files last said)."""
+        counters = self.counters.get(key) if key is not None else None
+        if counters is None:
+            return {}, 0
+        fetches = counters.fetches
+        dataset, collate, samples = fetches.fetch_ns, fetches.collate_ns, fetches.samples
+        if counters.workers_dir is not None:
+            workers = worker_totals(counters.workers_dir)
+            dataset, collate = dataset + workers.fetch_ns, collate + workers.collate_ns
+            samples += workers.samples
+        return {"dataset": dataset - collate, "collate": collate}, samples
 
     def key_of(self, iterator: Any) -> int:
         """The id of the DataLoader `iterator` belongs to (its own, if made before the

@@ -1,8 +1,10 @@
 """What making batches costs a DataLoader's fetchers (the dataset's items, and collate_fn), timed
 in this process and in every worker process: a worker writes its counters to a file of its
 own (_FileCounters) that the profile adds up when it ends, and each fetch's times (its
-"dataset" and "collate" ranges on the profile's timeline) to another. A spawned worker imports
-this module by its path to unpickle its worker_init_fn (WorkerTiming)."""
+"dataset" and "collate" ranges on the profile's timeline) to another. Each fetch also says which
+of its samples it is in and since when (a SampleBoard: what the stall watchdog names), and in a
+worker arms faulthandler to write the worker's stack if the fetch outlasts half the stall
+threshold. torch_patches puts timed_fetch in place."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import threading
 from array import array
 from typing import Any, Iterator, Optional, Tuple
 
+from .boards import SampleBoard, StackFile
+
 from .. import _native
 
 
@@ -19,10 +23,14 @@ class FetchCounters:
     """What making batches cost a DataLoader's fetcher in one process: batches, samples, the
     time in the dataset's items plus collate, and collate alone."""
 
-    #: Fetches whose times are kept for the timeline, at most (a process's; 32 bytes each).
-    MAX_SPANS = 250_000
+    #: Fetches whose times are kept for the timeline, at most (a process's; 32 bytes each): as
+    #: many as the recorder keeps of a thread's ranges, so that a run of days stays flat.
+    MAX_SPANS = 65_536
 
-    def __init__(self) -> None:
+    def __init__(self, board: Optional[SampleBoard] = None,
+                 stacks: Optional[StackFile] = None) -> None:
+        self.board = board or SampleBoard()  # the sample being fetched, since when
+        self.stacks = stacks  # a worker's: faulthandler's output for a fetch that hangs
         self.batches = 0
         self.samples = 0
         self.fetch_ns = 0
@@ -63,8 +71,8 @@ class _FileCounters(FetchCounters):
     """A worker process's counters, written to `path` at most every 0.1 s and when the worker
     exits, for the profile to read when it ends."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__()
+    def __init__(self, path: str, board: SampleBoard, stacks: Optional[StackFile]) -> None:
+        super().__init__(board, stacks)
         self._path = path
         self._written = 0
         self._spans_path = f"{path}.spans"
@@ -95,7 +103,15 @@ class _FileCounters(FetchCounters):
 
 _fetch_counters: Optional[FetchCounters] = None  # where this process's fetch times go
 _fetch_routes: Any = None  # fetcher -> its DataLoader's counters (weak keys), while profiled
-_original_fetch: dict = {}  # fetcher class -> its own fetch while timed
+
+
+def set_counters(counters: Optional[FetchCounters]) -> None:
+    """Where this process's fetches are counted from now on (None: not counted)."""
+    global _fetch_counters, _fetch_routes
+    import weakref
+
+    _fetch_counters = counters
+    _fetch_routes = None if counters is None else weakref.WeakKeyDictionary()
 
 
 class _TimedCollate:
@@ -116,7 +132,18 @@ class _TimedCollate:
             self.last_ns = _native.now_ns() - begin
 
 
-def _timed_fetch(original: Any) -> Any:
+class _Noted(list):
+    """A batch's sample indices that tell `board` which one the fetcher is in, as it goes."""
+
+    __slots__ = ("board",)
+
+    def __iter__(self) -> Iterator[Any]:
+        return self.board.samples(list.__iter__(self))
+
+
+def timed_fetch(original: Any) -> Any:
+    """A fetcher class's ``fetch``, timed into this process's counters (torch_patches)."""
+
     def fetch(fetcher: Any, index: Any) -> Any:
         counters = _fetch_counters
         if counters is None:
@@ -127,8 +154,21 @@ def _timed_fetch(original: Any) -> Any:
         if not isinstance(collate, _TimedCollate):
             collate = fetcher.collate_fn = _TimedCollate(collate)  # once per fetcher
         collate.last_ns = 0
+        board = counters.board
+        board.begin()
+        if fetcher.auto_collation and type(index) is list:
+            index = _Noted(index)
+            index.board = board
+        stacks = counters.stacks
+        if stacks is not None:
+            stacks.arm()
         begin = _native.now_ns()
-        batch = original(fetcher, index)
+        try:
+            batch = original(fetcher, index)
+        finally:
+            board.leave()
+            if stacks is not None:
+                stacks.disarm()
         end = _native.now_ns()
         counters.add(len(index) if fetcher.auto_collation else 1, end - begin, collate.last_ns)
         counters.span(begin, collate.last_begin if collate.last_ns else end, end)
@@ -145,37 +185,26 @@ def route_fetches(iterator: Any, fetches: FetchCounters) -> None:
         _fetch_routes[fetcher] = fetches
 
 
-def time_fetchers(counters: Optional[FetchCounters]) -> None:
-    """Times DataLoader fetchers (the dataset's items and collate) in this process into
-    `counters`; None stops it."""
-    global _fetch_counters, _fetch_routes
-    import weakref
-
-    from torch.utils.data._utils import fetch as fetchers
-
-    _fetch_counters = counters
-    _fetch_routes = None if counters is None else weakref.WeakKeyDictionary()
-    for cls in (fetchers._MapDatasetFetcher, fetchers._IterableDatasetFetcher):
-        if counters is not None and cls not in _original_fetch:
-            _original_fetch[cls] = cls.fetch
-            cls.fetch = _timed_fetch(cls.fetch)
-        elif counters is None and cls in _original_fetch:
-            cls.fetch = _original_fetch.pop(cls)
-
-
-class WorkerTiming:
-    """A DataLoader's worker_init_fn while a profile runs: times the worker's fetches into a
-    file of `directory`, then runs the loader's own worker_init_fn. Picklable, so spawned
-    workers get it too."""
-
-    def __init__(self, directory: str, init: Any) -> None:
-        self.directory = directory
-        self.init = init
-
-    def __call__(self, worker_id: int) -> None:
-        time_fetchers(_FileCounters(os.path.join(self.directory, f"worker-{os.getpid()}.json")))
-        if self.init is not None:
-            self.init(worker_id)
+def worker_totals(directory: str) -> FetchCounters:
+    """What a DataLoader's worker processes counted so far (each wrote its own file in
+    `directory`, at most 0.1 s ago): batches, samples and times, no spans."""
+    total = FetchCounters()
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return total
+    for name in names:
+        if name.endswith(".json"):
+            try:
+                with open(os.path.join(directory, name)) as f:
+                    one = _json.load(f)
+            except (OSError, ValueError):
+                continue  # a worker killed while writing: its last file is gone
+            total.batches += one["batches"]
+            total.samples += one["samples"]
+            total.fetch_ns += one["fetch_ns"]
+            total.collate_ns += one["collate_ns"]
+    return total
 
 
 def add_worker_fetches(directory: str, total: FetchCounters) -> None:
@@ -193,14 +222,9 @@ def add_worker_fetches(directory: str, total: FetchCounters) -> None:
                 continue
             spans.frombytes(data[: len(data) // 32 * 32])  # whole records (a worker killed)
             total.spans.extend(spans)
-        elif name.endswith(".json"):
-            try:
-                with open(os.path.join(directory, name)) as f:
-                    one = _json.load(f)
-            except (OSError, ValueError):
-                continue  # a worker killed while writing: its last file is gone
-            total.batches += one["batches"]
-            total.samples += one["samples"]
-            total.fetch_ns += one["fetch_ns"]
-            total.collate_ns += one["collate_ns"]
+    workers = worker_totals(directory)
+    total.batches += workers.batches
+    total.samples += workers.samples
+    total.fetch_ns += workers.fetch_ns
+    total.collate_ns += workers.collate_ns
     shutil.rmtree(directory, ignore_errors=True)

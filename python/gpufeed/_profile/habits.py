@@ -1,10 +1,11 @@
 """The loop's habits a profile counts inside its steps, from patches of torch it holds while it
-runs: host reads of tensors (.item(), .cpu(), .numpy(), .tolist()), host tensors moved to the
-device, torch.cuda.empty_cache() calls, a DataParallel forward and what the module forwards
-show (mode, autograd, device, autocast, convolutions). Reads, moves, empty_cache calls and
-eval-mode forwards with autograd count only where the user's code made them (_user_frame): a
-call from torch, gpufeed, the standard library or a framework's own loop is not the user's to
-change."""
+runs (torch_patches makes them): host reads of tensors (.item(), .cpu() of a device tensor,
+.numpy(), .tolist()), host tensors moved to the device, torch.cuda.empty_cache() calls, a
+DataParallel forward and what the module forwards show (mode, autograd, device, autocast,
+convolutions). Reads, moves, empty_cache calls and eval-mode forwards with autograd count only
+where the user's code made them (_user_frame): a call from torch, gpufeed, the standard library
+or a framework's own loop is not the user's to change. Counts inside an implicit step wait for
+the next request for input (state.Habits): the code after a loop's last batch is not a step."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import sys
 from typing import Any
 
 from .. import _native, _profile_state
+from .state import Habits
+from .torch_patches import unwatch_tensors, watch_tensors
 
-_MISSING = object()
-_habit_patches: list = []  # (owner, attribute, original or _MISSING) while a profile watches
 _HOST_READS = ("item", "cpu", "numpy", "tolist")
 
 
@@ -74,89 +75,83 @@ def _find_code_owners(torch: Any) -> None:
     _code_owners.clear()
 
 
-def watch_habits() -> None:
-    """While a profile runs: counts the loop's host reads of tensors (.item(), .cpu(),
-    .numpy(), .tolist()) inside its steps with where they are, notes a DataParallel forward
-    and counts torch.cuda.empty_cache() calls inside the steps; reads and calls only from the
-    user's code (_user_frame). Restored by unwatch_habits()."""
-    torch = sys.modules.get("torch")
-    if torch is None or _habit_patches:
-        return
-    _find_code_owners(torch)
+def _count(current: Any, counts_of: Any, name: str) -> None:
+    """One call `name` made inside a step by the user's code, counted where it was written."""
+    frame = _user_frame(3)
+    if frame is not None:
+        key = (frame.f_code.co_filename, frame.f_lineno, name)
+        current.habits.count(counts_of(current.habits), key, current.steps.depth > 0)
 
-    def patch(owner: Any, name: str, make: Any) -> None:
-        original = owner.__dict__.get(name, _MISSING) if isinstance(owner, type) else getattr(
-            owner, name)
-        setattr(owner, name, make(getattr(owner, name)))
-        _habit_patches.append((owner, name, original))
 
-    def host_read(name: str) -> Any:
-        def make(original: Any) -> Any:
-            def counted(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-                current = _profile_state.active
-                if current is not None and current._in_step():
-                    frame = _user_frame()
-                    if frame is not None:
-                        key = (frame.f_code.co_filename, frame.f_lineno, name)
-                        current._host_reads[key] = current._host_reads.get(key, 0) + 1
-                return original(tensor, *args, **kwargs)
-
-            return counted
-
-        return make
-
-    for name in _HOST_READS:
-        patch(torch.Tensor, name, host_read(name))
-
-    def data_parallel(original: Any) -> Any:
-        def forward(module: Any, *args: Any, **kwargs: Any) -> Any:
+def _host_read(name: str) -> Any:
+    def make(original: Any) -> Any:
+        def counted(tensor: Any, *args: Any, **kwargs: Any) -> Any:
             current = _profile_state.active
-            if current is not None:
-                current._data_parallel = True
-            return original(module, *args, **kwargs)
-
-        return forward
-
-    def empty_cache(original: Any) -> Any:
-        def counted() -> None:
-            current = _profile_state.active
-            if current is not None and current._in_step() and _user_frame() is not None:
-                current._empty_cache_calls += 1
-            return original()
+            # A host tensor's .cpu() reads nothing: it is the tensor itself.
+            if current is not None and current.steps.inside() and not (
+                    name == "cpu" and tensor.device.type == "cpu"):
+                _count(current, lambda h: h.host_reads, name)
+            return original(tensor, *args, **kwargs)
 
         return counted
 
-    patch(torch.nn.DataParallel, "forward", data_parallel)
-    patch(torch.cuda, "empty_cache", empty_cache)
+    return make
 
-    def moved(name: str) -> Any:
-        def make(original: Any) -> Any:
-            def counted(tensor: Any, *args: Any, **kwargs: Any) -> Any:
-                result = original(tensor, *args, **kwargs)
-                current = _profile_state.active
-                if (current is not None and current._in_step() and result is not tensor
-                        and tensor.device.type == "cpu" and result.device.type != "cpu"
-                        and not _in_last_batch(current, tensor)):
-                    frame = _user_frame()
-                    if frame is not None:
-                        key = (frame.f_code.co_filename, frame.f_lineno, name)
-                        current._host_moves[key] = current._host_moves.get(key, 0) + 1
-                return result
 
-            return counted
+def _moved(name: str) -> Any:
+    def make(original: Any) -> Any:
+        def counted(tensor: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(tensor, *args, **kwargs)
+            current = _profile_state.active
+            if (current is not None and current.steps.inside() and result is not tensor
+                    and tensor.device.type == "cpu" and result.device.type != "cpu"
+                    and not _in_last_batch(current, tensor)):
+                _count(current, lambda h: h.host_moves, name)
+            return result
 
-        return make
+        return counted
 
-    for name in ("to", "cuda"):
-        patch(torch.Tensor, name, moved(name))
+    return make
+
+
+def _data_parallel(original: Any) -> Any:
+    def forward(module: Any, *args: Any, **kwargs: Any) -> Any:
+        current = _profile_state.active
+        if current is not None:
+            current.habits.data_parallel = True
+        return original(module, *args, **kwargs)
+
+    return forward
+
+
+def _empty_cache(original: Any) -> Any:
+    def counted() -> None:
+        current = _profile_state.active
+        if current is not None and current.steps.inside() and _user_frame() is not None:
+            current.habits.empty_cache_calls += 1
+        return original()
+
+    return counted
+
+
+def watch_habits(torch: Any) -> None:
+    """While a profile runs: counts the loop's habits inside its steps, calls only from the
+    user's code (_user_frame). Undone by unwatch_habits()."""
+    global _forward_hook
+    if _forward_hook is not None:
+        return
+    _find_code_owners(torch)
+    makers = {(torch.Tensor, name): _host_read(name) for name in _HOST_READS}
+    makers.update({(torch.Tensor, name): _moved(name) for name in ("to", "cuda")})
+    makers[(torch.nn.DataParallel, "forward")] = _data_parallel
+    makers[(torch.cuda, "empty_cache")] = _empty_cache
 
     def forward_seen(module: Any, inputs: Any) -> None:
         current = _profile_state.active
-        if current is not None and current._in_step():
+        if current is not None and current.steps.inside():
             _forward_seen(current, torch, module, inputs)
 
-    global _forward_hook
-    _forward_hook = torch.nn.modules.module.register_module_forward_pre_hook(forward_seen)
+    _forward_hook = watch_tensors(torch, makers, forward_seen)
 
 
 _forward_hook: Any = None  # the global forward pre-hook while a profile watches
@@ -185,22 +180,16 @@ def _batch_storages(batch: Any) -> set:
 
 def unwatch_habits() -> None:
     global _forward_hook
-    if _forward_hook is not None:
-        _forward_hook.remove()
-        _forward_hook = None
-    while _habit_patches:
-        owner, name, original = _habit_patches.pop()
-        if original is _MISSING:
-            delattr(owner, name)  # the class inherits it again
-        else:
-            setattr(owner, name, original)
+    hook, _forward_hook = _forward_hook, None
+    unwatch_tensors(hook)
 
 
 def _in_last_batch(prof: Any, tensor: Any) -> bool:
     """Whether `tensor` is (a view of) the last batch's: moving it to the device is expected."""
-    if prof._last_storages is None:
-        prof._last_storages = _batch_storages(prof._last_batch)
-    return _storage(tensor) in prof._last_storages
+    waits = prof.waits
+    if waits.last_storages is None:
+        waits.last_storages = _batch_storages(waits.last_batch)
+    return _storage(tensor) in waits.last_storages
 
 
 def _inference_mode(torch: Any) -> bool:
@@ -211,7 +200,7 @@ def _inference_mode(torch: Any) -> bool:
 def _forward_seen(prof: Any, torch: Any, module: Any, inputs: Any) -> None:
     """A module's forward inside a step: its mode, autograd, device, autocast, kind."""
     prof._batch_used(module.training)
-    seen = prof._forwards
+    seen = prof.habits.forwards
     seen.forwards = True
     if module.training:
         seen.training_forwards = True
@@ -240,20 +229,20 @@ def sites(counts: dict) -> list:
     return sorted(found, key=lambda s: -s["count"])
 
 
-def loop_habits(prof: Any, torch: Any) -> _native.LoopHabits:
-    """The habits profile `prof` counted, for the diagnosis (`torch`: the module, or None)."""
-    reads = sites(prof._host_reads)
+def loop_habits(counted: Habits, torch: Any) -> _native.LoopHabits:
+    """The habits `counted`, for the diagnosis (`torch`: the module, or None)."""
+    reads = sites(counted.host_reads)
     habits = _native.LoopHabits()
     habits.host_reads = sum(site["count"] for site in reads)
     if reads:
         habits.host_read_site = f"{reads[0]['where']} {reads[0]['call']}"
-    habits.data_parallel = prof._data_parallel
-    habits.empty_cache_calls = prof._empty_cache_calls
-    moves = sites(prof._host_moves)
+    habits.data_parallel = counted.data_parallel
+    habits.empty_cache_calls = counted.empty_cache_calls
+    moves = sites(counted.host_moves)
     habits.host_tensor_moves = sum(site["count"] for site in moves)
     if moves:
         habits.host_tensor_site = f"{moves[0]['where']} {moves[0]['call']}"
-    seen = prof._forwards
+    seen = counted.forwards
     for name in ("eval_grad_forwards", "eval_grad_site", "forwards", "training_forwards",
                  "cuda_forwards", "autocast_dtype", "convolutions"):
         setattr(habits, name, getattr(seen, name))
