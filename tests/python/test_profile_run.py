@@ -33,8 +33,10 @@ def test_a_stage_that_grows_epoch_after_epoch_is_named(workers):
     assert len(run["epochs"]) == 4, run["epochs"]
     costs = [e["stage_ms_per_sample"]["dataset"] for e in run["epochs"]]
     assert costs == sorted(costs) and costs[-1] > 5 and costs[0] < 3, costs
-    (trend,) = [t for t in run["trends"] if t["what"] == "stage"]
-    assert trend["stage"] == "dataset", trend
+    # The dataset's trend is named; on a loaded machine another stage (collate, a worker's
+    # start-up) may grow by chance beside it.
+    stages = [t["stage"] for t in run["trends"] if t["what"] == "stage"]
+    assert "dataset" in stages, run["trends"]
     summary = prof.summary()
     assert "dataset's cost a sample grew epoch after epoch" in summary, summary
 
