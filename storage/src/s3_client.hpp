@@ -173,6 +173,9 @@ class Client {
   /// over HTTPS); requests without a body carry the empty body's SHA-256.
   void put_file(const Url& url, const std::string& path,
                 std::uint64_t part_bytes = std::uint64_t{64} << 20, unsigned parallel = 8);
+  /// The keys of `bucket` that start with `prefix`, in the server's (lexicographic) order:
+  /// ListObjectsV2, page by page.
+  std::vector<std::string> list(const std::string& bucket, const std::string& prefix);
   /// Removes the object (tests and failed uploads).
   void remove(const Url& url);
 

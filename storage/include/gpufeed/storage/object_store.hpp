@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpufeed::storage {
 
@@ -70,6 +71,11 @@ struct ReadAhead {
 /// fetches nothing but the HEAD, and planned ranges found there are not fetched. Throws
 /// UsageError for a malformed URL, IoError for an unusable directory or a failed HEAD.
 void use_cache_dir(const std::string& url, const std::string& dir, std::uint64_t budget_bytes);
+
+/// The objects whose URLs start with `prefix` ("s3://bucket/train/shard-"; "s3://bucket/" for
+/// all), as URLs in the server's order. Throws UsageError for a malformed prefix, IoError when
+/// the listing fails (one line: the status, the endpoint, the credentials' source).
+std::vector<std::string> list_objects(const std::string& prefix);
 
 /// Throws UsageError when `url` is not s3://bucket/key (checked before any work is done).
 void check_object_url(const std::string& url);
