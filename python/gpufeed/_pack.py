@@ -143,7 +143,7 @@ def _pack_jpeg(dataset: Any, path: str, workers: int, chunk: int, quality: int, 
 
     files = _image_files(dataset)
     source = dataset if files is None else _Items(_name(dataset), files)
-    samples = len(source)
+    samples = len(order)
     classes = getattr(dataset, "classes", None)
     class_names = [str(c) for c in classes] if isinstance(classes, (list, tuple)) else []
     # The items come from `workers` processes; each chunk's images are checked, decoded and
@@ -185,6 +185,8 @@ def pack(
     keep_order: bool = False,
     seed: int = 0,
     progress: Optional[bool] = None,
+    shard_size: Union[int, str, None] = None,
+    part: Optional[str] = None,
 ) -> str:
     """Writes every item of a map-style ``dataset`` (``len()`` and ``[i]`` giving ``(image,
     label)``) to a gpufeed file at ``path`` for ``gpufeed.Loader(path)`` to read. The file
@@ -208,6 +210,13 @@ def pack(
     read in chunk order then gives batches as mixed as a random order's, even from a
     class-sorted dataset. ``keep_order=True`` stores them in the dataset's order.
 
+    ``shard_size`` (bytes, or ``"4GB"``, ``"512MiB"``) writes ``path`` as a directory of shard
+    files of about that size and its ``manifest.json`` (``gpufeed.Loader(path)`` reads them as
+    one dataset), each shard a slice of the one stored order, written atomically and read back
+    once written; packing again keeps the shards already whole. ``part="I/N"`` packs only part
+    I of N of the shards, for independent processes or machines writing to one ``path``; the
+    last to finish writes the manifest (docs/shards.md).
+
     A dataset's ``transform`` attribute is off while its items are read: the file keeps the
     images as they are, and ``gpufeed.Loader(path, transform=dataset.transform)`` draws the
     augmentation anew every epoch, as the DataLoader did."""
@@ -228,7 +237,34 @@ def pack(
     show = sys.stderr.isatty() if progress is None else progress
     order = list(range(samples)) if keep_order else _native.stored_order(samples, seed)
     with untransformed(dataset):
-        return _pack(dataset, path, store, workers, chunk, quality, max_side, show, order)
+        if shard_size is None and part is None:
+            return _pack(dataset, path, store, workers, chunk, quality, max_side, show, order)
+        from ._pack_shards import pack_shards
+
+        return pack_shards(
+            path, order, _sample_bytes(dataset, store, order), shard_size, part,
+            lambda target, indices: _pack(dataset, target, store, workers, chunk, quality,
+                                          max_side, show, indices))
+
+
+def _sample_bytes(dataset: Any, store: str, order: list) -> int:
+    """About what a sample takes in a file: the mean of a few items' encoded sizes (jpeg; pixels
+    are encoded at about an eighth of their bytes), or the first item's pixels (raw)."""
+    picked = [order[i] for i in range(0, len(order), max(1, len(order) // 16))][:16]
+    files = _image_files(dataset)
+    sizes = []
+    for i in picked:
+        image = files[i][0] if files is not None else dataset[i][0]
+        if store == "jpeg" and isinstance(image, (str, os.PathLike)):
+            sizes.append(os.path.getsize(image))
+        elif store == "jpeg" and isinstance(image, (bytes, bytearray, memoryview)):
+            sizes.append(len(image))
+        else:
+            pixels = _as_hwc(dataset, i, image, _channels_first(image)).nbytes
+            sizes.append(pixels // 8 if store == "jpeg" else pixels)
+        if store == "raw":
+            break
+    return max(1, sum(sizes) // len(sizes))
 
 
 def _pack(dataset: Any, path: str, store: str, workers: int, chunk: int, quality: int,
@@ -236,7 +272,7 @@ def _pack(dataset: Any, path: str, store: str, workers: int, chunk: int, quality
     import numpy as np
     from torch.utils.data import DataLoader
 
-    samples = len(dataset)
+    samples = len(order)  # all of the dataset, or one shard's slice of it
     if store == "jpeg":
         try:
             _pack_jpeg(dataset, path, workers, chunk, quality, max_side, show, order)

@@ -35,6 +35,10 @@ void add_commands(CLI::App& app, CommandLine& line) {
   line.convert_command = add_convert_command(app, line.convert);
   line.info_command = add_info_command(app, line.info);
   line.verify_command = add_verify_command(app, line.verify);
+  line.manifest_command = app.add_subcommand(
+      "manifest", "Write DIR/manifest.json listing the shards in DIR (each opened and counted)");
+  line.manifest_command->add_option("DIR", line.manifest_dir, "a directory of shard files")
+      ->required();
 }
 
 CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
@@ -73,6 +77,12 @@ CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
                 "store the samples in the source's order instead of a random permutation (the "
                 "stored order mixes batches read in chunk order)");
   cmd->add_option("--classes", o.classes, "classes of the synthetic labels");
+  cmd->add_option("--shard-size", o.shard_size,
+                  "write OUT as a directory of shards of about this size (4GB, 512MiB) and its "
+                  "manifest.json; a run started again keeps the shards already whole");
+  cmd->add_option("--part", o.part,
+                  "I/N: pack only part I of N of the shards (independent processes or machines "
+                  "writing to one OUT; the last to finish writes the manifest)");
   cmd->add_flag("--skip-bad", o.skip_bad,
                 "skip image files that cannot be read or decoded (and count them) instead of "
                 "stopping at the first");

@@ -19,6 +19,7 @@
 #include "h5pack/convert_report.hpp"
 #include "h5pack/convert_settings.hpp"
 #include "h5pack/npy_input.hpp"
+#include "h5pack/shard_plan.hpp"
 
 namespace gpufeed::tools::h5pack {
 
@@ -149,7 +150,14 @@ int convert_and_upload(const ConvertOptions& o) {
 }  // namespace
 
 int run_convert(const ConvertOptions& o) {
-  if (storage::is_object_url(o.output)) return convert_and_upload(o);
+  if (storage::is_object_url(o.output)) {
+    if (wants_shards(o)) {
+      throw UsageError(
+          "--shard-size and --part write a local directory; upload it after (each "
+          "shard is a file, the manifest names them relative to it)");
+    }
+    return convert_and_upload(o);
+  }
   for (const storage::StaleTemporary& stale : storage::remove_stale_temporaries(o.output)) {
     print_note(kProgram, "removed " + stale.path + " (" + megabytes(stale.bytes) +
                              "), left behind by an earlier conversion to " + o.output +
@@ -164,6 +172,7 @@ int run_convert(const ConvertOptions& o) {
     ImageFolder folder = scan_image_folder(o.source);
     for (std::uint64_t i = 0; i < folder.files.size(); ++i) folder.files[i].source = i;
     if (!o.keep_order) folder = in_stored_order(std::move(folder), o.seed);
+    if (wants_shards(o)) return convert_folder_shards(folder, settings, o, store);
     return store == "jpeg" ? convert_folder_to_jpeg(folder, settings)
                            : convert_folder_to_raw(folder, settings);
   }
@@ -172,6 +181,7 @@ int run_convert(const ConvertOptions& o) {
     const std::uint64_t n = input.samples;
     input = formats::in_order(std::move(input), formats::stored_order(n, o.seed));
   }
+  if (wants_shards(o)) return convert_array_shards(input, settings, o, store);
   return store == "jpeg" ? convert_array_to_jpeg(input, settings)
                          : convert_array_to_raw(input, settings);
 }
