@@ -531,7 +531,7 @@ void fetch_edges(const RemoteSource& source) {
 
 std::shared_ptr<const ByteSource> open_remote(const std::string& path, Opening opening) {
   const s3::Url url = s3::Url::parse(path);
-  std::shared_ptr<s3::Client> client = s3::Client::shared();
+  std::shared_ptr<s3::Client> client = s3::Client::shared(url.scheme);
   RecentObjects& recent = recent_objects();
   std::shared_ptr<RemoteObject> object;
   {

@@ -21,8 +21,9 @@ std::vector<std::string> list_objects(const std::string& prefix) {
   std::string key = url.key;
   if (prefix.ends_with('/')) key.pop_back();
   std::vector<std::string> urls;
-  for (const std::string& found : s3::Client::shared()->list(url.bucket, key)) {
-    urls.push_back(s3::Url{url.bucket, found}.text());
+  for (const std::string& found :
+       s3::Client::shared(url.scheme)->list(url.bucket, key, url.scheme)) {
+    urls.push_back(s3::Url{url.bucket, found, url.scheme}.text());
   }
   return urls;
 }
@@ -38,7 +39,7 @@ S3Settings s3_settings() {
 
 void upload_file(const std::string& local_path, const std::string& url) {
   const s3::Url object = s3::Url::parse(url);
-  s3::Client::shared()->put_file(object, local_path);
+  s3::Client::shared(object.scheme)->put_file(object, local_path);
 }
 
 }  // namespace gpufeed::storage

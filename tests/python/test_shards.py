@@ -173,3 +173,32 @@ def test_shards_in_object_storage_by_prefix_glob_and_mixed_list(s3_env, tmp_path
 def test_a_glob_that_matches_no_object_is_a_usage_error(s3_env):
     with pytest.raises(gpufeed.UsageError, match="no file matches"):
         gpufeed.Loader("s3://data/nothing-here/*.h5", device="cpu")
+
+
+@pytest.fixture
+def gs_env(moto, monkeypatch):
+    """gs:// through Google Cloud Storage's XML API, spelled as for GCS (its endpoint variable and
+    an HMAC key), against the local S3 server: no AWS variable is set."""
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_SESSION_TOKEN",
+                 "AWS_NO_SIGN_REQUEST", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("GS_ENDPOINT_URL", moto.url)
+    monkeypatch.setenv("GS_ACCESS_KEY_ID", "GOOG1EHMACKEYID")
+    monkeypatch.setenv("GS_SECRET_ACCESS_KEY", "hmac-secret-never-shown")
+    return moto
+
+
+def test_gs_urls_read_through_the_xml_api(gs_env, tmp_path):
+    shards = gpufeed.pack(Items(), str(tmp_path / "s"), seed=4, shard_size=SHARD_BYTES)
+    for name in sorted(os.listdir(shards)):
+        gpufeed._native.upload_file(os.path.join(shards, name), f"gs://data/gcs/{name}")
+    local = samples_of(gpufeed.Loader(shards, **SETTINGS))
+    assert samples_of(gpufeed.Loader("gs://data/gcs/", **SETTINGS)) == local
+    by_glob = gpufeed.Loader("gs://data/gcs/shard-*.h5", **SETTINGS)
+    assert samples_of(by_glob) == local
+    assert by_glob.stats()["network"]["requests"] > 0
+    with pytest.raises(gpufeed.FormatError, match=r"gs://data/gcs/missing.h5") as error:
+        gpufeed.Loader("gs://data/gcs/missing.h5", device="cpu")
+    assert "hmac-secret-never-shown" not in str(error.value)

@@ -10,9 +10,10 @@
 
 namespace gpufeed::storage {
 
-/// True for "s3://...": a path the object-store client reads.
+/// True for "s3://..." and "gs://..." (Google Cloud Storage through its S3-compatible XML API,
+/// HMAC keys): a path the object-store client reads.
 [[nodiscard]] inline bool is_object_url(std::string_view path) {
-  return path.starts_with("s3://");
+  return path.starts_with("s3://") || path.starts_with("gs://");
 }
 
 /// What the object-store client did (monotonic counters of one process; take differences).
