@@ -177,7 +177,7 @@ def pack(
     dataset: Any,
     path: PathLike,
     *,
-    store: str = "raw",
+    store: Optional[str] = None,
     workers: int = 0,
     chunk: int = 64,
     quality: int = 0,
@@ -195,7 +195,15 @@ def pack(
     DataLoader's workers; 0: this process). ``progress`` (default: when stderr is a terminal)
     prints how far it got. Returns the path.
 
-    ``store="raw"``: the pixels as they are, ``chunk`` samples per chunk. An image is a uint8
+    ``dataset`` may also be where big image datasets come as files: a path, glob or list of
+    WebDataset tar shards (``.jpg``/``.png``/``.webp`` + ``.cls``) or of Parquet files of the
+    Hugging Face image layout (an ``image`` struct with ``bytes``, an integer ``label``), or a
+    Hugging Face ``datasets.Dataset`` with an ``Image`` column (read undecoded). Their encoded
+    images are stored as they are (``store="jpeg"``, the default for them): never decoded and
+    encoded again, still each checked.
+
+    ``store="raw"`` (the default for a Dataset): the pixels as they are, ``chunk`` samples per
+    chunk. An image is a uint8
     array or tensor, HWC or CHW, or a PIL image; every one has the first one's shape.
 
     ``store="jpeg"``: encoded images, decoded by the loader (which crops and flips them
@@ -221,6 +229,12 @@ def pack(
     images as they are, and ``gpufeed.Loader(path, transform=dataset.transform)`` draws the
     augmentation anew every epoch, as the DataLoader did."""
     path = os.fspath(path)
+    from ._pack_sources import encoded_source
+
+    encoded = encoded_source(dataset)
+    if encoded is not None:
+        dataset = encoded
+    store = store or ("jpeg" if encoded is not None else "raw")
     samples = len(dataset)
     if samples == 0:
         raise _native.UsageError(f"gpufeed.pack: {_name(dataset)} has no items")
