@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import gpufeed
+from test_s3 import moto, s3_env  # noqa: F401 (fixtures)
 
 h5py = pytest.importorskip("h5py")
 Image = pytest.importorskip("PIL.Image")
@@ -160,3 +161,56 @@ def test_parquet_without_the_image_layout_is_named(tmp_path):
     pq.write_table(pa.table({"img": pa.array([b"x"]), "label": pa.array([1])}), path)
     with pytest.raises(gpufeed.FormatError, match="other.parquet has the columns"):
         gpufeed.pack(path, str(tmp_path / "other.h5"))
+
+
+def h5pack(*args: str) -> subprocess.CompletedProcess:
+    tool = os.environ.get("GPUFEED_H5PACK")
+    if not tool:
+        pytest.skip("GPUFEED_H5PACK is not set (h5pack was not built)")
+    return subprocess.run([tool, *args], capture_output=True, text=True, timeout=120)
+
+
+def test_h5pack_reads_tar_shards_through_libarchive(tars, tmp_path):
+    out = str(tmp_path / "wds.h5")
+    done = h5pack("convert", str(tmp_path / "shard-*.tar"), out, "--from", "webdataset")
+    assert done.returncode == 0, done.stderr
+    assert_same_images(out)
+    assert h5pack("verify", out).returncode == 0
+    # A directory of tars, in shards.
+    folder = tmp_path / "tars"
+    folder.mkdir()
+    for tar in tars:
+        os.rename(tar, folder / os.path.basename(tar))
+    sharded = str(tmp_path / "wds-shards")
+    done = h5pack("convert", str(folder), sharded, "--from", "webdataset", "--shard-size", "8KB")
+    assert done.returncode == 0, done.stderr
+    loader = gpufeed.Loader(sharded, batch_size=N, size=(16, 16), device="cpu")
+    assert loader.stats is not None and len(os.listdir(sharded)) > 2
+
+
+def test_h5pack_reads_tar_shards_from_object_storage(tars, s3_env, tmp_path):
+    for tar in tars:
+        gpufeed._native.upload_file(tar, f"s3://data/wds/{os.path.basename(tar)}")
+    out = str(tmp_path / "from-s3.h5")
+    done = h5pack("convert", "s3://data/wds/shard-*.tar", out, "--from", "webdataset")
+    assert done.returncode == 0, done.stderr
+    assert_same_images(out)
+
+
+def test_h5pack_names_a_truncated_tar_and_a_sample_without_label(tars, tmp_path):
+    with open(tars[1], "r+b") as f:
+        f.truncate(os.path.getsize(tars[1]) // 3)
+    done = h5pack("convert", str(tmp_path / "shard-*.tar"), str(tmp_path / "t.h5"), "--from",
+                  "webdataset")
+    assert done.returncode == 1 and "shard-0001.tar" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not os.path.exists(tmp_path / "t.h5")
+    folder = tmp_path / "nolabel"
+    folder.mkdir()
+    (folder / "000003.png").write_bytes(encoded(1)[1])
+    subprocess.run(["tar", "-cf", str(tmp_path / "nolabel.tar"), "-C", str(folder), "000003.png"],
+                   check=True)
+    done = h5pack("convert", str(tmp_path / "nolabel.tar"), str(tmp_path / "n.h5"))
+    assert done.returncode == 1 and "nolabel.tar: sample 000003 has no .cls label" in done.stderr
+    done = h5pack("convert", str(tmp_path / "shard-0000.tar"), str(tmp_path / "r.h5"), "--store", "raw")
+    assert done.returncode == 2 and "--store jpeg" in done.stderr

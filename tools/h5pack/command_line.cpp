@@ -46,11 +46,13 @@ CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
   cmd->add_option(
          "SRC", o.source,
          "an image folder (one subfolder of JPEG, PNG or WebP files per class), CIFAR-10 binary "
-         "batches, MNIST idx files, a uint8 .npy array [N,H,W,C], or N:HxWxC")
+         "batches, MNIST idx files, a uint8 .npy array [N,H,W,C], N:HxWxC, or WebDataset tar "
+         "shards (a directory or glob of .tar, local or s3://: .jpg/.png/.webp + .cls)")
       ->required();
   cmd->add_option("OUT", o.output, "the HDF5 file to write (replaced atomically)")->required();
   cmd->add_option("--from", o.from, "what SRC is")
-      ->check(CLI::IsMember({"auto", "npy", "synthetic", "imagefolder", "cifar10", "mnist"}));
+      ->check(CLI::IsMember(
+          {"auto", "npy", "synthetic", "imagefolder", "cifar10", "mnist", "webdataset"}));
   cmd->add_option("--store", o.store,
                   "raw pixels, or jpeg: each image's original bytes (JPEG, PNG, WebP; auto: "
                   "jpeg for an image folder without --size, raw otherwise)")
