@@ -202,3 +202,18 @@ def test_gs_urls_read_through_the_xml_api(gs_env, tmp_path):
     with pytest.raises(gpufeed.FormatError, match=r"gs://data/gcs/missing.h5") as error:
         gpufeed.Loader("gs://data/gcs/missing.h5", device="cpu")
     assert "hmac-secret-never-shown" not in str(error.value)
+
+
+def test_pipebench_reads_shards_by_directory_and_by_list(tmp_path):
+    tool = os.environ.get("GPUFEED_PIPEBENCH")
+    if not tool:
+        pytest.skip("GPUFEED_PIPEBENCH is not set (pipebench was not built)")
+    shards = gpufeed.pack(Items(), str(tmp_path / "s"), shard_size=SHARD_BYTES)
+    files = sorted(str(p) for p in (tmp_path / "s").glob("shard-*.h5"))
+    for data in ([shards], [files[0], str(tmp_path / "s" / "shard-0000[1-4]-*.h5")]):
+        out = str(tmp_path / "run.json")
+        done = subprocess.run([tool, "--data", *data, "--model", "none", "--steps", "3",
+                               "--batch", "32", "--device", "cpu", "--json", out],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert json.load(open(out))["dataset"]["samples"] == SAMPLES
