@@ -38,8 +38,15 @@ def _part(part: Optional[str]) -> tuple:
     return int(match.group(1)), int(match.group(2))
 
 
+PREFIXES = 16
+
+
 def shard_name(shard: int, shards: int) -> str:
-    return f"shard-{shard:05d}-of-{shards:05d}.h5"
+    """h5pack's layout: shards under 16 prefix folders in turn ("03/shard-00019-of-00330.h5"),
+    so that an object store's GETs spread over as many key prefixes; one shard in `path`."""
+    if shards == 1:
+        return "shard-00000-of-00001.h5"
+    return f"{shard % min(PREFIXES, shards):02d}/shard-{shard:05d}-of-{shards:05d}.h5"
 
 
 def _whole(path: str, planned: int) -> bool:
@@ -86,6 +93,7 @@ def pack_shards(path: str, order: List[int], sample_bytes: int, shard_size: Unio
         planned = order[k * per:(k + 1) * per]
         if _whole(target, len(planned)):
             continue
+        os.makedirs(os.path.dirname(target), exist_ok=True)
         _native.remove_stale_temporaries(target)  # what a killed pack left of this shard
         pack_one(target, planned)
         layout, samples = _native.shard_samples(target)  # read back as the Loader will

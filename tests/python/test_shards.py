@@ -49,6 +49,11 @@ def samples_of(loader: gpufeed.Loader, epoch: int = 0) -> list:
     return out
 
 
+def shard_file(root: str, k: int, shards: int = 5) -> str:
+    """Shard k's file in a directory packed in `shards` (under its prefix folder)."""
+    return os.path.join(root, f"{k % min(16, shards):02d}", f"shard-{k:05d}-of-{shards:05d}.h5")
+
+
 SETTINGS = dict(batch_size=32, workers=2, order="sequential", device="cpu", dtype="uint8")
 SHARD_BYTES = 64 * 8 * 8 * 3  # 64 samples a shard
 
@@ -61,8 +66,10 @@ def test_packed_shards_read_as_the_one_file_of_the_same_items(tmp_path):
     assert manifest["samples"] == SAMPLES and manifest["layout"] == "raw"
     assert samples_of(gpufeed.Loader(shards, **SETTINGS)) == samples_of(gpufeed.Loader(one, **SETTINGS))
     # The same shards by a glob and by a list of files.
-    files = sorted(str(p) for p in (tmp_path / "shards").glob("shard-*.h5"))
-    by_glob = gpufeed.Loader(str(tmp_path / "shards" / "shard-*.h5"), **SETTINGS)
+    files = [shard_file(shards, k) for k in range(5)]
+    assert [s["path"] for s in manifest["shards"]] == [f[len(shards) + 1:] for f in files]
+    # A glob sorts by path: the prefix folders' order, not the shards'.
+    by_glob = gpufeed.Loader(str(tmp_path / "shards" / "0[0-4]" / "shard-*.h5"), **SETTINGS)
     by_list = gpufeed.Loader(files, **SETTINGS)
     assert samples_of(by_glob) == samples_of(by_list) == samples_of(gpufeed.Loader(one, **SETTINGS))
     assert "and 4 more" in by_list.path
@@ -77,7 +84,7 @@ def test_shards_mix_classes_across_the_whole_dataset(tmp_path):
 
     shards = gpufeed.pack(Sorted(), str(tmp_path / "s"), shard_size=SHARD_BYTES)
     for k in range(4):  # the full shards (the last holds 44 samples)
-        shard = gpufeed.Loader(os.path.join(shards, f"shard-0000{k}-of-00005.h5"),
+        shard = gpufeed.Loader(shard_file(shards, k),
                                batch_size=64, device="cpu")
         assert len({int(v) for _, ls in shard.epoch(0) for v in np.asarray(ls)}) == 10
     # Read as one in chunk order, batches hold as many classes as a random order's.
@@ -103,9 +110,9 @@ def test_a_killed_pack_goes_on_from_its_last_whole_shard(tmp_path):
               "gpufeed.pack(test_shards.Items(delay=0.004), sys.argv[1], seed=4, shard_size=%d)"
               % SHARD_BYTES)
     proc = subprocess.Popen([sys.executable, "-c", script, out, HERE])
-    first = os.path.join(out, "shard-00000-of-00005.h5")
+    first = shard_file(out, 0)
     deadline = time.monotonic() + 60
-    while not os.path.exists(os.path.join(out, "shard-00001-of-00005.h5")) and proc.poll() is None:
+    while not os.path.exists(shard_file(out, 1)) and proc.poll() is None:
         assert time.monotonic() < deadline, "the pack wrote no shard"
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
@@ -114,14 +121,14 @@ def test_a_killed_pack_goes_on_from_its_last_whole_shard(tmp_path):
     kept = os.stat(first).st_mtime_ns
     gpufeed.pack(Items(), out, seed=4, shard_size=SHARD_BYTES)
     assert os.stat(first).st_mtime_ns == kept  # not packed again
-    assert not [f for f in os.listdir(out) if ".tmp." in f]
+    assert not [f for _, _, fs in os.walk(out) for f in fs if ".tmp." in f]
     one = gpufeed.pack(Items(), str(tmp_path / "one.h5"), seed=4)
     assert samples_of(gpufeed.Loader(out, **SETTINGS)) == samples_of(gpufeed.Loader(one, **SETTINGS))
 
 
 def test_a_missing_shard_is_named(tmp_path):
     shards = gpufeed.pack(Items(), str(tmp_path / "s"), shard_size=SHARD_BYTES)
-    os.remove(os.path.join(shards, "shard-00002-of-00005.h5"))
+    os.remove(shard_file(shards, 2))
     with pytest.raises(gpufeed.FormatError, match=r"shard 2 of 5 \(.*shard-00002-of-00005.h5\)"):
         gpufeed.Loader(shards, device="cpu")
 
@@ -153,12 +160,14 @@ def test_h5pack_packs_shards_in_parts_and_resumes(tmp_path):
 
 def test_shards_in_object_storage_by_prefix_glob_and_mixed_list(s3_env, tmp_path):
     shards = gpufeed.pack(Items(), str(tmp_path / "s"), seed=4, shard_size=SHARD_BYTES)
-    for name in sorted(os.listdir(shards)):
-        upload(os.path.join(shards, name), f"ds/{name}")
+    for folder, _, names in os.walk(shards):
+        for name in names:
+            local_file = os.path.join(folder, name)
+            upload(local_file, "ds/" + os.path.relpath(local_file, shards))
     local = samples_of(gpufeed.Loader(shards, **SETTINGS))
     assert samples_of(gpufeed.Loader("s3://data/ds/", **SETTINGS)) == local
-    assert samples_of(gpufeed.Loader("s3://data/ds/shard-*.h5", **SETTINGS)) == local
-    mixed = [os.path.join(shards, "shard-00000-of-00005.h5"), "s3://data/ds/shard-0000[1-4]-*.h5"]
+    assert samples_of(gpufeed.Loader("s3://data/ds/0?/shard-*.h5", **SETTINGS)) == local
+    mixed = [shard_file(shards, 0), "s3://data/ds/0[1-4]/shard-*.h5"]
     assert samples_of(gpufeed.Loader(mixed, **SETTINGS)) == local
     # Chunk order reads every shard's chunks through one plan; cache_dir keeps each shard's.
     cache = str(tmp_path / "cache")
@@ -192,11 +201,13 @@ def gs_env(moto, monkeypatch):
 
 def test_gs_urls_read_through_the_xml_api(gs_env, tmp_path):
     shards = gpufeed.pack(Items(), str(tmp_path / "s"), seed=4, shard_size=SHARD_BYTES)
-    for name in sorted(os.listdir(shards)):
-        gpufeed._native.upload_file(os.path.join(shards, name), f"gs://data/gcs/{name}")
+    for folder, _, names in os.walk(shards):
+        for name in names:
+            local_file = os.path.join(folder, name)
+            gpufeed._native.upload_file(local_file, "gs://data/gcs/" + os.path.relpath(local_file, shards))
     local = samples_of(gpufeed.Loader(shards, **SETTINGS))
     assert samples_of(gpufeed.Loader("gs://data/gcs/", **SETTINGS)) == local
-    by_glob = gpufeed.Loader("gs://data/gcs/shard-*.h5", **SETTINGS)
+    by_glob = gpufeed.Loader("gs://data/gcs/0?/shard-*.h5", **SETTINGS)
     assert samples_of(by_glob) == local
     assert by_glob.stats()["network"]["requests"] > 0
     with pytest.raises(gpufeed.FormatError, match=r"gs://data/gcs/missing.h5") as error:
@@ -209,8 +220,7 @@ def test_pipebench_reads_shards_by_directory_and_by_list(tmp_path):
     if not tool:
         pytest.skip("GPUFEED_PIPEBENCH is not set (pipebench was not built)")
     shards = gpufeed.pack(Items(), str(tmp_path / "s"), shard_size=SHARD_BYTES)
-    files = sorted(str(p) for p in (tmp_path / "s").glob("shard-*.h5"))
-    for data in ([shards], [files[0], str(tmp_path / "s" / "shard-0000[1-4]-*.h5")]):
+    for data in ([shards], [shard_file(shards, 0), str(tmp_path / "s" / "0[1-4]" / "shard-*.h5")]):
         out = str(tmp_path / "run.json")
         done = subprocess.run([tool, "--data", *data, "--model", "none", "--steps", "3",
                                "--batch", "32", "--device", "cpu", "--json", out],

@@ -29,10 +29,20 @@ constexpr Unit kUnits[] = {{"kib", 1ull << 10},   {"mib", 1ull << 20},      {"gi
                            {"tib", 1ull << 40},   {"kb", 1000ull},          {"mb", 1000000ull},
                            {"gb", 1000000000ull}, {"tb", 1000000000000ull}, {"b", 1}};
 
+/// Where shard `shard` of `shards` lies in OUT: under one of kPrefixes folders in turn
+/// ("03/shard-00019-of-00330.h5"), so that in object storage the GETs of a job spread over as
+/// many key prefixes (S3 serves about 5,500 GETs a second a prefix), neighbouring shards in
+/// different ones. One shard lies in OUT itself.
 std::string shard_name(std::uint64_t shard, std::uint64_t shards) {
-  char name[64];
-  std::snprintf(name, sizeof name, "shard-%05llu-of-%05llu.h5",
-                static_cast<unsigned long long>(shard), static_cast<unsigned long long>(shards));
+  constexpr std::uint64_t kPrefixes = 16;
+  char name[80];
+  if (shards == 1) {
+    std::snprintf(name, sizeof name, "shard-00000-of-00001.h5");
+  } else {
+    std::snprintf(name, sizeof name, "%02llu/shard-%05llu-of-%05llu.h5",
+                  static_cast<unsigned long long>(shard % std::min(kPrefixes, shards)),
+                  static_cast<unsigned long long>(shard), static_cast<unsigned long long>(shards));
+  }
   return name;
 }
 
@@ -79,7 +89,7 @@ bool join_if_complete(const ShardPlan& plan, const ConvertOptions& o) {
     std::string layout;
     const std::uint64_t n = file_samples(path.string(), &layout);
     manifest.layout = layout;
-    manifest.shards.push_back({path.filename().string(), n, fs::file_size(path)});
+    manifest.shards.push_back({shard_name(k, plan.shards), n, fs::file_size(path)});
   }
   write_manifest_file(o.output, manifest);
   std::printf("wrote %s: %llu shards, %llu samples\n",
@@ -155,6 +165,7 @@ int write_shards(
   std::uint64_t skipped = 0;
   for (std::uint64_t k = plan.part; k < plan.shards; k += plan.parts) {
     const std::string path = (fs::path(o.output) / shard_name(k, plan.shards)).string();
+    fs::create_directories(fs::path(path).parent_path());
     if (already_whole(path, plan.count(k), o.skip_bad)) {
       ++skipped;
       continue;
@@ -181,11 +192,13 @@ int write_shards(
 }
 
 int run_manifest(const std::string& dir) {
+  // Sorted by file name: shards spread over prefix folders keep their order.
   std::vector<fs::path> files;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(dir)) {
     if (e.is_regular_file() && e.path().extension() == ".h5") files.push_back(e.path());
   }
-  std::sort(files.begin(), files.end());
+  std::sort(files.begin(), files.end(),
+            [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
   if (files.empty()) throw UsageError(dir + " holds no .h5 file to list");
   formats::Manifest manifest;
   for (const fs::path& f : files) {
@@ -196,7 +209,7 @@ int run_manifest(const std::string& dir) {
                                  "before it " + manifest.layout + ": a dataset has one layout");
     }
     manifest.layout = layout;
-    manifest.shards.push_back({f.filename().string(), n, fs::file_size(f)});
+    manifest.shards.push_back({fs::relative(f, dir).string(), n, fs::file_size(f)});
   }
   write_manifest_file(dir, manifest);
   std::printf("wrote %s: %zu shards, %llu samples\n",
