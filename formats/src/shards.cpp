@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <set>
 
 #include "gpufeed/formats/error.hpp"
@@ -65,6 +66,11 @@ void ShardedDataset::join(std::vector<const Dataset*> shards, const ShardList& l
   meta_.class_names = names;
   meta_.channel_stats = combined_stats(shards_);
   meta_.schema_version = shards_.front()->schema_version();
+  if (shards_.size() > 1 && remote()) {
+    std::vector<std::shared_ptr<const storage::ByteSource>> sources;
+    for (const Dataset* d : shards_) sources.push_back(d->byte_source());
+    group_ = std::make_unique<storage::ReadGroup>(sources);
+  }
 }
 
 std::string ShardedDataset::describe(std::size_t shard) const {
@@ -114,38 +120,47 @@ void ShardedDataset::plan_sample_reads(std::span<const std::uint64_t> samples,
   plan_each(samples, true, settings);
 }
 
+std::vector<storage::Extent> ShardedDataset::unit_extents(
+    std::span<const std::uint64_t> units) const {
+  return shards_.size() == 1 ? shards_[0]->unit_extents(units) : std::vector<storage::Extent>{};
+}
+
+std::shared_ptr<const storage::ByteSource> ShardedDataset::byte_source() const {
+  return shards_.size() == 1 ? shards_[0]->byte_source() : nullptr;
+}
+
 void ShardedDataset::plan_each(std::span<const std::uint64_t> planned, bool samples,
                                const storage::ReadAhead& settings) const {
   if (shards_.size() == 1) {
     return samples ? shards_[0]->plan_sample_reads(planned, settings)
                    : shards_[0]->plan_reads(planned, settings);
   }
-  std::vector<std::vector<std::uint64_t>> local(shards_.size());
-  std::vector<std::uint64_t> first(shards_.size(), 0);  // of the first batch's ranges
-  for (std::size_t i = 0; i < planned.size(); ++i) {
-    const bool in_dataset =
-        samples ? planned[i] < map_.num_samples() : planned[i] < map_.num_chunks();
-    if (!in_dataset) continue;
-    const ShardMap::Place p =
-        samples ? map_.sample_place(planned[i]) : map_.chunk_place(planned[i]);
-    local[p.shard].push_back(p.local);
-    if (i < settings.first_ranges) ++first[p.shard];
+  if (!group_) return;  // every shard local: nothing to fetch ahead
+  // Samples of a layout read a unit at a time (raw chunks) are planned as their units, each once.
+  const bool by_sample = samples && layout() == FileLayout::jpeg;
+  std::vector<std::uint64_t> units;
+  if (samples && !by_sample) {
+    std::vector<bool> seen(map_.num_chunks(), false);
+    for (const std::uint64_t s : planned) {
+      if (s >= map_.num_samples()) continue;
+      const std::uint64_t chunk = map_.chunk_of(s);
+      if (!seen[chunk]) units.push_back(chunk);
+      seen[chunk] = true;
+    }
+    planned = units;
   }
-  for (std::size_t s = 0; s < shards_.size(); ++s) {
-    if (!shards_[s]->remote()) continue;
-    // A shard's share of the requests and of the budget is its share of the plan.
-    const double share = planned.empty() ? 0.0 : double(local[s].size()) / double(planned.size());
-    storage::ReadAhead mine = settings;
-    mine.requests = std::max(1u, static_cast<unsigned>(std::ceil(settings.requests * share)));
-    // (A shard's planner still keeps one GET in flight under a share smaller than a GET.)
-    mine.budget_bytes = static_cast<std::uint64_t>(double(settings.budget_bytes) * share);
-    mine.first_ranges = first[s];
-    if (samples) {
-      shards_[s]->plan_sample_reads(local[s], mine);
-    } else {
-      shards_[s]->plan_reads(local[s], mine);
+  std::vector<storage::SourceExtent> extents;
+  extents.reserve(planned.size());
+  for (const std::uint64_t unit : planned) {
+    if (unit >= (by_sample ? map_.num_samples() : map_.num_chunks())) continue;
+    const ShardMap::Place p = by_sample ? map_.sample_place(unit) : map_.chunk_place(unit);
+    const std::span<const std::uint64_t> local(&p.local, 1);
+    for (const storage::Extent& e : by_sample ? shards_[p.shard]->sample_extents(local)
+                                              : shards_[p.shard]->unit_extents(local)) {
+      extents.push_back({p.shard, e});
     }
   }
+  group_->plan(std::move(extents), settings);
 }
 
 }  // namespace gpufeed::formats

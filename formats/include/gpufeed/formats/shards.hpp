@@ -49,12 +49,16 @@ class ShardedDataset : public Dataset {
   /// True when a shard is in object storage.
   [[nodiscard]] bool remote() const override;
   [[nodiscard]] storage::ObjectStoreStats network() const override;
-  /// Each shard plans its own units, within a share of `settings` as large as its share of the
-  /// bytes planned.
+  /// The units (or samples) of every shard planned as one (storage::ReadGroup): one order, one
+  /// budget, one window of GETs in flight.
   void plan_reads(std::span<const std::uint64_t> units,
                   const storage::ReadAhead& settings) const override;
   void plan_sample_reads(std::span<const std::uint64_t> samples,
                          const storage::ReadAhead& settings) const override;
+  /// One shard's; none for several (they are planned through the group).
+  [[nodiscard]] std::vector<storage::Extent> unit_extents(
+      std::span<const std::uint64_t> units) const override;
+  [[nodiscard]] std::shared_ptr<const storage::ByteSource> byte_source() const override;
 
   [[nodiscard]] const ShardMap& shard_map() const { return map_; }
   [[nodiscard]] std::size_t num_shards() const { return shards_.size(); }
@@ -76,6 +80,7 @@ class ShardedDataset : public Dataset {
   std::string name_;
   std::vector<const Dataset*> shards_;
   ShardMap map_;
+  std::unique_ptr<storage::ReadGroup> group_;  // several shards, some in object storage
 };
 
 /// Raw-layout shards: chunk c of the dataset is a chunk of one shard (ShardMap::chunk_place).
