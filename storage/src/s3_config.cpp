@@ -236,8 +236,8 @@ Url Url::parse(std::string_view text) {
                      "' is not an object URL: give one like s3://bucket/path/to/object (or "
                      "gs://bucket/path/to/object)");
   };
+  if (!text.starts_with("s3://") && !text.starts_with("gs://")) return fail();
   const std::string_view scheme = text.substr(0, 2);
-  if (!text.substr(2).starts_with("://") || (scheme != "s3" && scheme != "gs")) return fail();
   const std::string_view rest = text.substr(5);
   const auto slash = rest.find('/');
   if (slash == 0 || slash == std::string_view::npos || slash + 1 == rest.size()) return fail();
