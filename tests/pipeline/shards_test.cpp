@@ -142,6 +142,28 @@ TEST_F(Shards, TwoRanksResumeAShardedEpoch) {
   EXPECT_EQ(consumed.size() + rest.size(), kSamples);
 }
 
+TEST_F(Shards, ThreeRanksGoOnWhereTwoStopped) {
+  std::set<std::uint64_t> consumed;
+  LoaderState state;
+  for (std::uint32_t rank = 0; rank < 2; ++rank) {
+    Loader loader(options(shards_.path().string(), Order::chunk, {rank, 2}));
+    for (const auto& s : run(loader, 3, 3)) consumed.insert(s.first);
+    state = loader.state();
+  }
+  std::multiset<std::uint64_t> rest;
+  for (std::uint32_t rank = 0; rank < 3; ++rank) {
+    Loader loader(options(shards_.path().string(), Order::chunk, {rank, 3}));
+    loader.restore(state);
+    for (const auto& s : run(loader, 3)) rest.insert(s.first);
+  }
+  // Every sample once; DistributedSampler's padding repeats at most world size - 1 of them.
+  std::set<std::uint64_t> all(consumed);
+  all.insert(rest.begin(), rest.end());
+  EXPECT_EQ(all.size(), kSamples);
+  EXPECT_LE(consumed.size() + rest.size(), kSamples + 2);
+  for (const std::uint64_t s : consumed) EXPECT_EQ(rest.count(s), 0u) << "sample " << s;
+}
+
 TEST_F(Shards, AChangedShardListIsRefused) {
   Loader loader(options(shards_.path().string(), Order::random));
   run(loader, 0, 1);
