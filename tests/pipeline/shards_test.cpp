@@ -76,6 +76,23 @@ class Shards : public ::testing::Test {
     return out;
   }
 
+  /// Ranks 0..world-1 of a chunk-order job on the shards, each taking `batches` batches of
+  /// `epoch` (after `restore`, when given): the samples they took; `state` the last rank's
+  /// state after (any rank's describes the job: all took as many).
+  [[nodiscard]] std::multiset<std::uint64_t> run_ranks(std::uint32_t world, std::uint64_t epoch,
+                                                       std::size_t batches,
+                                                       const LoaderState* restore,
+                                                       LoaderState* state) const {
+    std::multiset<std::uint64_t> taken;
+    for (std::uint32_t rank = 0; rank < world; ++rank) {
+      Loader loader(options(shards_.path().string(), Order::chunk, {rank, world}));
+      if (restore != nullptr) loader.restore(*restore);
+      for (const auto& s : run(loader, epoch, batches)) taken.insert(s.first);
+      if (state != nullptr) *state = loader.state();
+    }
+    return taken;
+  }
+
   testing::TempDir dir_;
   testing::TempDir shards_;
   std::string one_file_ = dir_.file("one.h5");
@@ -122,42 +139,22 @@ TEST_F(Shards, ChunkOrderReadsEveryChunkOfEveryShardOnce) {
 }
 
 TEST_F(Shards, TwoRanksResumeAShardedEpoch) {
-  std::set<std::uint64_t> consumed;
   LoaderState state;
-  for (std::uint32_t rank = 0; rank < 2; ++rank) {
-    Loader loader(options(shards_.path().string(), Order::chunk, {rank, 2}));
-    for (const auto& s : run(loader, 1, 2)) consumed.insert(s.first);
-    state = loader.state();  // both ranks consumed 2 batches: either state describes the job
-  }
-  std::multiset<std::uint64_t> rest;
-  for (std::uint32_t rank = 0; rank < 2; ++rank) {
-    Loader loader(options(shards_.path().string(), Order::chunk, {rank, 2}));
-    loader.restore(state);
-    for (const auto& s : run(loader, 1)) rest.insert(s.first);
-  }
+  const std::multiset<std::uint64_t> consumed = run_ranks(2, 1, 2, nullptr, &state);
+  const std::multiset<std::uint64_t> rest = run_ranks(2, 1, ~0ul, &state, nullptr);
   for (const std::uint64_t s : rest) EXPECT_EQ(consumed.count(s), 0u) << "sample " << s;
-  std::set<std::uint64_t> all(consumed);
+  std::set<std::uint64_t> all(consumed.begin(), consumed.end());
   all.insert(rest.begin(), rest.end());
   EXPECT_EQ(all.size(), kSamples);
   EXPECT_EQ(consumed.size() + rest.size(), kSamples);
 }
 
 TEST_F(Shards, ThreeRanksGoOnWhereTwoStopped) {
-  std::set<std::uint64_t> consumed;
   LoaderState state;
-  for (std::uint32_t rank = 0; rank < 2; ++rank) {
-    Loader loader(options(shards_.path().string(), Order::chunk, {rank, 2}));
-    for (const auto& s : run(loader, 3, 3)) consumed.insert(s.first);
-    state = loader.state();
-  }
-  std::multiset<std::uint64_t> rest;
-  for (std::uint32_t rank = 0; rank < 3; ++rank) {
-    Loader loader(options(shards_.path().string(), Order::chunk, {rank, 3}));
-    loader.restore(state);
-    for (const auto& s : run(loader, 3)) rest.insert(s.first);
-  }
+  const std::multiset<std::uint64_t> consumed = run_ranks(2, 3, 3, nullptr, &state);
+  const std::multiset<std::uint64_t> rest = run_ranks(3, 3, ~0ul, &state, nullptr);
   // Every sample once; DistributedSampler's padding repeats at most world size - 1 of them.
-  std::set<std::uint64_t> all(consumed);
+  std::set<std::uint64_t> all(consumed.begin(), consumed.end());
   all.insert(rest.begin(), rest.end());
   EXPECT_EQ(all.size(), kSamples);
   EXPECT_LE(consumed.size() + rest.size(), kSamples + 2);
