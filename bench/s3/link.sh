@@ -3,7 +3,9 @@
 # keep-alive, sendfile), and proxy.py links in front of it (a latency per request, optionally a
 # GET-rate cap). Everything started here stops when the script exits.
 #
-#   start_nginx ROOT                      serves ROOT; sets $nginx (the binary) and $nginx_port
+#   start_nginx ROOT                      serves ROOT; sets $nginx (the binary) and $nginx_port;
+#                                         with $nginx_access_log set (a file), logs each request
+#                                         there: method, URI, status, Range, body bytes
 #   start_proxy NAME LATENCY_MS [RATE]    a proxy.py link to nginx: sets $endpoint to its URL;
 #                                         its counters go to $work/NAME.json when it stops
 #   stop_proxies                          stops every proxy (their counters written)
@@ -59,7 +61,8 @@ pid $work/nginx/nginx.pid;
 error_log stderr warn;
 events { worker_connections 1024; }
 http {
-  access_log off;
+  log_format requests '\$request_method \$uri \$status "\$http_range" \$body_bytes_sent';
+  access_log ${nginx_access_log:-off}${nginx_access_log:+ requests};
   log_not_found off;
   default_type application/octet-stream;
   sendfile on;

@@ -191,19 +191,22 @@ storage::ObjectStoreStats DatasetReader::network() const {
   return impl_->state.source->network();
 }
 
-void DatasetReader::plan_reads(std::span<const std::uint64_t> chunks,
-                               const storage::ReadAhead& settings) const {
+std::vector<storage::Extent> DatasetReader::unit_extents(
+    std::span<const std::uint64_t> chunks) const {
   const detail::ReaderState& state = impl_->state;
-  if (!state.source->remote()) return;
   std::vector<storage::Extent> extents;
   extents.reserve(chunks.size());
   for (const std::uint64_t chunk : chunks) {
     if (chunk >= state.layout.num_chunks) continue;
     const std::optional<storage::Extent> at = detail::chunk_extent(state, chunk);
-    if (!at) return;  // read through HDF5: nothing to plan
+    if (!at) return {};  // read through HDF5: nothing to plan
     extents.push_back(*at);
   }
-  state.source->plan(std::move(extents), settings);
+  return extents;
+}
+
+std::shared_ptr<const storage::ByteSource> DatasetReader::byte_source() const {
+  return impl_->state.source;
 }
 
 namespace {

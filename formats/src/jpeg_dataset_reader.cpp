@@ -220,10 +220,10 @@ storage::ObjectStoreStats JpegDatasetReader::network() const {
   return impl_->source->network();
 }
 
-void JpegDatasetReader::plan_reads(std::span<const std::uint64_t> blocks,
-                                   const storage::ReadAhead& settings) const {
+std::vector<storage::Extent> JpegDatasetReader::unit_extents(
+    std::span<const std::uint64_t> blocks) const {
   const Impl& r = *impl_;
-  if (!r.source->remote() || r.read_path != JpegReadPath::contiguous) return;
+  if (r.read_path != JpegReadPath::contiguous) return {};
   const std::uint64_t n = r.shapes.size();
   std::vector<storage::Extent> extents;
   extents.reserve(blocks.size());
@@ -233,13 +233,13 @@ void JpegDatasetReader::plan_reads(std::span<const std::uint64_t> blocks,
     const std::uint64_t end = std::min(n, first + r.block);
     extents.push_back({r.base + r.offsets[first], r.offsets[end] - r.offsets[first]});
   }
-  r.source->plan(std::move(extents), settings);
+  return extents;
 }
 
-void JpegDatasetReader::plan_sample_reads(std::span<const std::uint64_t> samples,
-                                          const storage::ReadAhead& settings) const {
+std::vector<storage::Extent> JpegDatasetReader::sample_extents(
+    std::span<const std::uint64_t> samples) const {
   const Impl& r = *impl_;
-  if (!r.source->remote() || r.read_path != JpegReadPath::contiguous) return;
+  if (r.read_path != JpegReadPath::contiguous) return {};
   std::vector<storage::Extent> extents;
   extents.reserve(samples.size());
   for (const std::uint64_t sample : samples) {
@@ -247,7 +247,11 @@ void JpegDatasetReader::plan_sample_reads(std::span<const std::uint64_t> samples
       extents.push_back({r.base + r.offsets[sample], r.offsets[sample + 1] - r.offsets[sample]});
     }
   }
-  r.source->plan(std::move(extents), settings);
+  return extents;
+}
+
+std::shared_ptr<const storage::ByteSource> JpegDatasetReader::byte_source() const {
+  return impl_->source;
 }
 
 ImageFormat JpegDatasetReader::sample_format(std::uint64_t sample) const {

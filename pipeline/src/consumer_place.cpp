@@ -16,6 +16,10 @@ namespace {
 class Digest {
  public:
   void add(std::uint64_t value) { state_ = mix_seed(state_, value); }
+  void add(std::string_view text) {
+    add(text.size());
+    for (const char c : text) add(static_cast<unsigned char>(c));
+  }
   [[nodiscard]] std::string hex() const {
     char text[17];
     std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(state_));
@@ -25,6 +29,20 @@ class Digest {
  private:
   std::uint64_t state_ = 0x6770756665656431ull;  // "gpufeed1"
 };
+
+/// The shards of a dataset of several, in order, each by its file name and sample count: a
+/// state of another list (a shard added, dropped or swapped) is refused, one moved to another
+/// directory or bucket is not. (One file adds nothing: states taken before shards existed
+/// still resume.)
+void add_shard_list_of(const formats::ShardedDataset& dataset, Digest& d) {
+  if (dataset.num_shards() < 2) return;
+  d.add(dataset.num_shards());
+  for (std::size_t i = 0; i < dataset.num_shards(); ++i) {
+    const std::string& path = dataset.shard(i).path();
+    d.add(std::string_view(path).substr(path.rfind('/') + 1));
+    d.add(dataset.shard(i).num_samples());
+  }
+}
 
 [[noreturn]] void refuse(const std::string& what) {
   throw UsageError("loader state: " + what);
@@ -96,6 +114,7 @@ const std::string& ConsumerPlace::fingerprint() const {
     }
     std::error_code ec;
     d.add(std::filesystem::file_size(options_.path, ec));
+    add_shard_list_of(source_.dataset(), d);
     fingerprint_ = d.hex();
   });
   return fingerprint_;

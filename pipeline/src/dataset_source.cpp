@@ -51,21 +51,33 @@ void check_raw_options(const LoaderOptions& o, const formats::SampleShape& store
 
 DatasetSource DatasetSource::open(const LoaderOptions& options) {
   DatasetSource s;
-  if (!options.cache_dir.empty() && storage::is_object_url(options.path)) {
-    storage::use_cache_dir(options.path, options.cache_dir, options.cache_dir_bytes);
+  const std::vector<std::string> specs =
+      options.paths.empty() ? std::vector<std::string>{options.path} : options.paths;
+  formats::ShardList list = formats::resolve_shards(specs);
+  if (!options.path.empty()) list.name = options.path;
+  formats::ShardOpening opening;
+  opening.cache_dir = options.cache_dir;
+  opening.cache_dir_bytes = options.cache_dir_bytes;
+  const std::string& first = list.files.front().path;
+  if (!options.cache_dir.empty() && storage::is_object_url(first)) {
+    storage::use_cache_dir(first, options.cache_dir, options.cache_dir_bytes);
   }
-  s.layout = formats::probe_layout(options.path, options.images);
+  // A manifest says the layout; else the first shard does (a shard of another layout is named
+  // by the reader that cannot read it).
+  s.layout = list.layout == "jpeg"  ? formats::FileLayout::jpeg
+             : list.layout == "raw" ? formats::FileLayout::raw
+                                    : formats::probe_layout(first, options.images);
   if (s.layout == formats::FileLayout::jpeg) {
     formats::JpegReaderOptions j;
     j.labels = options.labels;
-    s.jpeg.emplace(options.path, j);
+    s.jpeg = std::make_unique<formats::JpegShards>(list, j, opening);
     if (options.height > 4096 || options.width > 4096) {
       throw OptionError("size", "{size}=" + std::to_string(options.height) + "x" +
                                     std::to_string(options.width) +
                                     " is too large; use at most 4096x4096");
     }
   } else {
-    s.raw.emplace(options.path, raw_options(options));
+    s.raw = std::make_unique<formats::RawShards>(list, raw_options(options), opening);
     check_raw_options(options, s.raw->sample_shape());
   }
   return s;

@@ -1,12 +1,13 @@
 #pragma once
-// The file a loader reads, in whichever of the schema's layouts it is.
+// The dataset a loader reads (one file, or shards read as one), in whichever of the schema's
+// layouts it is.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
-#include "gpufeed/formats/dataset_reader.hpp"
-#include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/probe.hpp"
+#include "gpufeed/formats/shards.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
 namespace gpufeed::detail {
@@ -14,18 +15,20 @@ namespace gpufeed::detail {
 /// Exactly one of `raw` and `jpeg` is set. Immutable after open(); thread-safe to read.
 struct DatasetSource {
   formats::FileLayout layout = formats::FileLayout::raw;
-  std::optional<formats::DatasetReader> raw;
-  std::optional<formats::JpegDatasetReader> jpeg;
+  std::unique_ptr<formats::RawShards> raw;
+  std::unique_ptr<formats::JpegShards> jpeg;
 
-  /// Opens `options.path` with the reader its layout needs; throws FormatError for a bad file
-  /// and UsageError for options the layout cannot honour.
+  /// Opens `options.path` (or `paths`): its shards, with the reader their layout needs; throws
+  /// FormatError for a bad file or shard and UsageError for options the layout cannot honour.
   static DatasetSource open(const LoaderOptions& options);
 
   /// The open reader, whichever layout it reads.
-  [[nodiscard]] const formats::Dataset& dataset() const {
+  [[nodiscard]] const formats::ShardedDataset& dataset() const {
     if (raw) return *raw;
     return *jpeg;
   }
+  /// Where each sample and chunk lies among the shards.
+  [[nodiscard]] const formats::ShardMap& shard_map() const { return dataset().shard_map(); }
 
   [[nodiscard]] std::uint64_t num_samples() const;
   /// Samples stored together (1 for the jpeg layout: every sample is read on its own).

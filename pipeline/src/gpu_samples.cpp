@@ -17,7 +17,7 @@ constexpr std::uint64_t kPartBudget = std::uint64_t{640} << 20;
 
 }  // namespace
 
-GpuSamples::GpuSamples(Decode mode, int device, const formats::JpegDatasetReader& reader,
+GpuSamples::GpuSamples(Decode mode, int device, const formats::JpegShards& reader,
                        const ImageSamples& cpu)
     : mode_(mode), reader_(reader), cpu_(cpu), engines_(device, cpu.width(), cpu.height()) {}
 

@@ -13,9 +13,9 @@
 #include "cuda/jpeg_engines.hpp"
 #include "decode_split.hpp"
 #include "gpu_decode_plan.hpp"
-#include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/jpeg_frame.hpp"
 #include "gpufeed/formats/scratch_pool.hpp"
+#include "gpufeed/formats/shards.hpp"
 #include "gpufeed/pipeline/decode.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 #include "image_samples.hpp"
@@ -47,8 +47,7 @@ class GpuSamples {
   /// Starts the engines on CUDA device `device` (throws OptionError naming decode, one line,
   /// when they cannot be used). `cpu` is the CPU decoder of the same samples (its placements
   /// are the ones the kernel renders).
-  GpuSamples(Decode mode, int device, const formats::JpegDatasetReader& reader,
-             const ImageSamples& cpu);
+  GpuSamples(Decode mode, int device, const formats::JpegShards& reader, const ImageSamples& cpu);
 
   /// Starts a batch of `count` samples: leases a lane and reclaims it.
   [[nodiscard]] EngineBatch begin(std::uint32_t count);
@@ -76,7 +75,7 @@ class GpuSamples {
 
  private:
   const Decode mode_;
-  const formats::JpegDatasetReader& reader_;
+  const formats::JpegShards& reader_;
   const ImageSamples& cpu_;
   JpegEngines engines_;
   mutable formats::detail::ScratchPool<EngineLane> lanes_;

@@ -31,7 +31,7 @@ formats::CropBox crop_of(Augment augment, std::uint32_t image_width, std::uint32
 
 }  // namespace
 
-ImageSamples::ImageSamples(const formats::JpegDatasetReader& reader, std::uint32_t height,
+ImageSamples::ImageSamples(const formats::JpegShards& reader, std::uint32_t height,
                            std::uint32_t width, Augment augment, const Geometry& geometry,
                            formats::ResizeFilter filter, std::uint64_t seed)
     : reader_(reader),

@@ -6,9 +6,9 @@
 
 #include "gpufeed/formats/image.hpp"
 #include "gpufeed/formats/image_codec.hpp"
-#include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/resize.hpp"
 #include "gpufeed/formats/scratch_pool.hpp"
+#include "gpufeed/formats/shards.hpp"
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/geometry.hpp"
 
@@ -43,7 +43,7 @@ class ImageSamples {
  public:
   /// `geometry` (LoaderOptions' resolved one, loader_geometry()) replaces `augment` when it is
   /// active.
-  ImageSamples(const formats::JpegDatasetReader& reader, std::uint32_t height, std::uint32_t width,
+  ImageSamples(const formats::JpegShards& reader, std::uint32_t height, std::uint32_t width,
                Augment augment, const Geometry& geometry, formats::ResizeFilter filter,
                std::uint64_t seed);
 
@@ -70,7 +70,7 @@ class ImageSamples {
   void decode_placed(std::uint64_t sample, std::uint64_t epoch, const formats::ImageInfo& info,
                      DecodeScratch& s, std::uint8_t* out) const;
 
-  const formats::JpegDatasetReader& reader_;
+  const formats::JpegShards& reader_;
   const std::uint32_t height_;
   const std::uint32_t width_;
   const Augment augment_;

@@ -145,8 +145,21 @@ Epoch::iterator& Epoch::iterator::operator++() {
 
 // ---- Loader ----
 
+namespace {
+
+/// `paths` named in `path` when it names nothing: messages and states speak of the dataset.
+LoaderOptions with_dataset_name(LoaderOptions o) {
+  if (o.path.empty() && o.paths.size() == 1) o.path = o.paths.front();
+  if (o.path.empty() && o.paths.size() > 1) {
+    o.path = o.paths.front() + " (and " + std::to_string(o.paths.size() - 1) + " more)";
+  }
+  return o;
+}
+
+}  // namespace
+
 Loader::Loader(LoaderOptions options)
-    : core_(std::make_shared<detail::LoaderCore>(std::move(options))) {}
+    : core_(std::make_shared<detail::LoaderCore>(with_dataset_name(std::move(options)))) {}
 
 Loader::~Loader() {
   core_->stop();
@@ -176,14 +189,14 @@ std::optional<Batch> Loader::try_next(std::chrono::nanoseconds timeout) {
 const LoaderOptions& Loader::options() const {
   return core_->options;
 }
-const formats::Dataset& Loader::dataset() const {
+const formats::ShardedDataset& Loader::dataset() const {
   return core_->source().dataset();
 }
-const formats::DatasetReader* Loader::raw_dataset() const {
-  return core_->source().raw ? &*core_->source().raw : nullptr;
+const formats::RawShards* Loader::raw_dataset() const {
+  return core_->source().raw.get();
 }
-const formats::JpegDatasetReader* Loader::jpeg_dataset() const {
-  return core_->source().jpeg ? &*core_->source().jpeg : nullptr;
+const formats::JpegShards* Loader::jpeg_dataset() const {
+  return core_->source().jpeg.get();
 }
 formats::SampleShape Loader::sample_shape() const {
   return core_->shape();

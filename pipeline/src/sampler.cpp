@@ -51,9 +51,10 @@ Shard Shard::from_environment() {
 }
 
 Sampler::Sampler(std::uint64_t num_samples, std::uint64_t samples_per_chunk, SamplerOptions options)
-    : num_samples_(num_samples),
-      samples_per_chunk_(samples_per_chunk == 0 ? 1 : samples_per_chunk),
-      options_(options) {
+    : Sampler(formats::ShardMap::single(num_samples, samples_per_chunk), options) {}
+
+Sampler::Sampler(formats::ShardMap chunks, SamplerOptions options)
+    : chunks_(std::move(chunks)), num_samples_(chunks_.num_samples()), options_(options) {
   const std::uint64_t world = options_.shard.world_size;
   if (world == 0 || options_.shard.rank >= world) {
     throw OptionError("shard", "{shard}: rank " + std::to_string(options_.shard.rank) +
@@ -76,7 +77,7 @@ std::vector<std::uint64_t> Sampler::global_order(std::uint64_t epoch) const {
   if (options_.order == Order::random) {
     shuffle(order.begin(), order.end(), rng);
   } else if (options_.order == Order::chunk) {
-    const std::uint64_t chunks = (num_samples_ + samples_per_chunk_ - 1) / samples_per_chunk_;
+    const std::uint64_t chunks = chunks_.num_chunks();
     std::vector<std::uint64_t> chunk_order(chunks);
     std::iota(chunk_order.begin(), chunk_order.end(), std::uint64_t{0});
     shuffle(chunk_order.begin(), chunk_order.end(), rng);
@@ -87,8 +88,8 @@ std::vector<std::uint64_t> Sampler::global_order(std::uint64_t epoch) const {
       const std::size_t window_begin = out;
       const std::uint64_t w_end = std::min(chunks, w + options_.chunk_window);
       for (std::uint64_t c = w; c < w_end; ++c) {
-        const std::uint64_t first = chunk_order[c] * samples_per_chunk_;
-        const std::uint64_t last = std::min(num_samples_, first + samples_per_chunk_);
+        const std::uint64_t first = chunks_.chunk_first_sample(chunk_order[c]);
+        const std::uint64_t last = first + chunks_.chunk_samples(chunk_order[c]);
         for (std::uint64_t s = first; s < last; ++s) order[out++] = s;
       }
       shuffle(order.begin() + static_cast<std::ptrdiff_t>(window_begin),

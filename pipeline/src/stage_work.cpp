@@ -166,10 +166,11 @@ void StageWork::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position,
     slot.labels[i] = labels[slot.indices[i]];
     slot.by_chunk[i] = i;
   }
-  const std::uint64_t k = source_.samples_per_chunk();
-  std::sort(
-      slot.by_chunk.begin(), slot.by_chunk.begin() + count,
-      [&](std::uint32_t a, std::uint32_t b) { return slot.indices[a] / k < slot.indices[b] / k; });
+  const formats::ShardMap& map = source_.shard_map();
+  std::sort(slot.by_chunk.begin(), slot.by_chunk.begin() + count,
+            [&](std::uint32_t a, std::uint32_t b) {
+              return map.chunk_of(slot.indices[a]) < map.chunk_of(slot.indices[b]);
+            });
 }
 
 storage::ReadAhead StageWork::read_ahead() const {
@@ -207,7 +208,7 @@ void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
     d.plan_sample_reads(order, read_ahead());
     return;
   }
-  const std::uint64_t k = std::max<std::uint64_t>(1, d.samples_per_chunk());
+  const formats::ShardMap& map = source_.shard_map();
   std::vector<bool> planned(d.num_chunks(), false);
   std::vector<std::uint64_t> units;
   std::vector<std::uint64_t> batch;
@@ -216,7 +217,7 @@ void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
     const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + options_.batch_size);
     batch.clear();
     for (std::uint64_t i = first; i < end; ++i) {
-      const std::uint64_t unit = order[i] / k;
+      const std::uint64_t unit = map.chunk_of(order[i]);
       if (unit < planned.size() && !planned[unit]) {
         planned[unit] = true;
         // A chunk the cache holds is read from it: fetching it again wastes a GET.
@@ -232,8 +233,8 @@ void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
 }
 
 void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
-  const formats::DatasetReader& reader = *source_.raw;
-  const std::uint64_t k = reader.samples_per_chunk();
+  const formats::RawShards& reader = *source_.raw;
+  const formats::ShardMap& map = source_.shard_map();
   const std::uint64_t sample_bytes = shape_.bytes();
   const std::uint64_t stored_bytes = reader.sample_shape().bytes();
   std::int64_t read_ns = 0;
@@ -253,7 +254,7 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
   WorkScope work(options_.path, Stage::read, slot.epoch, slot.index);
   while (i < end && !stopping_.load(std::memory_order_relaxed)) {
     work.sample(slot.indices[slot.by_chunk[i]]);
-    chunk = slot.indices[slot.by_chunk[i]] / k;
+    chunk = map.chunk_of(slot.indices[slot.by_chunk[i]]);
     bool hit = true;
     const std::int64_t r0 = profiler::now_ns();
     ChunkHandle data = cache_.get(
@@ -270,9 +271,9 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
       chunk_reads_.fetch_add(1, std::memory_order_relaxed);
       bytes_read_.fetch_add(reader.chunk_buffer_bytes(), std::memory_order_relaxed);
     }
-    const std::uint64_t chunk_first = chunk * k;
+    const std::uint64_t chunk_first = map.chunk_first_sample(chunk);
     const std::int64_t c0 = direct_ ? profiler::now_ns() : 0;
-    for (; i < end && slot.indices[slot.by_chunk[i]] / k == chunk; ++i) {
+    for (; i < end && map.chunk_of(slot.indices[slot.by_chunk[i]]) == chunk; ++i) {
       const std::uint32_t pos = slot.by_chunk[i];
       const std::uint8_t* in = data->data() + (slot.indices[pos] - chunk_first) * stored_bytes;
       if (direct_) {

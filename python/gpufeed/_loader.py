@@ -140,7 +140,10 @@ _RENAMED = {
 
 class Loader:
     """Reads a gpufeed HDF5 file (raw or jpeg layout, or your own file: name its datasets) and
-    delivers normalized batches, with the same C++ pipeline pipebench measures. ``path`` may be
+    delivers normalized batches, with the same C++ pipeline pipebench measures. ``path`` may
+    name shards read as one dataset: a directory with its ``manifest.json`` (``h5pack convert
+    --shard-size``, ``gpufeed.pack(shard_size=)``), a glob (``"train-*.h5"``) or a list of files
+    (docs/shards.md). ``path`` may be
     ``s3://bucket/key``: the file is read from S3-compatible object storage with the standard
     AWS variables and files (``AWS_ENDPOINT_URL_S3``, ``AWS_PROFILE``, ...), ``read_requests``
     GETs in flight ahead of the reads (``"auto"``: from the read-ahead budget, at most 32 per
@@ -240,7 +243,12 @@ class Loader:
         }
         if cache_dir is not None:
             keywords["cache_dir"] = os.fspath(cache_dir)
-        self._path = os.fspath(path)
+        if isinstance(path, (list, tuple)):  # shards named one by one: read as one dataset
+            keywords["paths"] = [os.fspath(p) for p in path]
+            more = f" (and {len(path) - 1} more)" if len(path) > 1 else ""
+            self._path = (keywords["paths"] or [""])[0] + more
+        else:
+            self._path = os.fspath(path)
         self._keywords = dict(keywords, transform=transform)
         self._output = output
         self._convert = _converter(output)

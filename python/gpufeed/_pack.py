@@ -143,7 +143,7 @@ def _pack_jpeg(dataset: Any, path: str, workers: int, chunk: int, quality: int, 
 
     files = _image_files(dataset)
     source = dataset if files is None else _Items(_name(dataset), files)
-    samples = len(source)
+    samples = len(order)
     classes = getattr(dataset, "classes", None)
     class_names = [str(c) for c in classes] if isinstance(classes, (list, tuple)) else []
     # The items come from `workers` processes; each chunk's images are checked, decoded and
@@ -177,7 +177,7 @@ def pack(
     dataset: Any,
     path: PathLike,
     *,
-    store: str = "raw",
+    store: Optional[str] = None,
     workers: int = 0,
     chunk: int = 64,
     quality: int = 0,
@@ -185,6 +185,8 @@ def pack(
     keep_order: bool = False,
     seed: int = 0,
     progress: Optional[bool] = None,
+    shard_size: Union[int, str, None] = None,
+    part: Optional[str] = None,
 ) -> str:
     """Writes every item of a map-style ``dataset`` (``len()`` and ``[i]`` giving ``(image,
     label)``) to a gpufeed file at ``path`` for ``gpufeed.Loader(path)`` to read. The file
@@ -193,7 +195,15 @@ def pack(
     DataLoader's workers; 0: this process). ``progress`` (default: when stderr is a terminal)
     prints how far it got. Returns the path.
 
-    ``store="raw"``: the pixels as they are, ``chunk`` samples per chunk. An image is a uint8
+    ``dataset`` may also be where big image datasets come as files: a path, glob or list of
+    WebDataset tar shards (``.jpg``/``.png``/``.webp`` + ``.cls``) or of Parquet files of the
+    Hugging Face image layout (an ``image`` struct with ``bytes``, an integer ``label``), or a
+    Hugging Face ``datasets.Dataset`` with an ``Image`` column (read undecoded). Their encoded
+    images are stored as they are (``store="jpeg"``, the default for them): never decoded and
+    encoded again, still each checked.
+
+    ``store="raw"`` (the default for a Dataset): the pixels as they are, ``chunk`` samples per
+    chunk. An image is a uint8
     array or tensor, HWC or CHW, or a PIL image; every one has the first one's shape.
 
     ``store="jpeg"``: encoded images, decoded by the loader (which crops and flips them
@@ -208,10 +218,23 @@ def pack(
     read in chunk order then gives batches as mixed as a random order's, even from a
     class-sorted dataset. ``keep_order=True`` stores them in the dataset's order.
 
+    ``shard_size`` (bytes, or ``"4GB"``, ``"512MiB"``) writes ``path`` as a directory of shard
+    files of about that size and its ``manifest.json`` (``gpufeed.Loader(path)`` reads them as
+    one dataset), each shard a slice of the one stored order, written atomically and read back
+    once written; packing again keeps the shards already whole. ``part="I/N"`` packs only part
+    I of N of the shards, for independent processes or machines writing to one ``path``; the
+    last to finish writes the manifest (docs/shards.md).
+
     A dataset's ``transform`` attribute is off while its items are read: the file keeps the
     images as they are, and ``gpufeed.Loader(path, transform=dataset.transform)`` draws the
     augmentation anew every epoch, as the DataLoader did."""
     path = os.fspath(path)
+    from ._pack_sources import encoded_source
+
+    encoded = encoded_source(dataset)
+    if encoded is not None:
+        dataset = encoded
+    store = store or ("jpeg" if encoded is not None else "raw")
     samples = len(dataset)
     if samples == 0:
         raise _native.UsageError(f"gpufeed.pack: {_name(dataset)} has no items")
@@ -228,7 +251,34 @@ def pack(
     show = sys.stderr.isatty() if progress is None else progress
     order = list(range(samples)) if keep_order else _native.stored_order(samples, seed)
     with untransformed(dataset):
-        return _pack(dataset, path, store, workers, chunk, quality, max_side, show, order)
+        if shard_size is None and part is None:
+            return _pack(dataset, path, store, workers, chunk, quality, max_side, show, order)
+        from ._pack_shards import pack_shards
+
+        return pack_shards(
+            path, order, _sample_bytes(dataset, store, order), shard_size, part,
+            lambda target, indices: _pack(dataset, target, store, workers, chunk, quality,
+                                          max_side, show, indices))
+
+
+def _sample_bytes(dataset: Any, store: str, order: list) -> int:
+    """About what a sample takes in a file: the mean of a few items' encoded sizes (jpeg; pixels
+    are encoded at about an eighth of their bytes), or the first item's pixels (raw)."""
+    picked = [order[i] for i in range(0, len(order), max(1, len(order) // 16))][:16]
+    files = _image_files(dataset)
+    sizes = []
+    for i in picked:
+        image = files[i][0] if files is not None else dataset[i][0]
+        if store == "jpeg" and isinstance(image, (str, os.PathLike)):
+            sizes.append(os.path.getsize(image))
+        elif store == "jpeg" and isinstance(image, (bytes, bytearray, memoryview)):
+            sizes.append(len(image))
+        else:
+            pixels = _as_hwc(dataset, i, image, _channels_first(image)).nbytes
+            sizes.append(pixels // 8 if store == "jpeg" else pixels)
+        if store == "raw":
+            break
+    return max(1, sum(sizes) // len(sizes))
 
 
 def _pack(dataset: Any, path: str, store: str, workers: int, chunk: int, quality: int,
@@ -236,7 +286,7 @@ def _pack(dataset: Any, path: str, store: str, workers: int, chunk: int, quality
     import numpy as np
     from torch.utils.data import DataLoader
 
-    samples = len(dataset)
+    samples = len(order)  # all of the dataset, or one shard's slice of it
     if store == "jpeg":
         try:
             _pack_jpeg(dataset, path, workers, chunk, quality, max_side, show, order)

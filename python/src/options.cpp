@@ -262,6 +262,10 @@ const std::map<std::string, Setter>& setters() {
        [](LoaderOptions& o, nb::handle v) { o.cache_bytes = to_count("cache_bytes", v); }},
       {"cache_dir", [](LoaderOptions& o,
                        nb::handle v) { o.cache_dir = v.is_none() ? "" : to_text("cache_dir", v); }},
+      {"paths",
+       [](LoaderOptions& o, nb::handle v) {
+         for (nb::handle p : nb::iter(v)) o.paths.push_back(to_text("paths", p));
+       }},
       {"cache_dir_bytes",
        [](LoaderOptions& o, nb::handle v) { o.cache_dir_bytes = to_count("cache_dir_bytes", v); }},
       {"read_requests",

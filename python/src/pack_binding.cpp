@@ -9,6 +9,7 @@
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <memory>
@@ -26,7 +27,10 @@
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/ordered_map.hpp"
 #include "gpufeed/formats/pack_file.hpp"
+#include "gpufeed/formats/probe.hpp"
+#include "gpufeed/formats/shards.hpp"
 #include "gpufeed/storage/object_store.hpp"
+#include "gpufeed/storage/pending_files.hpp"
 
 namespace nb = nanobind;
 
@@ -235,6 +239,38 @@ void bind_pack(nb::module_& m) {
       .def("commit", &JpegPackWriter::commit, nb::arg("class_names") = std::vector<std::string>{},
            nb::arg("source_index") = std::vector<std::uint64_t>{})
       .def("abort", &JpegPackWriter::abort);
+  m.def(
+      "shard_samples",
+      [](const std::string& path) {
+        const nb::gil_scoped_release unlocked;
+        const formats::ShardList list = formats::resolve_shards(std::vector<std::string>{path});
+        if (formats::probe_layout(path) == formats::FileLayout::jpeg) {
+          const formats::JpegShards shards(list);
+          return std::pair<std::string, std::uint64_t>("jpeg", shards.num_samples());
+        }
+        const formats::RawShards shards(list);
+        return std::pair<std::string, std::uint64_t>("raw", shards.num_samples());
+      },
+      nb::arg("path"),
+      "(layout, samples) of a schema file, opened and checked by its layout's reader.");
+  m.def(
+      "remove_stale_temporaries",
+      [](const std::string& path) { return storage::remove_stale_temporaries(path).size(); },
+      nb::arg("path"),
+      "Removes the temporaries (PATH.tmp.PID) that writers killed while writing PATH left; "
+      "returns how many.");
+  m.def(
+      "manifest_text",
+      [](const std::string& layout,
+         const std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>>& shards) {
+        formats::Manifest manifest{layout, {}};
+        for (const auto& [path, samples, bytes] : shards) {
+          manifest.shards.push_back({path, samples, bytes});
+        }
+        return formats::manifest_text(manifest);
+      },
+      nb::arg("layout"), nb::arg("shards"),
+      "The manifest.json text of a directory of shards: (path, samples, bytes) each, in order.");
   m.def("stored_order", &formats::stored_order, nb::arg("samples"), nb::arg("seed"),
         "The order writers store samples in: a permutation of range(samples) drawn from seed.");
   m.def(

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include "disk_cache.hpp"
 #include "gpufeed/base/spare_buffers.hpp"
@@ -137,16 +138,23 @@ void rethrow_as_read(const std::exception_ptr& error, const Describe& what) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reads ahead of a plan: the planned ranges, coalesced into GETs, fetched in order with at most
-// `requests` in flight and `budget_bytes` fetched and not yet read. A read served by a fetched
+// Reads ahead of a plan: the planned ranges (of one object, or of the objects of a ReadGroup),
+// coalesced into GETs (neighbours in one object), fetched in order with at most `requests` in
+// flight and `budget_bytes` fetched and not yet read. A read served by a fetched
 // block copies from it; the block is freed once every planned byte in it was read. A block the
 // reads passed long ago without reading (its chunk came from the loader's cache) is dropped
 // when the budget needs room. Owned by its source, which closes it: the GETs still in flight
 // are cancelled and their callbacks waited for, so that none runs (or sends more) after it.
 
+/// A planned range of an object.
+struct ObjectExtent {
+  std::shared_ptr<RemoteObject> object;
+  Extent extent;
+};
+
 class Planner {
  public:
-  explicit Planner(std::shared_ptr<RemoteObject> object) : object_(std::move(object)) {}
+  Planner() = default;
   Planner(const Planner&) = delete;
   Planner& operator=(const Planner&) = delete;
 
@@ -158,13 +166,14 @@ class Planner {
     queue_.clear();
     while (!blocks_.empty()) drop_locked(std::shared_ptr<Block>(blocks_.begin()->second));
     if (in_flight_ == 0) return;
+    const std::vector<std::shared_ptr<s3::Client>> clients = clients_;
     lock.unlock();
-    object_->client->cancel(this);
+    for (const std::shared_ptr<s3::Client>& client : clients) client->cancel(this);
     lock.lock();
     done_.wait(lock, [&] { return in_flight_ == 0; });
   }
 
-  void plan(std::vector<Extent> extents, const ReadAhead& settings) {
+  void plan(std::vector<ObjectExtent> extents, const ReadAhead& settings) {
     Started started;
     std::unique_lock lock(mutex_);
     while (!blocks_.empty()) drop_locked(std::shared_ptr<Block>(blocks_.begin()->second));
@@ -176,21 +185,25 @@ class Planner {
     std::uint64_t ranges = 0;
     unsigned first_gets = 0;  // the GETs of the first batch's ranges
     std::shared_ptr<Block> open;
-    for (const Extent& e : extents) {
+    for (const auto& [object, e] : extents) {
       const bool first = ranges++ < settings_.first_ranges;
       if (e.length == 0) continue;
-      if (open && e.offset >= open->extent.end() &&
+      if (open && open->object == object.get() && e.offset >= open->extent.end() &&
           e.offset - open->extent.end() <= settings_.coalesce_gap_bytes &&
           e.end() - open->extent.offset <= settings_.max_request_bytes) {
         open->extent.length = e.end() - open->extent.offset;
         open->remaining += e.length;
         continue;
       }
+      if (std::find(objects_.begin(), objects_.end(), object) == objects_.end()) {
+        objects_.push_back(object);
+      }
       open = std::make_shared<Block>();
+      open->object = object.get();
       open->extent = e;
       open->remaining = e.length;
       open->seq = seq++;
-      blocks_.emplace(e.offset, open);
+      blocks_.emplace(Key{object.get(), e.offset}, open);
       queue_.push_back(open);
       if (first) ++first_gets;
     }
@@ -209,10 +222,11 @@ class Planner {
 
   /// Where `extent` lies in a planned block, once the block landed; nothing when no block of
   /// the plan holds it. The caller copies from it or keeps `owner`.
-  std::optional<Served> serve(const Extent& extent, const Describe& what) {
+  std::optional<Served> serve(const RemoteObject& object, const Extent& extent,
+                              const Describe& what) {
     Started started;
     std::unique_lock lock(mutex_);
-    const std::shared_ptr<Block> block = find_locked(extent.offset, extent.length);
+    const std::shared_ptr<Block> block = find_locked(object, extent.offset, extent.length);
     if (!block) return std::nullopt;
     if (block->state == State::queued) {  // the reads caught up with the plan: fetch it now
       std::erase(queue_, block);
@@ -250,6 +264,9 @@ class Planner {
   /// that is shutting down completes a GET at once, on the caller's thread).
   using Started = std::vector<std::shared_ptr<Block>>;
   struct Block {
+    /// Owned by the planner (objects_): a GET's callback, on the client's I/O thread, may hold
+    /// the last reference to a block, and must never hold the last to its client.
+    const RemoteObject* object = nullptr;
     Extent extent;
     std::uint64_t remaining = 0;  ///< planned bytes not yet read
     std::uint64_t seq = 0;        ///< position in the plan
@@ -269,10 +286,12 @@ class Planner {
   /// in 8 GETs and then 8: a round trip more before the first batch).
   static constexpr unsigned kFirstWindow = 8;
 
-  std::shared_ptr<Block> find_locked(std::uint64_t offset, std::uint64_t length) const {
-    auto it = blocks_.upper_bound(offset);
+  std::shared_ptr<Block> find_locked(const RemoteObject& object, std::uint64_t offset,
+                                     std::uint64_t length) const {
+    auto it = blocks_.upper_bound(Key{&object, offset});
     while (it != blocks_.begin()) {
       --it;
+      if (it->first.first != &object) break;
       const Block& b = *it->second;
       if (offset + length <= b.extent.end()) return it->second;
       if (offset - b.extent.offset > settings_.max_request_bytes) break;
@@ -283,7 +302,8 @@ class Planner {
   void drop_locked(const std::shared_ptr<Block>& block) {
     if (block->dropped) return;
     block->dropped = true;
-    for (auto [it, end] = blocks_.equal_range(block->extent.offset); it != end; ++it) {
+    for (auto [it, end] = blocks_.equal_range(Key{block->object, block->extent.offset}); it != end;
+         ++it) {
       if (it->second == block) {
         blocks_.erase(it);
         break;
@@ -325,6 +345,10 @@ class Planner {
   }
 
   void issue_locked(const std::shared_ptr<Block>& block, Started& started) {
+    // close() cancels the GETs sent through every client the plan's objects read through.
+    if (std::find(clients_.begin(), clients_.end(), block->object->client) == clients_.end()) {
+      clients_.push_back(block->object->client);
+    }
     block->state = State::fetching;
     block->bytes = spares_->take_shared(block->extent.length);  // not zeroed: a GET fills it
     held_ += block->extent.length;
@@ -335,10 +359,11 @@ class Planner {
   void send(const Started& started) {
     for (const std::shared_ptr<Block>& block : started) {
       const std::span<std::uint8_t> out(block->bytes.get(), block->extent.length);
+      const RemoteObject& object = *block->object;
       // The callback holds the planner by address: close() waits for it, and nothing it holds
       // owns the client, whose I/O thread runs it.
-      object_->client->get_async(
-          object_->url, {block->extent.offset, block->extent.length}, out, object_->info.etag,
+      object.client->get_async(
+          object.url, {block->extent.offset, block->extent.length}, out, object.info.etag,
           [this, block](std::exception_ptr error) { landed(block, std::move(error)); }, this);
     }
   }
@@ -367,13 +392,17 @@ class Planner {
   /// Spare bytes the readers keep mapped in for the GETs to come.
   static constexpr std::uint64_t kStockBytes = std::uint64_t{32} << 20;
 
-  const std::shared_ptr<RemoteObject> object_;
+  /// A block's place: its object, and its start there.
+  using Key = std::pair<const RemoteObject*, std::uint64_t>;
+
   const std::shared_ptr<SpareBuffers> spares_ = std::make_shared<SpareBuffers>(kSpareBytes);
   std::mutex mutex_;
   std::condition_variable done_;
   ReadAhead settings_;
-  std::multimap<std::uint64_t, std::shared_ptr<Block>> blocks_;  // the plan's, by start
-  std::deque<std::shared_ptr<Block>> queue_;                     // not yet fetched, in order
+  std::multimap<Key, std::shared_ptr<Block>> blocks_;   // the plan's, by object and start
+  std::vector<std::shared_ptr<s3::Client>> clients_;    // those GETs were sent through
+  std::vector<std::shared_ptr<RemoteObject>> objects_;  // those the plans were of
+  std::deque<std::shared_ptr<Block>> queue_;            // not yet fetched, in order
   std::uint64_t held_ = 0;  // bytes of blocks fetching, or fetched and not yet dropped
   unsigned in_flight_ = 0;
   bool closed_ = false;         // close() began: nothing more is sent
@@ -384,11 +413,9 @@ class Planner {
 class RemoteSource final : public ByteSource {
  public:
   explicit RemoteSource(std::shared_ptr<RemoteObject> object)
-      : ByteSource(object->url.text(), object->info.size),
-        object_(std::move(object)),
-        planner_(std::make_unique<Planner>(object_)) {}
+      : ByteSource(object->url.text(), object->info.size), object_(std::move(object)) {}
   ~RemoteSource() override {
-    planner_->close();
+    if (own_planner_) own_planner_->close();  // a ReadGroup closes its own
     // What was read is in cache_dir once its reader is closed (at most the writer's queue).
     if (const std::shared_ptr<DiskCache> disk = object_->disk_cache()) disk->flush();
   }
@@ -453,17 +480,45 @@ class RemoteSource final : public ByteSource {
   }
 
   void plan(std::vector<Extent> extents, const ReadAhead& settings) const override {
-    if (const std::shared_ptr<DiskCache> disk = object_->disk_cache()) {
-      std::erase_if(extents, [&](const Extent& e) { return disk->contains(e); });
+    std::vector<ObjectExtent> planned;
+    planned.reserve(extents.size());
+    for (const Extent& e : extents) {
+      if (!cached(e)) planned.push_back({object_, e});
     }
-    planner_->plan(std::move(extents), settings);
+    planner()->plan(std::move(planned), settings);
+  }
+
+  /// True when cache_dir holds `extent`: the reads take it from there, a plan leaves it out.
+  [[nodiscard]] bool cached(const Extent& extent) const {
+    const std::shared_ptr<DiskCache> disk = object_->disk_cache();
+    return disk && disk->contains(extent);
+  }
+  [[nodiscard]] const std::shared_ptr<RemoteObject>& shared_object() const { return object_; }
+
+  /// Reads ahead through `planner` (a ReadGroup's, shared with other objects) from now on.
+  void join(std::shared_ptr<Planner> planner) const {
+    std::shared_ptr<Planner> own;
+    {
+      std::lock_guard lock(planner_mutex_);
+      own = std::exchange(own_planner_, nullptr);
+      planner_ = std::move(planner);
+    }
+    if (own) own->close();
   }
 
  private:
+  /// The planner reads are served from: the source's own (made at the first plan) or a
+  /// ReadGroup's.
+  [[nodiscard]] std::shared_ptr<Planner> planner() const {
+    std::lock_guard lock(planner_mutex_);
+    if (!planner_) planner_ = own_planner_ = std::make_shared<Planner>();
+    return planner_;
+  }
+
   /// `extent` from a planned GET, handed to the disk cache's writer in the GET's own buffer
   /// (no copy for it either); nothing when the plan does not hold it.
   std::optional<Planner::Served> serve(const Extent& extent, const Describe& what) const {
-    std::optional<Planner::Served> served = planner_->serve(extent, what);
+    std::optional<Planner::Served> served = planner()->serve(*object_, extent, what);
     if (served) {
       if (const std::shared_ptr<DiskCache> disk = object_->disk_cache()) {
         disk->write_shared(extent, served->owner, served->owner_bytes, served->bytes);
@@ -479,7 +534,9 @@ class RemoteSource final : public ByteSource {
   }
 
   const std::shared_ptr<RemoteObject> object_;
-  const std::unique_ptr<Planner> planner_;
+  mutable std::mutex planner_mutex_;
+  mutable std::shared_ptr<Planner> planner_;      // guarded by planner_mutex_
+  mutable std::shared_ptr<Planner> own_planner_;  // planner_ when it is this source's own
 };
 
 // One object is opened several times in a row (the layout probe, then the reader; each rank's
@@ -531,7 +588,7 @@ void fetch_edges(const RemoteSource& source) {
 
 std::shared_ptr<const ByteSource> open_remote(const std::string& path, Opening opening) {
   const s3::Url url = s3::Url::parse(path);
-  std::shared_ptr<s3::Client> client = s3::Client::shared();
+  std::shared_ptr<s3::Client> client = s3::Client::shared(url.scheme);
   RecentObjects& recent = recent_objects();
   std::shared_ptr<RemoteObject> object;
   {
@@ -606,6 +663,36 @@ std::shared_ptr<const ByteSource> open_source(const std::string& path, Opening o
   UniqueFd fd = open_read_only(path);
   const std::uint64_t size = file_size(fd.get(), path);
   return std::make_shared<LocalSource>(path, std::move(fd), size);
+}
+
+struct ReadGroup::Impl {
+  std::vector<const RemoteSource*> sources;  // null for a local source
+  std::shared_ptr<Planner> planner = std::make_shared<Planner>();
+};
+
+ReadGroup::ReadGroup(std::span<const std::shared_ptr<const ByteSource>> sources)
+    : impl_(std::make_unique<Impl>()) {
+  for (const auto& source : sources) {
+    const auto* remote = dynamic_cast<const RemoteSource*>(source.get());
+    if (remote != nullptr) remote->join(impl_->planner);
+    impl_->sources.push_back(remote);
+  }
+}
+
+ReadGroup::~ReadGroup() {
+  impl_->planner->close();
+}
+
+void ReadGroup::plan(std::vector<SourceExtent> extents, const ReadAhead& settings) const {
+  std::vector<ObjectExtent> planned;
+  planned.reserve(extents.size());
+  for (const SourceExtent& e : extents) {
+    const RemoteSource* source = impl_->sources.at(e.source);
+    if (source != nullptr && !source->cached(e.extent)) {
+      planned.push_back({source->shared_object(), e.extent});
+    }
+  }
+  impl_->planner->plan(std::move(planned), settings);
 }
 
 void attach_cache_dir(const ByteSource& source, const std::string& dir,

@@ -15,6 +15,19 @@ void use_cache_dir(const std::string& url, const std::string& dir, std::uint64_t
   attach_cache_dir(*open_source(url, Opening::head), dir, budget_bytes);
 }
 
+std::vector<std::string> list_objects(const std::string& prefix) {
+  // The bucket alone is a prefix too: "s3://bucket/" lists it all.
+  const s3::Url url = s3::Url::parse(prefix + (prefix.ends_with('/') ? "x" : ""));
+  std::string key = url.key;
+  if (prefix.ends_with('/')) key.pop_back();
+  std::vector<std::string> urls;
+  for (const std::string& found :
+       s3::Client::shared(url.scheme)->list(url.bucket, key, url.scheme)) {
+    urls.push_back(s3::Url{url.bucket, found, url.scheme}.text());
+  }
+  return urls;
+}
+
 void check_object_url(const std::string& url) {
   (void)s3::Url::parse(url);
 }
@@ -26,7 +39,7 @@ S3Settings s3_settings() {
 
 void upload_file(const std::string& local_path, const std::string& url) {
   const s3::Url object = s3::Url::parse(url);
-  s3::Client::shared()->put_file(object, local_path);
+  s3::Client::shared(object.scheme)->put_file(object, local_path);
 }
 
 }  // namespace gpufeed::storage

@@ -8,6 +8,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/storage/error.hpp"
 #include "s3_client_impl.hpp"
+#include "s3_xml.hpp"
 
 namespace gpufeed::storage::s3 {
 
@@ -84,11 +85,15 @@ Client::Client(Config config) : impl_(std::make_unique<Impl>(std::move(config)))
 Client::~Client() = default;
 
 std::shared_ptr<Client> Client::shared() {
+  return shared("s3");
+}
+
+std::shared_ptr<Client> Client::shared(std::string_view scheme) {
   SharedClients& shared = shared_clients();
   const std::lock_guard lock(shared.mutex);
   // The environment is read at every open: a process that points AWS_ENDPOINT_URL_S3 (or the
   // credentials) elsewhere gets a client for that; objects opened before keep theirs.
-  Config config = Config::from_environment();
+  Config config = Config::from_environment(scheme);
   std::erase_if(shared.made, [](const std::weak_ptr<Client>& made) { return made.expired(); });
   for (auto it = shared.made.rbegin(); it != shared.made.rend(); ++it) {
     if (std::shared_ptr<Client> client = it->lock(); client && client->config() == config) {
@@ -120,6 +125,30 @@ ObjectInfo Client::head(const Url& url) {
     throw IoError(what + ": the reply has no Content-Length; the endpoint is not S3-compatible");
   }
   return ObjectInfo{*response.content_length, response.etag};
+}
+
+std::vector<std::string> Client::list(const std::string& bucket, const std::string& prefix,
+                                      const std::string& scheme) {
+  // A listing page of 1,000 keys is a few hundred KiB of XML.
+  constexpr std::size_t kListBody = std::size_t{8} << 20;
+  const Url where{bucket, "", scheme};
+  std::vector<std::string> keys;
+  std::string token;
+  do {
+    // SigV4's canonical query: names sorted, values URI-encoded.
+    std::string query = "?";
+    if (!token.empty()) query += "continuation-token=" + uri_encode(token, false) + "&";
+    query += "list-type=2&prefix=" + uri_encode(prefix, false);
+    auto request =
+        impl_->request(Method::get, where, "GET " + where.text() + prefix + "* (listing)", query);
+    request->max_body = kListBody;
+    const Response response = impl_->run(std::move(request));
+    ListPage page = parse_list_page(response.body);
+    keys.insert(keys.end(), std::make_move_iterator(page.keys.begin()),
+                std::make_move_iterator(page.keys.end()));
+    token = page.truncated ? page.next_token : std::string();
+  } while (!token.empty());
+  return keys;
 }
 
 ObjectEdges Client::edges(const Url& url, std::uint64_t bytes) {

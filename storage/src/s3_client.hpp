@@ -21,15 +21,16 @@
 
 namespace gpufeed::storage::s3 {
 
-/// "s3://bucket/key" split. parse() throws UsageError for anything else (no bucket, no key,
-/// another scheme), naming the text and the form expected.
+/// "s3://bucket/key" (or "gs://bucket/key") split. parse() throws UsageError for anything else
+/// (no bucket, no key, another scheme), naming the text and the form expected.
 struct Url {
   std::string bucket;
   std::string key;
+  std::string scheme = "s3";  ///< "s3", or "gs": Google Cloud Storage's XML API
 
   static Url parse(std::string_view text);
   /// "s3://bucket/key"
-  [[nodiscard]] std::string text() const { return "s3://" + bucket + "/" + key; }
+  [[nodiscard]] std::string text() const { return scheme + "://" + bucket + "/" + key; }
 };
 
 /// Where requests go and how they are signed, as every AWS tool takes it:
@@ -73,6 +74,10 @@ struct Config {
   /// AWS_PROFILE that neither file has, a malformed endpoint or AWS_MAX_ATTEMPTS, or a CA bundle
   /// named that does not exist.
   static Config from_environment();
+  /// The configuration of `scheme`'s URLs: S3's above, or for "gs" Google Cloud Storage's XML
+  /// API: GS_ENDPOINT_URL (default https://storage.googleapis.com, path-style), region "auto",
+  /// an HMAC key from GS_ACCESS_KEY_ID + GS_SECRET_ACCESS_KEY, else the AWS credentials above.
+  static Config from_environment(std::string_view scheme);
   [[nodiscard]] bool signed_requests() const { return !access_key.empty(); }
   /// The request URL of `url`'s object (path-style or virtual-hosted).
   [[nodiscard]] std::string object_url(const Url& url) const;
@@ -140,6 +145,8 @@ class Client {
   /// The client for Config::from_environment() while something holds it, else a new one. The
   /// process keeps none: whoever reads through it holds it.
   static std::shared_ptr<Client> shared();
+  /// The same for the configuration of `scheme` ("s3", "gs").
+  static std::shared_ptr<Client> shared(std::string_view scheme);
   /// The client shared() made last, if something still holds it, else null.
   static std::shared_ptr<Client> shared_if_made();
 
@@ -173,6 +180,10 @@ class Client {
   /// over HTTPS); requests without a body carry the empty body's SHA-256.
   void put_file(const Url& url, const std::string& path,
                 std::uint64_t part_bytes = std::uint64_t{64} << 20, unsigned parallel = 8);
+  /// The keys of `bucket` that start with `prefix`, in the server's (lexicographic) order:
+  /// ListObjectsV2, page by page.
+  std::vector<std::string> list(const std::string& bucket, const std::string& prefix,
+                                const std::string& scheme = "s3");
   /// Removes the object (tests and failed uploads).
   void remove(const Url& url);
 

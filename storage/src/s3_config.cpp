@@ -231,16 +231,35 @@ std::string first_ca_bundle(std::span<const std::string_view> candidates) {
 }
 
 Url Url::parse(std::string_view text) {
-  constexpr std::string_view kScheme = "s3://";
   const auto fail = [&]() -> Url {
     throw UsageError("'" + std::string(text) +
-                     "' is not an object URL: give one like s3://bucket/path/to/object");
+                     "' is not an object URL: give one like s3://bucket/path/to/object (or "
+                     "gs://bucket/path/to/object)");
   };
-  if (!text.starts_with(kScheme)) return fail();
-  const std::string_view rest = text.substr(kScheme.size());
+  if (!text.starts_with("s3://") && !text.starts_with("gs://")) return fail();
+  const std::string_view scheme = text.substr(0, 2);
+  const std::string_view rest = text.substr(5);
   const auto slash = rest.find('/');
   if (slash == 0 || slash == std::string_view::npos || slash + 1 == rest.size()) return fail();
-  return Url{std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1))};
+  return Url{std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1)),
+             std::string(scheme)};
+}
+
+Config Config::from_environment(std::string_view scheme) {
+  Config config = from_environment();
+  if (scheme != "gs") return config;
+  // Google Cloud Storage's XML API takes AWS Signature V4 requests signed with an HMAC key.
+  const std::string endpoint = env("GS_ENDPOINT_URL");
+  config.endpoint = endpoint.empty() ? "https://storage.googleapis.com"
+                                     : checked_endpoint(endpoint, "GS_ENDPOINT_URL");
+  config.region = "auto";
+  if (const std::string id = env("GS_ACCESS_KEY_ID"); !id.empty()) {
+    config.access_key = id;
+    config.secret_key = env("GS_SECRET_ACCESS_KEY");
+    config.session_token.clear();
+    config.credential_source = "GS_ACCESS_KEY_ID (an HMAC key)";
+  }
+  return config;
 }
 
 Config Config::from_environment() {

@@ -124,7 +124,7 @@ void IoThread::run() {
 }
 
 void IoThread::start(std::unique_ptr<Request> request) {
-  if (request->method == Method::get && request->range->length == 0) {
+  if (request->method == Method::get && request->range && request->range->length == 0) {
     complete(std::move(request), nullptr);  // nothing to read: no request
     return;
   }
@@ -178,7 +178,8 @@ void IoThread::send_ready() {
   const auto now = Clock::now();
   while (!ready_.empty()) {
     Request& next = *ready_.front();
-    const bool empty = next.method == Method::get && next.range->length == 0;  // sends nothing
+    const bool empty =
+        next.method == Method::get && next.range && next.range->length == 0;  // sends nothing
     if (!empty && !rate_.try_send(now)) break;
     std::unique_ptr<Request> request = std::move(ready_.front());
     ready_.pop_front();

@@ -86,7 +86,8 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   const std::size_t bytes = size * count;
   long status = 0;
   curl_easy_getinfo(request.easy, CURLINFO_RESPONSE_CODE, &status);
-  if (request.method == Method::get && status >= 200 && status < 300) {
+  // A GET of a range goes into `out`; one without (a listing) into the body, as other replies.
+  if (request.method == Method::get && request.range && status >= 200 && status < 300) {
     if (status != 206 && !whole_object(request)) {
       request.range_ignored = true;
       return 0;  // ends the transfer: CURLE_WRITE_ERROR
@@ -100,8 +101,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     return bytes;
   }
   std::string& body = request.response.body;
-  body.append(data,
-              std::min(bytes, Response::kMaxBody - std::min(body.size(), Response::kMaxBody)));
+  body.append(data, std::min(bytes, request.max_body - std::min(body.size(), request.max_body)));
   return bytes;
 }
 

@@ -68,6 +68,9 @@ struct Request {
   std::uint64_t upload_offset = 0;
   std::uint64_t upload_length = 0;
   std::string post_body;  ///< a POST's body
+  /// A body other than a GET's data is kept up to this many bytes (a listing's pages are larger
+  /// than an error's).
+  std::size_t max_body = Response::kMaxBody;
   Finish finish;
   /// Who sent it, for IoThread::cancel_owned (null: nobody cancels it but the client's end).
   const void* owner = nullptr;

@@ -174,7 +174,7 @@ Verdict judge_edge(const Request& request) {
 
 Verdict judge_success(const Request& request, long status, const Config& config) {
   if (request.method == Method::get && request.edge) return judge_edge(request);
-  if (request.method == Method::get) {
+  if (request.method == Method::get && request.range) {
     const ByteRange& range = *request.range;
     const auto total = range_total(request.response.content_range);
     if (total && *total < range.end()) {

@@ -3,6 +3,7 @@
 // CompleteMultipartUpload), parsed with libexpat.
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpufeed::storage::s3 {
 
@@ -16,6 +17,16 @@ struct XmlReply {
   std::string upload_id;
   std::string region;
 };
+
+/// One page of a ListObjectsV2 reply: the keys, and where the next page starts.
+struct ListPage {
+  std::vector<std::string> keys;
+  bool truncated = false;
+  std::string next_token;
+};
+
+/// Parses a ListObjectsV2 body; never throws (a body that is not one gives an empty page).
+ListPage parse_list_page(std::string_view body);
 
 /// Parses `body`; never throws: a body that is not XML (a proxy's HTML page) gives empty
 /// fields, a body cut short the fields before the cut.

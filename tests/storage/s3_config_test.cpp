@@ -23,7 +23,12 @@ TEST(S3Url, ParsesBucketAndKey) {
   EXPECT_EQ(url.bucket, "my-bucket");
   EXPECT_EQ(url.key, "a/b c.h5");
   EXPECT_EQ(url.text(), "s3://my-bucket/a/b c.h5");
-  for (const char* bad : {"s3://bucket", "s3://bucket/", "s3:///key", "http://b/k", "b/k", ""}) {
+  const Url gcs = Url::parse("gs://my-bucket/shards/00/a.h5");
+  EXPECT_EQ(gcs.scheme, "gs");
+  EXPECT_EQ(gcs.key, "shards/00/a.h5");
+  EXPECT_EQ(gcs.text(), "gs://my-bucket/shards/00/a.h5");
+  for (const char* bad :
+       {"s3://bucket", "s3://bucket/", "s3:///key", "http://b/k", "b/k", "", "gs:/b/k", "gs"}) {
     try {
       Url::parse(bad);
       ADD_FAILURE() << bad << " parsed";
@@ -32,6 +37,28 @@ TEST(S3Url, ParsesBucketAndKey) {
                                   HasSubstr("s3://bucket/path/to/object")));
     }
   }
+}
+
+TEST(S3Config, GsUrlsGoToCloudStoragesXmlApiWithAnHmacKey) {
+  ScopedAwsEnv env;
+  env.set("AWS_ACCESS_KEY_ID", "AKIDENV");
+  env.set("AWS_SECRET_ACCESS_KEY", kTestSecret);
+  env.set("AWS_ENDPOINT_URL_S3", "http://127.0.0.1:9000/");
+  env.set("AWS_REGION", "eu-central-1");
+  Config gcs = Config::from_environment("gs");
+  EXPECT_EQ(gcs.endpoint, "https://storage.googleapis.com");  // not S3's endpoint
+  EXPECT_EQ(gcs.region, "auto");
+  EXPECT_EQ(gcs.access_key, "AKIDENV");  // without an HMAC key of its own, the AWS one
+  EXPECT_EQ(gcs.object_url(Url::parse("gs://b/k.h5")), "https://storage.googleapis.com/b/k.h5");
+  env.set("GS_ACCESS_KEY_ID", "GOOG1EKEY");
+  env.set("GS_SECRET_ACCESS_KEY", "gcs-secret");
+  env.set("GS_ENDPOINT_URL", "http://127.0.0.1:4443");
+  gcs = Config::from_environment("gs");
+  EXPECT_EQ(gcs.access_key, "GOOG1EKEY");
+  EXPECT_EQ(gcs.secret_key, "gcs-secret");
+  EXPECT_EQ(gcs.endpoint, "http://127.0.0.1:4443");
+  EXPECT_THAT(gcs.describe(), AllOf(HasSubstr("GS_ACCESS_KEY_ID"), Not(HasSubstr("gcs-secret"))));
+  EXPECT_EQ(Config::from_environment("s3").endpoint, "http://127.0.0.1:9000");
 }
 
 TEST(S3Config, FromEnvironmentVariables) {

@@ -78,12 +78,26 @@ inline std::unique_ptr<S3ServerProcess> start_proxy(const std::string& target,
 class ScopedAwsEnv {
  public:
   ScopedAwsEnv() {
-    for (const char* name :
-         {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
-          "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE",
-          "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL",
-          "AWS_NO_SIGN_REQUEST", "AWS_MAX_ATTEMPTS", "GPUFEED_S3_STALL_SECONDS", "AWS_CA_BUNDLE",
-          "SSL_CERT_FILE"}) {
+    for (const char* name : {"AWS_ACCESS_KEY_ID",
+                             "AWS_SECRET_ACCESS_KEY",
+                             "AWS_SESSION_TOKEN",
+                             "AWS_SECURITY_TOKEN",
+                             "AWS_PROFILE",
+                             "AWS_DEFAULT_PROFILE",
+                             "AWS_SHARED_CREDENTIALS_FILE",
+                             "AWS_CONFIG_FILE",
+                             "AWS_REGION",
+                             "AWS_DEFAULT_REGION",
+                             "AWS_ENDPOINT_URL_S3",
+                             "AWS_ENDPOINT_URL",
+                             "AWS_NO_SIGN_REQUEST",
+                             "AWS_MAX_ATTEMPTS",
+                             "GPUFEED_S3_STALL_SECONDS",
+                             "AWS_CA_BUNDLE",
+                             "SSL_CERT_FILE",
+                             "GS_ACCESS_KEY_ID",
+                             "GS_SECRET_ACCESS_KEY",
+                             "GS_ENDPOINT_URL"}) {
       const char* value = std::getenv(name);
       saved_[name] = value == nullptr ? std::nullopt : std::optional<std::string>(value);
       ::unsetenv(name);

@@ -35,6 +35,10 @@ void add_commands(CLI::App& app, CommandLine& line) {
   line.convert_command = add_convert_command(app, line.convert);
   line.info_command = add_info_command(app, line.info);
   line.verify_command = add_verify_command(app, line.verify);
+  line.manifest_command = app.add_subcommand(
+      "manifest", "Write DIR/manifest.json listing the shards in DIR (each opened and counted)");
+  line.manifest_command->add_option("DIR", line.manifest_dir, "a directory of shard files")
+      ->required();
 }
 
 CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
@@ -42,11 +46,13 @@ CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
   cmd->add_option(
          "SRC", o.source,
          "an image folder (one subfolder of JPEG, PNG or WebP files per class), CIFAR-10 binary "
-         "batches, MNIST idx files, a uint8 .npy array [N,H,W,C], or N:HxWxC")
+         "batches, MNIST idx files, a uint8 .npy array [N,H,W,C], N:HxWxC, or WebDataset tar "
+         "shards (a directory or glob of .tar, local or s3://: .jpg/.png/.webp + .cls)")
       ->required();
   cmd->add_option("OUT", o.output, "the HDF5 file to write (replaced atomically)")->required();
   cmd->add_option("--from", o.from, "what SRC is")
-      ->check(CLI::IsMember({"auto", "npy", "synthetic", "imagefolder", "cifar10", "mnist"}));
+      ->check(CLI::IsMember(
+          {"auto", "npy", "synthetic", "imagefolder", "cifar10", "mnist", "webdataset"}));
   cmd->add_option("--store", o.store,
                   "raw pixels, or jpeg: each image's original bytes (JPEG, PNG, WebP; auto: "
                   "jpeg for an image folder without --size, raw otherwise)")
@@ -73,6 +79,12 @@ CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
                 "store the samples in the source's order instead of a random permutation (the "
                 "stored order mixes batches read in chunk order)");
   cmd->add_option("--classes", o.classes, "classes of the synthetic labels");
+  cmd->add_option("--shard-size", o.shard_size,
+                  "write OUT as a directory of shards of about this size (4GB, 512MiB) and its "
+                  "manifest.json; a run started again keeps the shards already whole");
+  cmd->add_option("--part", o.part,
+                  "I/N: pack only part I of N of the shards (independent processes or machines "
+                  "writing to one OUT; the last to finish writes the manifest)");
   cmd->add_flag("--skip-bad", o.skip_bad,
                 "skip image files that cannot be read or decoded (and count them) instead of "
                 "stopping at the first");

@@ -30,6 +30,8 @@ struct ConvertOptions {
   std::uint64_t seed = 0;
   std::uint32_t classes = 10;
   bool keep_order = false;  ///< false: samples stored in a random permutation of the source's
+  std::string shard_size;   ///< "4GB": OUT is a directory of shards of about this size
+  std::string part;         ///< "i/n": this process packs part i of n of the shards
 };
 
 /// Options of the commands that open an existing file (info, verify).
@@ -50,6 +52,8 @@ struct CommandLine {
   CLI::App* convert_command = nullptr;
   CLI::App* info_command = nullptr;
   CLI::App* verify_command = nullptr;
+  std::string manifest_dir;
+  CLI::App* manifest_command = nullptr;
 };
 
 /// Adds convert, info and verify to `app` (one of them required), bound to `line`.

@@ -19,6 +19,8 @@
 #include "h5pack/convert_report.hpp"
 #include "h5pack/convert_settings.hpp"
 #include "h5pack/npy_input.hpp"
+#include "h5pack/shard_plan.hpp"
+#include "h5pack/webdataset.hpp"
 
 namespace gpufeed::tools::h5pack {
 
@@ -31,6 +33,7 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 
 std::string detect_kind(const std::string& source) {
   if (ends_with(source, ".npy")) return "npy";
+  if (ends_with(source, ".tar")) return "webdataset";
   if (formats::looks_like_synthetic_spec(source)) return "synthetic";
   std::error_code ec;
   if (std::filesystem::exists(source, ec)) {
@@ -47,9 +50,11 @@ std::string source_kind(const ConvertOptions& o) {
   return o.from == "auto" ? detect_kind(o.source) : o.from;
 }
 
-/// --store auto: jpeg for an image folder (raw when --size is given), raw for arrays.
+/// --store auto: jpeg for an image folder (raw when --size is given) and tar shards, raw for
+/// arrays.
 std::string store_of(const ConvertOptions& o, const std::string& kind) {
   if (o.store != "auto") return o.store;
+  if (kind == "webdataset") return "jpeg";
   return kind == "imagefolder" && o.size.empty() ? "jpeg" : "raw";
 }
 
@@ -69,10 +74,15 @@ void check_store_options(const ConvertOptions& o, const std::string& kind,
   if (o.quality != 0 || o.max_side != 0) {
     throw UsageError("--quality and --max-side apply to --store jpeg");
   }
+  if (kind == "webdataset") {
+    throw UsageError(
+        "--from webdataset stores the images as they are: use --store jpeg (the "
+        "loader crops and resizes them)");
+  }
   if (kind == "imagefolder" && o.size.empty()) {
     throw UsageError("--store raw of an image folder needs --size HxW: its images differ in size");
   }
-  if (kind != "imagefolder" && !o.size.empty()) {
+  if (kind != "imagefolder" && kind != "webdataset" && !o.size.empty()) {
     throw UsageError("--size applies to image folders; " + kind + " images keep their size");
   }
 }
@@ -149,7 +159,14 @@ int convert_and_upload(const ConvertOptions& o) {
 }  // namespace
 
 int run_convert(const ConvertOptions& o) {
-  if (storage::is_object_url(o.output)) return convert_and_upload(o);
+  if (storage::is_object_url(o.output)) {
+    if (wants_shards(o)) {
+      throw UsageError(
+          "--shard-size and --part write a local directory; upload it after (each "
+          "shard is a file, the manifest names them relative to it)");
+    }
+    return convert_and_upload(o);
+  }
   for (const storage::StaleTemporary& stale : storage::remove_stale_temporaries(o.output)) {
     print_note(kProgram, "removed " + stale.path + " (" + megabytes(stale.bytes) +
                              "), left behind by an earlier conversion to " + o.output +
@@ -159,11 +176,13 @@ int run_convert(const ConvertOptions& o) {
   const std::string store = store_of(o, kind);
   check_store_options(o, kind, store);
   const ConvertSettings settings = convert_settings(o);
-  if (kind == "imagefolder") {
+  if (kind == "imagefolder" || kind == "webdataset") {
     if (!o.labels.empty()) throw UsageError("--labels applies to --from npy only");
-    ImageFolder folder = scan_image_folder(o.source);
+    ImageFolder folder =
+        kind == "webdataset" ? read_webdataset(o.source, o.output) : scan_image_folder(o.source);
     for (std::uint64_t i = 0; i < folder.files.size(); ++i) folder.files[i].source = i;
     if (!o.keep_order) folder = in_stored_order(std::move(folder), o.seed);
+    if (wants_shards(o)) return convert_folder_shards(folder, settings, o, store);
     return store == "jpeg" ? convert_folder_to_jpeg(folder, settings)
                            : convert_folder_to_raw(folder, settings);
   }
@@ -172,6 +191,7 @@ int run_convert(const ConvertOptions& o) {
     const std::uint64_t n = input.samples;
     input = formats::in_order(std::move(input), formats::stored_order(n, o.seed));
   }
+  if (wants_shards(o)) return convert_array_shards(input, settings, o, store);
   return store == "jpeg" ? convert_array_to_jpeg(input, settings)
                          : convert_array_to_raw(input, settings);
 }

@@ -43,6 +43,13 @@ int convert_array_to_jpeg(const formats::PackInput& input, const ConvertSettings
 /// An array source to the raw layout.
 int convert_array_to_raw(const formats::PackInput& input, const ConvertSettings& settings);
 
+/// --shard-size / --part (shard_plan.hpp): this part's shards of the folder or the array
+/// source (already in the stored order), each by the converter above.
+int convert_folder_shards(const ImageFolder& folder, const ConvertSettings& settings,
+                          const ConvertOptions& o, const std::string& store);
+int convert_array_shards(const formats::PackInput& input, const ConvertSettings& settings,
+                         const ConvertOptions& o, const std::string& store);
+
 /// pack_file() with the settings' chunking, compression and workers, and a progress bar.
 formats::PackResult pack_raw(const formats::PackInput& input, const ConvertSettings& settings);
 

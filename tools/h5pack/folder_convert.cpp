@@ -1,12 +1,15 @@
 // Image folders to schema v1 files: a oneTBB pipeline reads and decodes (and re-encodes or
 // resizes) the files on every worker thread and hands them in order to one writer.
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include <oneapi/tbb/enumerable_thread_specific.h>
 
 #include "common/progress.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/ordered_map.hpp"
+#include "gpufeed/storage/file_io.hpp"
 #include "h5pack/convert_report.hpp"
 #include "h5pack/convert_settings.hpp"
 #include "h5pack/raw_staging.hpp"
@@ -39,7 +42,20 @@ void check_some_left(const ImageFolder& folder, std::uint64_t packed) {
                              " is bad, so there is nothing to pack");
 }
 
-/// Runs `work(worker, path)` on every file on s.workers threads and hands each good result, in
+/// The image of `file`: its file, or its range of the folder's staging file (tar shards).
+ImageResult to_jpeg(ImageWorker& worker, const ImageFolder& folder, const ImageFile& file,
+                    const JpegSettings& settings) {
+  if (!folder.staging) return worker.to_jpeg(file.path, settings);
+  std::vector<std::uint8_t> bytes(file.bytes);
+  const storage::ReadResult got = storage::pread_full(folder.staging->get(), bytes, file.offset);
+  if (got.error != 0 || got.bytes != bytes.size()) {
+    throw formats::IoError("cannot read " + file.path + " back from the staging file beside " +
+                           "the output: " + std::strerror(got.error != 0 ? got.error : EIO));
+  }
+  return worker.to_jpeg(std::move(bytes), file.path, settings);
+}
+
+/// Runs `work(worker, file)` on every file on s.workers threads and hands each good result, in
 /// the folder's order, to `keep(file, result)`; a bad file stops the run or is counted.
 template <class Work, class Keep>
 void for_each_image(const ImageFolder& folder, const ConvertSettings& s, const char* label,
@@ -48,7 +64,7 @@ void for_each_image(const ImageFolder& folder, const ConvertSettings& s, const c
   ProgressBar bar(label, folder.files.size(), mean_file_bytes(folder));
   formats::ordered_parallel_map(
       folder.files.size(), s.workers,
-      [&](std::uint64_t i) { return work(workers.local(), folder.files[i].path); },
+      [&](std::uint64_t i) { return work(workers.local(), folder.files[i]); },
       [&](std::uint64_t i, ImageResult r) {
         const ImageFile& file = folder.files[i];
         if (r.bad) {
@@ -67,7 +83,7 @@ void decode_to_staging(const ImageFolder& folder, const ConvertSettings& s, RawS
                        SkipLog& skipped, formats::PackInput& input) {
   for_each_image(
       folder, s, "decoding", skipped,
-      [&](ImageWorker& worker, const std::string& path) { return worker.to_raw(path, s.raw); },
+      [&](ImageWorker& worker, const ImageFile& file) { return worker.to_raw(file.path, s.raw); },
       [&](const ImageFile& file, const ImageResult& r) {
         staging.append(r.bytes);
         input.labels.push_back(file.label);
@@ -86,7 +102,9 @@ int convert_folder_to_jpeg(const ImageFolder& folder, const ConvertSettings& s) 
   std::vector<std::uint64_t> sources;
   for_each_image(
       folder, s, "converting", skipped,
-      [&](ImageWorker& worker, const std::string& path) { return worker.to_jpeg(path, s.jpeg); },
+      [&](ImageWorker& worker, const ImageFile& file) {
+        return to_jpeg(worker, folder, file, s.jpeg);
+      },
       [&](const ImageFile& file, const ImageResult& r) {
         writer.append(r.bytes, r.shape, file.label);
         sources.push_back(file.source);

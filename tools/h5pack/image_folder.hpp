@@ -6,8 +6,11 @@
 // when they are decoded, so a PNG named .jpg is read as the PNG it is.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "gpufeed/base/unique_handle.hpp"
 
 namespace gpufeed::tools::h5pack {
 
@@ -16,6 +19,8 @@ struct ImageFile {
   std::int64_t label = 0;
   std::uint64_t bytes = 0;   ///< size when listed (0 when it could not be read)
   std::uint64_t source = 0;  ///< position in the sorted listing (files keep it when shuffled)
+  /// Where the image lies in the folder's staging file (tar shards), when it has one.
+  std::uint64_t offset = 0;
 };
 
 struct ImageFolder {
@@ -26,6 +31,9 @@ struct ImageFolder {
   std::uint64_t hidden = 0;                ///< hidden files and folders (".name"): not packed
   std::vector<std::string> empty_classes;  ///< class folders without an image file
   std::uint64_t total_bytes = 0;
+  /// Tar shards' images (webdataset.hpp): the unlinked file they were staged in, each file's
+  /// `offset` and `bytes` there. Null for a folder of files.
+  std::shared_ptr<const UniqueFd> staging;
 };
 
 /// The extensions torchvision's ImageFolder takes as images, in any case: .jpg .jpeg .png

@@ -3,6 +3,7 @@
 
 #include "common/cli.hpp"
 #include "h5pack/commands.hpp"
+#include "h5pack/shard_plan.hpp"
 
 int main(int argc, char** argv) {
   using namespace gpufeed::tools;
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   return run_cli(app, argc, argv, [&] {
     if (line.convert_command->parsed()) return run_convert(line.convert);
     if (line.info_command->parsed()) return run_info(line.info);
+    if (line.manifest_command->parsed()) return run_manifest(line.manifest_dir);
     return run_verify(line.verify);
   });
 }

@@ -16,7 +16,19 @@ namespace {
 
 void add_data_options(CLI::App& cmd, BenchOptions& o) {
   LoaderOptions& lo = o.loader;
-  CLI::Option* data = cmd.add_option("--data", o.data, "the HDF5 dataset to read");
+  CLI::Option* data =
+      cmd.add_option_function<std::vector<std::string>>(
+             "--data",
+             [&o](const std::vector<std::string>& paths) {
+               // Several: shards read as one dataset, named by the first in messages.
+               o.data = paths.size() == 1
+                            ? paths[0]
+                            : paths[0] + " (and " + std::to_string(paths.size() - 1) + " more)";
+               o.loader.paths = paths.size() == 1 ? std::vector<std::string>{} : paths;
+             },
+             "the dataset to read: an HDF5 file, a directory of shards with its manifest, a "
+             "glob, or several of these (read as one); local paths or s3:// / gs:// URLs")
+          ->expected(1, -1);
   cmd.add_option("--synthetic", o.synthetic,
                  "generate N:HxWxC synthetic samples into a temporary file")
       ->excludes(data);

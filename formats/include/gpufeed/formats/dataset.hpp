@@ -3,12 +3,14 @@
 // jpeg layout's JpegDatasetReader both are a Dataset, so a caller that asks for the count, the
 // labels or how the file is read never branches on the layout.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "gpufeed/formats/probe.hpp"
+#include "gpufeed/storage/byte_source.hpp"
 #include "gpufeed/storage/object_store.hpp"
 
 namespace gpufeed::formats {
@@ -47,12 +49,22 @@ class Dataset {
   /// reads within `settings` (many GETs in flight, neighbours coalesced, a memory budget); a
   /// local file ignores it. Reads outside the plan still work (one GET each). Thread-safe.
   virtual void plan_reads(std::span<const std::uint64_t> units,
-                          const storage::ReadAhead& settings) const = 0;
+                          const storage::ReadAhead& settings) const;
   /// The same for reads that go sample by sample (random order): by default each sample's
   /// unit, once, in first-use order; a layout whose units are larger than what one sample
   /// needs (jpeg blocks) plans the samples' own ranges.
   virtual void plan_sample_reads(std::span<const std::uint64_t> samples,
                                  const storage::ReadAhead& settings) const;
+  /// The byte ranges of the file plan_reads() fetches for `units`, in order: none where the
+  /// reads go through HDF5 (nothing to plan). The shards of a dataset are planned as one
+  /// (storage::ReadGroup) from these.
+  [[nodiscard]] virtual std::vector<storage::Extent> unit_extents(
+      std::span<const std::uint64_t> units) const = 0;
+  /// The byte ranges plan_sample_reads() fetches for `samples`: their units', by default.
+  [[nodiscard]] virtual std::vector<storage::Extent> sample_extents(
+      std::span<const std::uint64_t> samples) const;
+  /// The bytes the file is read from (null for a dataset of several files).
+  [[nodiscard]] virtual std::shared_ptr<const storage::ByteSource> byte_source() const = 0;
 
   /// One label per sample (-1 everywhere when the file has no labels).
   [[nodiscard]] const std::vector<std::int64_t>& labels() const { return meta_.labels; }

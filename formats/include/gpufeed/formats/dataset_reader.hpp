@@ -73,8 +73,9 @@ class DatasetReader final : public Dataset {
   [[nodiscard]] bool remote() const override;
   [[nodiscard]] storage::ObjectStoreStats network() const override;
   /// Chunks are planned on the index and contiguous paths (the others read through HDF5).
-  void plan_reads(std::span<const std::uint64_t> chunks,
-                  const storage::ReadAhead& settings) const override;
+  [[nodiscard]] std::vector<storage::Extent> unit_extents(
+      std::span<const std::uint64_t> chunks) const override;
+  [[nodiscard]] std::shared_ptr<const storage::ByteSource> byte_source() const override;
 
   /// Reads chunk `chunk` into `out` (at least chunk_buffer_bytes()): its samples densely, in
   /// the file's layout. Thread-safe. Throws FormatError for a damaged chunk.

@@ -111,11 +111,12 @@ class JpegDatasetReader final : public Dataset {
   [[nodiscard]] storage::ObjectStoreStats network() const override;
   /// Blocks (units) are planned on the contiguous path (the hyperslab path reads through
   /// HDF5): each block's bytes as one range.
-  void plan_reads(std::span<const std::uint64_t> blocks,
-                  const storage::ReadAhead& settings) const override;
+  [[nodiscard]] std::vector<storage::Extent> unit_extents(
+      std::span<const std::uint64_t> blocks) const override;
   /// Each image's own range (random order: a block fetched for one image would waste it).
-  void plan_sample_reads(std::span<const std::uint64_t> samples,
-                         const storage::ReadAhead& settings) const override;
+  [[nodiscard]] std::vector<storage::Extent> sample_extents(
+      std::span<const std::uint64_t> samples) const override;
+  [[nodiscard]] std::shared_ptr<const storage::ByteSource> byte_source() const override;
 
   /// Reads sample `sample`'s encoded bytes into `out` (resized to fit). Thread-safe. Throws
   /// FormatError for an empty sample or a read past the end of the file.

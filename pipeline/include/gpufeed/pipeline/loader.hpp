@@ -15,6 +15,7 @@
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/resize.hpp"
+#include "gpufeed/formats/shards.hpp"
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/decode.hpp"
 #include "gpufeed/pipeline/dtype.hpp"
@@ -35,7 +36,13 @@ struct Slot;
 /// Every field has a default that works; `path` is the only one to set. The ranges of the
 /// numeric fields are kLoaderFields' (gpufeed/base/fields.hpp); check_options() checks them.
 struct LoaderOptions {
+  /// The dataset: one file, a directory of shards with its manifest (or an object prefix ending
+  /// in '/'), a manifest, or a glob of files ("train-*.h5", "s3://bucket/train/*.h5"); local
+  /// paths and s3:// URLs alike. Its shards are read as one dataset (formats/shards.hpp).
   std::string path;
+  /// Several of what `path` takes, read as one dataset in this order; `path` then only names it
+  /// in messages (empty: the first and how many more).
+  std::vector<std::string> paths;
   std::string images = "/images";
   std::string labels = "/labels";  ///< empty: no labels
   std::optional<formats::Layout> layout;
@@ -259,12 +266,13 @@ class Loader {
   std::optional<Batch> try_next(std::chrono::nanoseconds timeout);
 
   [[nodiscard]] const LoaderOptions& options() const;
-  /// The file's reader, whichever layout it is: count, labels, chunking, how it is read.
-  [[nodiscard]] const formats::Dataset& dataset() const;
-  /// The raw-layout file's reader (chunk reads, stored shape), or null for a jpeg-layout file.
-  [[nodiscard]] const formats::DatasetReader* raw_dataset() const;
-  /// The jpeg-layout file's reader (encoded samples), or null for a raw-layout file.
-  [[nodiscard]] const formats::JpegDatasetReader* jpeg_dataset() const;
+  /// The dataset's reader, whichever layout it is: count, labels, chunking, how it is read,
+  /// its shards (one for a file).
+  [[nodiscard]] const formats::ShardedDataset& dataset() const;
+  /// The raw-layout dataset's reader (chunk reads, stored shape), or null for a jpeg-layout one.
+  [[nodiscard]] const formats::RawShards* raw_dataset() const;
+  /// The jpeg-layout dataset's reader (encoded samples), or null for a raw-layout one.
+  [[nodiscard]] const formats::JpegShards* jpeg_dataset() const;
   /// One sample as delivered before normalization (stored shape, or the decode size).
   [[nodiscard]] formats::SampleShape sample_shape() const;
   [[nodiscard]] std::uint64_t batches_per_epoch() const;

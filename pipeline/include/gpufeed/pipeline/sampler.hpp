@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpufeed/base/knobs.hpp"
+#include "gpufeed/formats/shard_map.hpp"
 
 namespace gpufeed {
 
@@ -60,7 +61,11 @@ struct SamplerOptions {
 /// Immutable and thread-safe.
 class Sampler {
  public:
+  /// A dataset of `num_samples` in chunks of `samples_per_chunk` (one file).
   Sampler(std::uint64_t num_samples, std::uint64_t samples_per_chunk, SamplerOptions options);
+  /// A dataset whose chunks lie as `chunks` says (shards; chunk order shuffles the chunks of
+  /// every shard together).
+  Sampler(formats::ShardMap chunks, SamplerOptions options);
 
   [[nodiscard]] std::uint64_t num_samples() const { return num_samples_; }
   [[nodiscard]] std::uint64_t samples_per_rank() const { return per_rank_; }
@@ -88,8 +93,8 @@ class Sampler {
   [[nodiscard]] std::vector<std::uint64_t> remaining(const std::vector<std::uint64_t>& order,
                                                      const EpochSegment& segment) const;
 
+  formats::ShardMap chunks_;
   std::uint64_t num_samples_;
-  std::uint64_t samples_per_chunk_;
   SamplerOptions options_;
   std::uint64_t per_rank_;
 };

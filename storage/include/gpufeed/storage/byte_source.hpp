@@ -99,6 +99,33 @@ class ByteSource {
   std::uint64_t size_ = 0;
 };
 
+/// A range of the source numbered `source` in a ReadGroup.
+struct SourceExtent {
+  std::size_t source = 0;
+  Extent extent;
+};
+
+/// Several sources read ahead as one (the shards of a dataset): one plan over all of them, in
+/// one order, within one ReadAhead (its GETs in flight, its budget), neighbours coalesced within
+/// an object. Joining makes each remote source read from the group's plan, no longer its own;
+/// local sources plan nothing. Destroying the group cancels its GETs in flight (reads then
+/// fetch what they need themselves). Thread-safe.
+class ReadGroup {
+ public:
+  explicit ReadGroup(std::span<const std::shared_ptr<const ByteSource>> sources);
+  ~ReadGroup();
+  ReadGroup(const ReadGroup&) = delete;
+  ReadGroup& operator=(const ReadGroup&) = delete;
+
+  /// The ranges the next reads will ask for, in order, replacing any earlier plan (cache_dir's
+  /// ranges left out).
+  void plan(std::vector<SourceExtent> extents, const ReadAhead& settings) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 /// How an object is opened: by GETs of its first and last MiB, which bring its size and ETag
 /// (one round trip; what every reader reads next), or by a HEAD alone (a cache_dir attached
 /// next then serves the edges when it has them).

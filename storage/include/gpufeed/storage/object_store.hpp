@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpufeed::storage {
 
-/// True for "s3://...": a path the object-store client reads.
+/// True for "s3://..." and "gs://..." (Google Cloud Storage through its S3-compatible XML API,
+/// HMAC keys): a path the object-store client reads.
 [[nodiscard]] inline bool is_object_url(std::string_view path) {
-  return path.starts_with("s3://");
+  return path.starts_with("s3://") || path.starts_with("gs://");
 }
 
 /// What the object-store client did (monotonic counters of one process; take differences).
@@ -70,6 +72,11 @@ struct ReadAhead {
 /// fetches nothing but the HEAD, and planned ranges found there are not fetched. Throws
 /// UsageError for a malformed URL, IoError for an unusable directory or a failed HEAD.
 void use_cache_dir(const std::string& url, const std::string& dir, std::uint64_t budget_bytes);
+
+/// The objects whose URLs start with `prefix` ("s3://bucket/train/shard-"; "s3://bucket/" for
+/// all), as URLs in the server's order. Throws UsageError for a malformed prefix, IoError when
+/// the listing fails (one line: the status, the endpoint, the credentials' source).
+std::vector<std::string> list_objects(const std::string& prefix);
 
 /// Throws UsageError when `url` is not s3://bucket/key (checked before any work is done).
 void check_object_url(const std::string& url);

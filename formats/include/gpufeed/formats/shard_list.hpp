@@ -1,0 +1,62 @@
+#pragma once
+// Which files a dataset is made of, from what the user named: one file, a directory (or an
+// object prefix ending in '/') holding a manifest, a manifest itself, a glob ("train-*.h5",
+// "s3://bucket/train/*.h5"), or several of these one after another. Local paths and s3:// (or
+// gs://) URLs mix freely.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gpufeed::formats {
+
+/// The name of the manifest in a directory of shards.
+inline constexpr const char* kManifestName = "manifest.json";
+
+/// One shard: its path or URL, and what a manifest says it holds (checked when it is opened).
+struct ShardFile {
+  std::string path;
+  std::optional<std::uint64_t> samples;
+  std::optional<std::uint64_t> bytes;
+  friend bool operator==(const ShardFile&, const ShardFile&) = default;
+};
+
+/// What h5pack and gpufeed.pack write beside the shards (manifest.json): the layout and every
+/// shard, in the dataset's order, with its sample count and size. Paths are relative to the
+/// manifest's directory unless absolute or URLs.
+struct Manifest {
+  std::string layout;  ///< "raw" or "jpeg"
+  std::vector<ShardFile> shards;
+  [[nodiscard]] std::uint64_t num_samples() const;
+};
+
+/// Parses a manifest's text; `where` names it in messages. Throws FormatError naming what is
+/// wrong.
+Manifest parse_manifest(const std::string& text, const std::string& where);
+/// The manifest's JSON text (paths as given).
+std::string manifest_text(const Manifest& manifest);
+/// Reads the manifest at `path` (a local file or an object URL), its shard paths made relative
+/// to where it lies.
+Manifest read_manifest(const std::string& path);
+
+/// The shards of a dataset, in order, and how the user named it.
+struct ShardList {
+  std::vector<ShardFile> files;
+  /// The layout a manifest declares, if the shards came from one.
+  std::string layout;
+  /// What messages call the dataset: the one name given, or the first and how many more.
+  std::string name;
+};
+
+/// Resolves `specs` (each a file, a directory or prefix with a manifest, a manifest, or a
+/// glob) into the files they name, in order (a glob's matches sorted). Throws UsageError for a
+/// glob that matches nothing or an empty list, FormatError for a damaged manifest, IoError for
+/// a directory without one or a listing that fails.
+ShardList resolve_shards(std::span<const std::string> specs);
+
+/// True when `spec` names several files or a manifest rather than one file: a glob, a
+/// directory, a prefix ending in '/', or a manifest.
+[[nodiscard]] bool names_shards(const std::string& spec);
+
+}  // namespace gpufeed::formats
