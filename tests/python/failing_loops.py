@@ -50,6 +50,8 @@ class FailingDataset(Dataset):
             with open(self.fifo, "rb") as f:  # a blocked read: nobody opens it for writing
                 f.read()
         elif self.how == "grow":
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("1000")  # this worker, not the loop, is the OOM killer's choice
             held = []
             while True:
                 held.append(bytearray(64 << 20))  # touched: resident
