@@ -15,7 +15,7 @@
 #include "gpufeed/base/spare_buffers.hpp"
 #include "gpufeed/storage/error.hpp"
 #include "gpufeed/storage/file_io.hpp"
-#include "s3_client.hpp"
+#include "s3/client.hpp"
 
 namespace gpufeed::storage {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "client.hpp"
 #include "gpufeed/base/unique_handle.hpp"
-#include "s3_client.hpp"
 
 namespace gpufeed::storage::s3 {
 

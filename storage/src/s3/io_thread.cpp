@@ -1,4 +1,4 @@
-#include "s3_io_thread.hpp"
+#include "io_thread.hpp"
 
 #include <pthread.h>
 
@@ -7,7 +7,7 @@
 
 #include "gpufeed/storage/error.hpp"
 #include "gpufeed/storage/requests_in_flight.hpp"
-#include "s3_process.hpp"
+#include "process.hpp"
 
 namespace gpufeed::storage::s3 {
 

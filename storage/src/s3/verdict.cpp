@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "gpufeed/storage/error.hpp"
-#include "s3_request.hpp"
-#include "s3_xml.hpp"
+#include "request.hpp"
+#include "xml.hpp"
 
 namespace gpufeed::storage::s3 {
 
