@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "dataset_meta.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/schema.hpp"
+#include "hdf5/dataset_meta.hpp"
 #include "reader_state.hpp"
 
 namespace gpufeed::formats {

@@ -10,14 +10,14 @@
 #include <optional>
 #include <stdexcept>
 
-#include "dataset_meta.hpp"
 #include "deflate.hpp"
 #include "gpufeed/formats/channel_sums.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "gpufeed/storage/file_io.hpp"
 #include "gpufeed/storage/pending_files.hpp"
-#include "h5.hpp"
+#include "hdf5/dataset_meta.hpp"
+#include "hdf5/h5.hpp"
 
 namespace gpufeed::formats {
 

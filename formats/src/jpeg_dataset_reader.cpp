@@ -6,13 +6,13 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "dataset_meta.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "gpufeed/storage/byte_source.hpp"
-#include "h5.hpp"
+#include "hdf5/dataset_meta.hpp"
+#include "hdf5/h5.hpp"
 #include "jpeg_index.hpp"
 
 namespace gpufeed::formats {

@@ -8,14 +8,14 @@
 #include <optional>
 #include <stdexcept>
 
-#include "dataset_meta.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/schema.hpp"
 #include "gpufeed/storage/file_io.hpp"
 #include "gpufeed/storage/pending_files.hpp"
-#include "h5.hpp"
+#include "hdf5/dataset_meta.hpp"
+#include "hdf5/h5.hpp"
 
 namespace gpufeed::formats {
 

@@ -1,9 +1,9 @@
 #include "jpeg_index.hpp"
 
-#include "dataset_meta.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/schema.hpp"
-#include "h5.hpp"
+#include "hdf5/dataset_meta.hpp"
+#include "hdf5/h5.hpp"
 
 namespace gpufeed::formats::detail {
 

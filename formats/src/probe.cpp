@@ -6,7 +6,7 @@
 #include "gpufeed/formats/schema.hpp"
 #include "gpufeed/storage/byte_source.hpp"
 #include "gpufeed/storage/object_store.hpp"
-#include "h5.hpp"
+#include "hdf5/h5.hpp"
 
 namespace gpufeed::formats {
 

@@ -15,7 +15,7 @@
 #include "gpufeed/formats/sample_shape.hpp"
 #include "gpufeed/formats/scratch_pool.hpp"
 #include "gpufeed/storage/byte_source.hpp"
-#include "h5.hpp"
+#include "hdf5/h5.hpp"
 
 namespace gpufeed::formats::detail {
 

@@ -10,8 +10,9 @@ import random as _random
 from typing import Any, Callable, List, Optional, Sequence
 
 from . import _native
+from ._ops import api_kind
 
-_V1 = "torchvision.transforms.transforms"
+_COLOR_JITTER = ("v1", "ColorJitter")
 
 # gpufeed._native.color_program's op codes (gpufeed::ColorOp).
 _SKIP, _NORMALIZE = 0, 4
@@ -20,7 +21,7 @@ _SKIP, _NORMALIZE = 0, 4
 def batched(op: Any) -> Optional[Callable[[Any, List[int], Any], Optional[Any]]]:
     """A batched runner for `op`, or None where the op has none (it then runs per sample). A
     runner returns None for a batch it does not take (the caller runs the op per sample)."""
-    if type(op).__module__ == _V1 and type(op).__name__ == "ColorJitter":
+    if api_kind(op) == _COLOR_JITTER:
         return lambda images, seeds, generator: _color_jitter(op, images, seeds, generator)
     return None
 
@@ -29,7 +30,7 @@ def one_sample(op: Any) -> Optional[Callable[..., Optional[Any]]]:
     """An in-place runner of `op` for one CPU image whose seed the caller set, or None where the
     op has none: runner(image, owned) changes `image` itself when `owned`, else a copy. A
     runner returns None for an image it does not take."""
-    if type(op).__module__ == _V1 and type(op).__name__ == "ColorJitter":
+    if api_kind(op) == _COLOR_JITTER:
         return lambda image, owned=False: _color_jitter_one(op, image, owned)
     return None
 
@@ -120,8 +121,7 @@ def color_program(steps: Sequence[Any]) -> Optional[Callable[..., Optional[Any]]
     for step in steps:
         if step.kind == "normalize" and step.mean is not None and len(step.mean) == 3:
             continue
-        if (step.kind == "op" and type(step.op).__module__ == _V1
-                and type(step.op).__name__ == "ColorJitter" and step.op.hue is None):
+        if step.kind == "op" and api_kind(step.op) == _COLOR_JITTER and step.op.hue is None:
             continue
         return None
     return lambda images, indices, seed_of, generator, owned=False: _color_program(

@@ -14,6 +14,18 @@ from ._transform import PLANNED_KEYWORDS, TransformPlan, check_on_batch, plan_tr
 
 PathLike = Union[str, "os.PathLike[str]"]
 Output = Literal["torch", "numpy", "dlpack"]
+# The string keywords' values (the C++ fields' names for them; a type checker and an IDE see
+# them; the loader checks them and names the choices when one is wrong). A dtype and a device may
+# also be torch's own objects (torch.bfloat16, torch.device("cuda", 1)).
+Order = Literal["chunk", "random", "sequential"]
+DType = Union[Literal["float32", "float16", "bfloat16", "uint8"], Any]
+Device = Union[str, Any]
+Augment = Literal["none", "flip", "crop-flip", "center"]
+Decode = Literal["cpu", "gpu", "auto"]
+OnError = Literal["fail", "skip"]
+Layout = Literal["nchw", "nhwc"]
+ResizeFilter = Literal["bilinear", "bicubic", "area"]
+Crop = Literal["none", "center", "random", "random-resized"]
 
 _OUTPUTS = ("torch", "numpy", "dlpack")
 
@@ -184,21 +196,21 @@ class Loader:
         *,
         batch_size: int = 256,
         workers: Union[int, str] = 0,
-        order: str = "chunk",
+        order: Order = "chunk",
         seed: int = 0,
-        device: Union[str, Any] = "cpu",
-        dtype: Any = "float32",
+        device: Device = "cpu",
+        dtype: DType = "float32",
         echo: Union[int, str] = 1,
-        augment: str = "none",
-        decode: str = "cpu",
+        augment: Augment = "none",
+        decode: Decode = "cpu",
         size: Union[None, int, Tuple[int, int]] = None,
         mean: Optional[Sequence[float]] = None,
         stddev: Optional[Sequence[float]] = None,
         shard: Optional[Tuple[int, int]] = None,
-        on_error: str = "fail",
+        on_error: OnError = "fail",
         images: str = "/images",
         labels: Optional[str] = "/labels",
-        layout: Optional[str] = None,
+        layout: Optional[Layout] = None,
         prefetch: Union[int, str] = 4,
         cpu_budget: int = 0,
         memory_bytes: int = 0,
@@ -210,13 +222,13 @@ class Loader:
         drop_last: bool = False,
         drop_tail: bool = False,
         use_index: bool = True,
-        output_layout: str = "nchw",
+        output_layout: Layout = "nchw",
         reaugment_echoes: bool = True,
-        resize_filter: str = "bilinear",
+        resize_filter: ResizeFilter = "bilinear",
         inject_stall: Optional[str] = None,
         resize: Union[None, int, Tuple[int, int]] = None,
         resize_max: int = 0,
-        crop: str = "none",
+        crop: Crop = "none",
         crop_scale: Tuple[float, float] = (0.08, 1.0),
         crop_ratio: Tuple[float, float] = (3.0 / 4.0, 4.0 / 3.0),
         crop_padding: Union[int, Tuple[int, ...]] = 0,
@@ -419,12 +431,15 @@ class Loader:
     def closed(self) -> bool:
         return self._native.closed
 
-    # The input protocol gpufeed.profile reads (any input source may implement it): a snapshot
-    # of the counters when the profile first sees the source, and the facts of the run since.
-    def __gpufeed_counters__(self) -> Any:
+    # gpufeed.profile's InputSource protocol (_profile_state.InputSource): a snapshot of the
+    # counters when the profile first sees the loader, and the facts of the run since.
+    def profile_snapshot(self) -> Any:
+        """A snapshot of the counters (gpufeed.profile's InputSource protocol)."""
         return _native.stats_snapshot(self._native)
 
-    def __gpufeed_facts__(self, since: Any) -> Any:
+    def profile_facts(self, since: Any) -> Any:
+        """The settings and the counters since `since` (gpufeed.profile's InputSource
+        protocol)."""
         return _native.run_facts(self._native, since)
 
     def close(self) -> None:

@@ -10,6 +10,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from . import _native
 from ._batched import batched, color_program, one_sample
+from ._ops import kind
 
 # The keywords a transform sets; passing one beside `transform=` is ambiguous.
 PLANNED_KEYWORDS = ("augment", "size", "mean", "stddev", "resize", "resize_max", "crop",
@@ -34,10 +35,6 @@ def sample_seed(seed: int, epoch: int, sample: int, position: int) -> int:
     return z >> 1  # torch's manual_seed takes up to 2^63 - 1
 
 
-def _name(op: Any) -> str:
-    return type(op).__name__
-
-
 def _spelled(op: Any) -> str:
     """The op as its repr says it, on one line."""
     return " ".join(repr(op).split())
@@ -46,7 +43,7 @@ def _spelled(op: Any) -> str:
 def _flatten(transform: Any) -> List[Any]:
     """The ops of a (nested) Compose, or the single transform, in order."""
     inner = getattr(transform, "transforms", None)
-    if _name(transform) == "Compose" and isinstance(inner, (list, tuple)):
+    if kind(transform) == "Compose" and isinstance(inner, (list, tuple)):
         ops: List[Any] = []
         for op in inner:
             ops.extend(_flatten(op))
@@ -234,6 +231,7 @@ class _Planner:
         self.crop_seen = False
         self.resize_seen = False
         self.delivered = "uint8"  # what the native loader hands the first step
+        self.tensor = False  # the ops at this point see a tensor (else a PIL image)
 
     def run(self, ops: List[Any]) -> TransformPlan:
         for position, op in enumerate(ops):
@@ -241,7 +239,7 @@ class _Planner:
                 raise _native.UsageError(
                     f"transform op {position} ({op!r}) is not callable; pass torchvision "
                     "transforms")
-            name = _name(op)
+            name = kind(op)
             if name in _REFUSED:
                 raise _native.UsageError(
                     f"transform op {position} ({_spelled(op)}) cannot run in the loader: "
@@ -261,7 +259,9 @@ class _Planner:
 
     def _fuse_geometry(self, op: Any, position: int) -> bool:
         k = self.plan.keywords
-        name = _name(op)
+        name = kind(op)
+        if name in ("Resize", "RandomResizedCrop"):
+            self._check_antialias(op, position)
         if name in ("RandomHorizontalFlip", "RandomVerticalFlip"):
             key = "hflip" if name == "RandomHorizontalFlip" else "vflip"
             if key in k:
@@ -298,11 +298,24 @@ class _Planner:
         self.plan.fused.append(_spelled(op))
         return True
 
+    def _check_antialias(self, op: Any, position: int) -> None:
+        """A resize of a tensor image without antialiasing (antialias=False; None on a
+        torchvision before 0.17, whose tensors it leaves unfiltered) makes other pixels than the
+        Loader's, which resizes as Pillow does, antialiased: refused. A PIL image is always
+        resized with antialiasing, whatever the op says."""
+        antialias = getattr(op, "antialias", True)
+        if self.tensor and antialias is not True:
+            raise _native.UsageError(
+                f"transform op {position} ({_spelled(op)}): antialias={antialias!r} on a tensor "
+                "image resizes without antialiasing, and the Loader resizes as Pillow does "
+                "(antialiased); set antialias=True, or resize before the op that makes the "
+                "tensor")
+
     def _conversion(self, op: Any, position: int) -> bool:
         """ToTensor & co. and Normalize: fused while nothing runs on the batch yet, else steps."""
         import torch
 
-        name = _name(op)
+        name = kind(op)
         to_float = name == "ToTensor" or (
             name in ("ToDtype", "ConvertImageDtype")
             and getattr(op, "dtype", None) in (torch.float32, torch.float)
@@ -310,13 +323,14 @@ class _Planner:
         if name in _TO_UINT8:
             if self.stage != "uint8":
                 return False  # a float image back to uint8: torchvision's own op does it
+            self.tensor = True
             if self.fusing:
                 self.plan.fused.append(name)
             return True
         if to_float:
             if self.stage != "uint8":
                 return False
-            self.stage = "float"
+            self.stage, self.tensor = "float", True
             if self.fusing:
                 self.plan.fused.append(_spelled(op))
             else:

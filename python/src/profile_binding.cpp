@@ -123,7 +123,7 @@ class NativeProfile {
     recording_->stop();
   }
 
-  /// `input`: the facts of the loader that fed the loop (Loader.__gpufeed_facts__), if any.
+  /// `input`: the facts of the loader that fed the loop (Loader.profile_facts), if any.
   ProfileReport finish(const std::optional<diagnosis::RunFacts>& input, const LoopFacts& loop) {
     if (!recording_) throw UsageError("the profile has already finished");
     diagnosis::RunFacts facts = input.value_or(diagnosis::RunFacts{});

@@ -1,8 +1,8 @@
 #include "gpufeed/storage/object_store.hpp"
 
 #include "gpufeed/storage/byte_source.hpp"
-#include "s3_client.hpp"
-#include "s3_process.hpp"
+#include "s3/client.hpp"
+#include "s3/process.hpp"
 
 namespace gpufeed::storage {
 

@@ -248,6 +248,56 @@ def test_nearest_interpolation_is_refused(photo_file):
         gpufeed.Loader(path, batch_size=8, transform=nearest)
 
 
+def test_a_tensor_resize_without_antialiasing_is_refused(photo_file):
+    # On a tensor antialias=False resizes unfiltered; the Loader resizes as Pillow does.
+    path, _ = photo_file
+    crop = T.RandomResizedCrop(16, antialias=False)
+    with pytest.raises(gpufeed.UsageError, match=r"op 1 .*antialias=False on a tensor") as raised:
+        gpufeed.Loader(path, batch_size=8, transform=T.Compose([T.PILToTensor(), crop]))
+    assert "\n" not in str(raised.value)
+    # On a PIL image the op antialiases whatever it says: fused as it is.
+    loader = gpufeed.Loader(path, batch_size=8, transform=T.Compose([crop, T.PILToTensor()]))
+    assert loader.transform_plan.startswith("fused into the decode and normalize: RandomResized")
+    resize = T.Resize(16, antialias=True)
+    fused = gpufeed.Loader(path, batch_size=8, transform=T.Compose([T.PILToTensor(), resize,
+                                                                    T.CenterCrop(16)]))
+    assert "on the delivered batch" not in fused.transform_plan
+
+
+def test_ops_are_matched_by_their_class_not_their_name(photo_file):
+    path, pictures = photo_file
+
+    class NamedCrop(T.RandomResizedCrop):  # torchvision's op under another name
+        label = "crop"
+
+    class Resize:  # a user's op that happens to share torchvision's name: run as it is
+        def __call__(self, image):
+            return image[:, :16, :16]
+
+    class WiderCrop(T.RandomResizedCrop):  # draws its own boxes: not torchvision's op any more
+        @staticmethod
+        def get_params(image, scale, ratio):
+            return 0, 0, 20, 20
+
+    fused = gpufeed.Loader(path, batch_size=8, transform=T.Compose([NamedCrop(16), T.ToTensor()]))
+    assert fused.transform_plan.startswith("fused into the decode and normalize: NamedCrop")
+    assert "on the delivered batch" not in fused.transform_plan
+    mine = T.Compose([T.PILToTensor(), Resize()])
+    loader = gpufeed.Loader(path, batch_size=8, order="sequential", transform=mine)
+    assert "per sample: " in loader.transform_plan and "Resize" in loader.transform_plan
+    images, indices = delivered(loader)
+    expected = torch.stack([mine(Image.fromarray(pictures[i])) for i in indices])
+    assert torch.equal(images, expected)
+    # The overriding subclass runs as itself on the batch (its fixed box), not as a fused crop.
+    wider = gpufeed.Loader(path, batch_size=8, order="sequential",
+                           transform=T.Compose([T.PILToTensor(), WiderCrop(16)]))
+    assert "per sample: WiderCrop" in wider.transform_plan
+    images, indices = delivered(wider)
+    crop = WiderCrop(16)
+    expected = torch.stack([crop(T.PILToTensor()(Image.fromarray(pictures[i]))) for i in indices])
+    assert torch.equal(images, expected)
+
+
 def test_a_transform_beside_the_keywords_it_sets_is_refused(photo_file):
     path, _ = photo_file
     with pytest.raises(gpufeed.UsageError, match="augment='flip' beside transform="):

@@ -8,7 +8,7 @@
 
 #include "gpufeed/storage/error.hpp"
 #include "gpufeed/storage/object_store.hpp"
-#include "s3_client.hpp"
+#include "s3/client.hpp"
 #include "s3_test_support.hpp"
 #include "temp_dir.hpp"
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gpufeed/base/errors.hpp"
-#include "s3_client.hpp"
+#include "s3/client.hpp"
 #include "s3_test_support.hpp"
 #include "temp_dir.hpp"
 

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "gpufeed/storage/error.hpp"
-#include "s3_client.hpp"
+#include "s3/client.hpp"
 #include "s3_test_support.hpp"
 #include "temp_dir.hpp"
 

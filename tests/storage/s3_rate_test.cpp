@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "s3_rate.hpp"
+#include "s3/rate.hpp"
 
 namespace gpufeed::storage::s3 {
 namespace {

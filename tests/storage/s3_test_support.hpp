@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "gpufeed/storage/error.hpp"
-#include "s3_client.hpp"
+#include "s3/client.hpp"
 #include "s3_server.hpp"
 
 namespace gpufeed::testing {

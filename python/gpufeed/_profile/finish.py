@@ -93,7 +93,7 @@ def _diagnose(prof: Any, native: Any, failed: bool) -> None:
     else:
         source, baseline, epochs = busiest
         loop.epochs = epochs
-        prof._report = native.finish(source.__gpufeed_facts__(baseline), loop)
+        prof._report = native.finish(source.profile_facts(baseline), loop)
     prof._finished_facts = run_facts(prof)
     outputs.write_outputs(prof)
 

@@ -196,7 +196,7 @@ class profile(InputTiming):
         """``for batch in prof.input(iterable):`` times each ``next()`` of any iterable as a
         wait for input (DataLoaders are timed without it; a gpufeed.Loader times itself and is
         returned as it is)."""
-        if hasattr(iterable, "__gpufeed_counters__"):
+        if isinstance(iterable, _profile_state.InputSource):
             return iterable
         return ProfiledInput(iterable)
 
@@ -245,7 +245,7 @@ class profile(InputTiming):
     def _see(self, source: Any) -> None:
         entry = self._loaders.get(id(source))
         if entry is None:
-            self._loaders[id(source)] = [source, source.__gpufeed_counters__(), 1]
+            self._loaders[id(source)] = [source, source.profile_snapshot(), 1]
         else:
             entry[2] += 1
 

@@ -1,4 +1,4 @@
-#include "s3_io_thread.hpp"
+#include "io_thread.hpp"
 
 #include <pthread.h>
 
@@ -7,7 +7,7 @@
 
 #include "gpufeed/storage/error.hpp"
 #include "gpufeed/storage/requests_in_flight.hpp"
-#include "s3_process.hpp"
+#include "process.hpp"
 
 namespace gpufeed::storage::s3 {
 
@@ -214,7 +214,7 @@ void IoThread::finished(CURL* easy, CURLcode code) {
   counters_.first_byte_ns.fetch_add(static_cast<std::int64_t>(first_byte_us) * 1000);
   counters_.request_ns.fetch_add(static_cast<std::int64_t>(total_us) * 1000);
   if (request->method == Method::get) counters_.bytes.fetch_add(request->received);
-  const Verdict verdict = judge(easy, *request, code, config_);
+  const RetryDecision decision = decide(easy, *request, code, config_);
 
   curl_multi_remove_handle(multi_.get(), easy);
   request->easy = nullptr;
@@ -222,17 +222,17 @@ void IoThread::finished(CURL* easy, CURLcode code) {
   UniqueEasy handle(easy);
   if (idle_.size() < kMaxIdleHandles) idle_.push_back(std::move(handle));
   counters_.in_flight.fetch_sub(1);
-  if (verdict.throttled) {
+  if (decision.throttled) {
     counters_.throttled.fetch_add(1);
     rate_.refused(Clock::now(), request->sent_at);
-  } else if (verdict.kind == Verdict::success) {
+  } else if (decision.kind == RetryDecision::success) {
     rate_.succeeded(Clock::now());
   }
   counters_.rate_limit.store(rate_.limit());
 
-  if (verdict.kind == Verdict::success) {
+  if (decision.kind == RetryDecision::success) {
     complete(std::move(request), nullptr);
-  } else if (verdict.kind == Verdict::retry && request->attempts < config_.max_attempts) {
+  } else if (decision.kind == RetryDecision::retry && request->attempts < config_.max_attempts) {
     request->failed_at = Clock::now();
     const auto due = request->failed_at + backoff(request->attempts);
     waiting_.emplace(due, std::move(request));
@@ -240,7 +240,7 @@ void IoThread::finished(CURL* easy, CURLcode code) {
     // Made in a statement of its own: the temporary IoError (which shares its message with the
     // thrown copy) is gone before the request's owner can see the error.
     std::exception_ptr error =
-        std::make_exception_ptr(IoError(failure_message(*request, verdict, config_)));
+        std::make_exception_ptr(IoError(failure_message(*request, decision, config_)));
     complete(std::move(request), std::move(error));
   }
 }

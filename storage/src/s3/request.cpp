@@ -1,4 +1,4 @@
-#include "s3_request.hpp"
+#include "request.hpp"
 
 #include <unistd.h>
 

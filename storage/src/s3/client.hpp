@@ -128,7 +128,7 @@ using Done = std::function<void(std::exception_ptr error)>;
 /// One client per configuration, shared by the objects of a process that read through it
 /// (Client::shared()) and owned by them: its I/O thread runs all transfers on one curl multi
 /// handle (connections reused) and is joined when the last owner lets go, or by the exit handler
-/// of s3_process.hpp when one outlives main(). Methods are thread-safe. Errors are IoError (a
+/// of process.hpp when one outlives main(). Methods are thread-safe. Errors are IoError (a
 /// FormatError), one line: what (GET, HEAD, PUT), the URL, the byte range, the HTTP status and
 /// S3 error code, the attempts made and what to do. 403 and 404 are not retried and name the
 /// endpoint and credential source. 500, 502, 503, 504, SlowDown, RequestTimeout, connection

@@ -2,7 +2,7 @@
 // The S3 client's I/O thread: every request of a client on one curl multi handle (connections
 // reused, easy handles pooled), retries waiting on a timer queue so that a backoff never holds
 // up other transfers, and the client's counters. The thread, named "gpufeed-s3-io", is joined by
-// its destructor, or earlier by the process's exit handler (s3_process.hpp), never left running.
+// its destructor, or earlier by the process's exit handler (process.hpp), never left running.
 #include <curl/curl.h>
 
 #include <atomic>
@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "s3_rate.hpp"
-#include "s3_request.hpp"
+#include "rate.hpp"
+#include "request.hpp"
 
 namespace gpufeed::storage::s3 {
 

@@ -1,12 +1,12 @@
 #pragma once
-// The insides of s3::Client, shared by its requests (s3_client.cpp) and its uploads
-// (s3_upload.cpp).
+// The insides of s3::Client, shared by its requests (client.cpp) and its uploads
+// (upload.cpp).
 #include <memory>
 #include <string>
 
-#include "s3_client.hpp"
-#include "s3_io_thread.hpp"
-#include "s3_request.hpp"
+#include "client.hpp"
+#include "io_thread.hpp"
+#include "request.hpp"
 
 namespace gpufeed::storage::s3 {
 

@@ -8,10 +8,10 @@
 #include <mutex>
 #include <vector>
 
+#include "client_impl.hpp"
 #include "gpufeed/base/text.hpp"
 #include "gpufeed/storage/error.hpp"
-#include "s3_client_impl.hpp"
-#include "s3_xml.hpp"
+#include "xml.hpp"
 
 namespace gpufeed::storage::s3 {
 

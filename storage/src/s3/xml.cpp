@@ -1,4 +1,4 @@
-#include "s3_xml.hpp"
+#include "xml.hpp"
 
 #include <expat.h>
 

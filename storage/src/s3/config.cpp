@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
+#include "client.hpp"
 #include "gpufeed/base/errors.hpp"
-#include "s3_client.hpp"
-#include "s3_request.hpp"
+#include "request.hpp"
 
 namespace gpufeed::storage::s3 {
 

@@ -1,4 +1,4 @@
-#include "s3_rate.hpp"
+#include "rate.hpp"
 
 #include <algorithm>
 

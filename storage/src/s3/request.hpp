@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "client.hpp"
 #include "gpufeed/base/unique_handle.hpp"
-#include "s3_client.hpp"
 
 namespace gpufeed::storage::s3 {
 
@@ -106,7 +106,7 @@ std::string uri_encode(std::string_view text, bool keep_slash);
 void prepare(CURL* easy, Request& request, const Config& config);
 
 /// What to do after an attempt ended with `code` (CURLE_OK: a response arrived).
-struct Verdict {
+struct RetryDecision {
   enum Kind { success, retry, fail };
   Kind kind = fail;
   bool throttled = false;  ///< the server asked to slow down (503, SlowDown)
@@ -114,7 +114,7 @@ struct Verdict {
   std::string advice;      ///< "; the server is throttling: ..." (said when the request fails)
   std::string message;     ///< the whole message instead, where it needs no other words (412)
 };
-Verdict judge(CURL* easy, const Request& request, CURLcode code, const Config& config);
+RetryDecision decide(CURL* easy, const Request& request, CURLcode code, const Config& config);
 
 /// "bytes 0-99/1000" split: the first and last byte sent and the object's size.
 struct ContentRange {
@@ -125,12 +125,13 @@ struct ContentRange {
 std::optional<ContentRange> parse_content_range(std::string_view text);
 
 /// Where the body of an edge GET (Request::edge) lies in its object, from its reply; nothing
-/// when the reply does not say (a reply judged a success always does).
+/// when the reply does not say (a reply decided a success always does).
 std::optional<ContentRange> edge_span(const Request& request);
 
-/// The one-line message of a request that failed with `verdict` at its last attempt; the
+/// The one-line message of a request that failed with `decision` at its last attempt; the
 /// secret key and session token never appear in it, whatever the server sent.
-std::string failure_message(const Request& request, const Verdict& verdict, const Config& config);
+std::string failure_message(const Request& request, const RetryDecision& decision,
+                            const Config& config);
 
 /// `text` with the configuration's secret key and session token blanked out.
 std::string redact(std::string text, const Config& config);

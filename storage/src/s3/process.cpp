@@ -1,4 +1,4 @@
-#include "s3_process.hpp"
+#include "process.hpp"
 
 #include <curl/curl.h>
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gpufeed/storage/error.hpp"
-#include "s3_io_thread.hpp"
+#include "io_thread.hpp"
 
 namespace gpufeed::storage::s3 {
 

@@ -1,14 +1,14 @@
-#include "s3_client.hpp"
+#include "client.hpp"
 
 #include <condition_variable>
 #include <mutex>
 #include <utility>
 #include <vector>
 
+#include "client_impl.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/storage/error.hpp"
-#include "s3_client_impl.hpp"
-#include "s3_xml.hpp"
+#include "xml.hpp"
 
 namespace gpufeed::storage::s3 {
 

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "gpufeed/storage/error.hpp"
-#include "s3_request.hpp"
-#include "s3_xml.hpp"
+#include "request.hpp"
+#include "xml.hpp"
 
 namespace gpufeed::storage::s3 {
 
@@ -23,12 +23,12 @@ constexpr const char* kThrottledAdvice =
     "in chunk order, pack more samples a chunk), spread the data over more prefixes, or retry "
     "later";
 
-Verdict make(Verdict::Kind kind, std::string reason, std::string advice = {}) {
-  Verdict verdict;
-  verdict.kind = kind;
-  verdict.reason = std::move(reason);
-  verdict.advice = std::move(advice);
-  return verdict;
+RetryDecision make(RetryDecision::Kind kind, std::string reason, std::string advice = {}) {
+  RetryDecision decision;
+  decision.kind = kind;
+  decision.reason = std::move(reason);
+  decision.advice = std::move(advice);
+  return decision;
 }
 
 std::string one_line(std::string text) {
@@ -81,51 +81,52 @@ bool rejects_credentials(const std::string& code) {
          code == "SignatureDoesNotMatch" || code == "AuthorizationHeaderMalformed";
 }
 
-Verdict judge_error(const Request& request, long status, const XmlReply& reply,
-                    const Config& config) {
+RetryDecision decide_error(const Request& request, long status, const XmlReply& reply,
+                           const Config& config) {
   std::string reason = "HTTP " + std::to_string(status);
   reason += reply.code.empty() ? status_words(status) : " " + reply.code;
   if (!reply.message.empty() && !self_explanatory(reply.code)) {
     reason += " \"" + one_line(reply.message) + "\"";
   }
   if (status == 412 && !request.if_match.empty()) {
-    Verdict verdict = make(Verdict::fail, reason);
-    verdict.message = request.object + " changed since it was opened (ETag " + request.if_match +
-                      " no longer matches); restart the job to read the new object";
-    return verdict;
+    RetryDecision decision = make(RetryDecision::fail, reason);
+    decision.message = request.object + " changed since it was opened (ETag " + request.if_match +
+                       " no longer matches); restart the job to read the new object";
+    return decision;
   }
   if (is_retryable(status, reply.code)) {
-    Verdict verdict = make(Verdict::retry, reason, "; the server kept failing: retry later");
-    verdict.throttled = status == 503 || reply.code == "SlowDown";
-    if (verdict.throttled) verdict.advice = kThrottledAdvice;
-    return verdict;
+    RetryDecision decision =
+        make(RetryDecision::retry, reason, "; the server kept failing: retry later");
+    decision.throttled = status == 503 || reply.code == "SlowDown";
+    if (decision.throttled) decision.advice = kThrottledAdvice;
+    return decision;
   }
   if (reply.code == "ExpiredToken" || reply.code == "TokenRefreshRequired") {
-    return make(Verdict::fail, reason + " (" + config.describe() + ")",
+    return make(RetryDecision::fail, reason + " (" + config.describe() + ")",
                 "; the temporary credentials expired: renew them and restart the job");
   }
   if (status == 403 || rejects_credentials(reply.code)) {
-    return make(Verdict::fail, reason + " (" + config.describe() + ")",
+    return make(RetryDecision::fail, reason + " (" + config.describe() + ")",
                 "; check the credentials and the bucket policy");
   }
   if (status == 404) {
-    return make(Verdict::fail, reason + " (" + config.describe() + ")",
+    return make(RetryDecision::fail, reason + " (" + config.describe() + ")",
                 "; check the bucket and key");
   }
   const std::string& region =
       request.response.bucket_region.empty() ? reply.region : request.response.bucket_region;
   if (!region.empty() && region != config.region) {
-    return make(Verdict::fail, reason + " (" + config.describe() + ")",
+    return make(RetryDecision::fail, reason + " (" + config.describe() + ")",
                 "; the bucket is in region " + region + ": set AWS_REGION=" + region);
   }
   if (status >= 300 && status < 400) {
-    return make(Verdict::fail, reason + " (" + config.describe() + ")",
+    return make(RetryDecision::fail, reason + " (" + config.describe() + ")",
                 "; the bucket is in another region: set AWS_REGION to it");
   }
   if (status == 416) {
-    return make(Verdict::fail, reason, "; the object is shorter than the range asked for");
+    return make(RetryDecision::fail, reason, "; the object is shorter than the range asked for");
   }
-  return make(Verdict::fail, reason);
+  return make(RetryDecision::fail, reason);
 }
 
 // "bytes 0-99/1000" -> the total, when it says one.
@@ -140,15 +141,16 @@ std::optional<std::uint64_t> range_total(const std::string& content_range) {
   return total;
 }
 
-Verdict judge_edge(const Request& request) {
+RetryDecision decide_edge(const Request& request) {
   const std::optional<ContentRange> span = edge_span(request);
   if (!span) {
-    return make(Verdict::fail, "the reply does not say which bytes it holds (no Content-Range)",
+    return make(RetryDecision::fail,
+                "the reply does not say which bytes it holds (no Content-Range)",
                 "; the endpoint is not S3-compatible");
   }
   if (span->total == 0) {  // an empty object, whole
-    return request.received == 0 ? make(Verdict::success, {})
-                                 : make(Verdict::fail, "the reply holds more than the object",
+    return request.received == 0 ? make(RetryDecision::success, {})
+                                 : make(RetryDecision::fail, "the reply holds more than the object",
                                         "; the endpoint is not S3-compatible");
   }
   const ByteRange& range = *request.range;
@@ -157,32 +159,32 @@ Verdict judge_edge(const Request& request) {
                      : std::min(range.end(), span->total) - std::min(range.offset, span->total);
   const bool placed = request.suffix ? span->last + 1 == span->total : span->first == range.offset;
   if (!placed || span->last - span->first + 1 != want) {
-    return make(Verdict::fail,
+    return make(RetryDecision::fail,
                 "the reply holds bytes " + std::to_string(span->first) + "-" +
                     std::to_string(span->last) + " of " + std::to_string(span->total) +
                     ", not the range asked for",
                 "; the endpoint is not S3-compatible");
   }
   if (request.received != want) {
-    return make(Verdict::retry,
+    return make(RetryDecision::retry,
                 "the body ended after " + std::to_string(request.received) + " of " +
                     std::to_string(want) + " bytes",
                 kBrokenAdvice);
   }
-  return make(Verdict::success, {});
+  return make(RetryDecision::success, {});
 }
 
-Verdict judge_success(const Request& request, long status, const Config& config) {
-  if (request.method == Method::get && request.edge) return judge_edge(request);
+RetryDecision decide_success(const Request& request, long status, const Config& config) {
+  if (request.method == Method::get && request.edge) return decide_edge(request);
   if (request.method == Method::get && request.range) {
     const ByteRange& range = *request.range;
     const auto total = range_total(request.response.content_range);
     if (total && *total < range.end()) {
-      return make(Verdict::fail, "the object has only " + std::to_string(*total) + " bytes",
+      return make(RetryDecision::fail, "the object has only " + std::to_string(*total) + " bytes",
                   "; the range reaches past its end");
     }
     if (request.received != range.length) {
-      return make(Verdict::retry,
+      return make(RetryDecision::retry,
                   "the body ended after " + std::to_string(request.received) + " of " +
                       std::to_string(range.length) + " bytes",
                   kBrokenAdvice);
@@ -190,14 +192,14 @@ Verdict judge_success(const Request& request, long status, const Config& config)
   }
   if (request.method == Method::post) {  // CompleteMultipartUpload may fail with a 200
     const XmlReply reply = parse_xml_reply(request.response.body);
-    if (reply.root == "Error") return judge_error(request, status, reply, config);
+    if (reply.root == "Error") return decide_error(request, status, reply, config);
   }
-  return make(Verdict::success, {});
+  return make(RetryDecision::success, {});
 }
 
-Verdict stalled(const Config& config) {
+RetryDecision stalled(const Config& config) {
   const std::string seconds = std::to_string(config.stall_timeout.count());
-  return make(Verdict::retry, "stalled: no byte moved for " + seconds + " s",
+  return make(RetryDecision::retry, "stalled: no byte moved for " + seconds + " s",
               "; the server or the network stopped sending: check them, or raise "
               "GPUFEED_S3_STALL_SECONDS (now " +
                   seconds + ")");
@@ -206,7 +208,7 @@ Verdict stalled(const Config& config) {
 // A certificate the client does not trust: another attempt meets the same certificate, so it
 // is not retried (a handshake that failed is, in case the connection was cut). The message names
 // the CA bundle, as a wrong or missing one is the usual cause.
-Verdict tls_failure(CURLcode code, const std::string& text, const Config& config) {
+RetryDecision tls_failure(CURLcode code, const std::string& text, const Config& config) {
   const std::string endpoint =
       config.endpoint.empty() ? "AWS S3 in " + config.region : config.endpoint;
   const std::string bundle =
@@ -214,14 +216,15 @@ Verdict tls_failure(CURLcode code, const std::string& text, const Config& config
   // A handshake error is also what an HTTP server answering https:// gives.
   const std::string also =
       code == CURLE_SSL_CONNECT_ERROR ? "check that the endpoint serves HTTPS there, or " : "";
-  return make(Verdict::fail,
+  return make(RetryDecision::fail,
               "TLS failed (" + text + ") with endpoint " + endpoint + " and " + bundle,
               "; " + also +
                   "set AWS_CA_BUNDLE to the PEM file of the CA that signed the endpoint's "
                   "certificate");
 }
 
-Verdict judge_transport(CURL* easy, const Request& request, CURLcode code, const Config& config) {
+RetryDecision decide_transport(CURL* easy, const Request& request, CURLcode code,
+                               const Config& config) {
   const std::string text = request.error_buffer[0] != '\0' ? std::string(request.error_buffer)
                                                            : curl_easy_strerror(code);
   const std::string unreachable =
@@ -231,28 +234,29 @@ Verdict judge_transport(CURL* easy, const Request& request, CURLcode code, const
       curl_off_t connected = 0;
       curl_easy_getinfo(easy, CURLINFO_CONNECT_TIME_T, &connected);
       if (connected == 0) {
-        return make(Verdict::retry, "cannot connect (" + text + ")", unreachable);
+        return make(RetryDecision::retry, "cannot connect (" + text + ")", unreachable);
       }
       return stalled(config);
     }
     case CURLE_PARTIAL_FILE:
       if (request.method == Method::get) {
-        return make(Verdict::retry,
+        return make(RetryDecision::retry,
                     "the connection closed after " + std::to_string(request.received) + " of " +
                         std::to_string(request.range->length) + " bytes",
                     kBrokenAdvice);
       }
-      return make(Verdict::retry, "the connection closed before the whole reply", kBrokenAdvice);
+      return make(RetryDecision::retry, "the connection closed before the whole reply",
+                  kBrokenAdvice);
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_HTTP2:
     case CURLE_HTTP2_STREAM:
-      return make(Verdict::retry, "the connection broke (" + text + ")", kBrokenAdvice);
+      return make(RetryDecision::retry, "the connection broke (" + text + ")", kBrokenAdvice);
     case CURLE_SSL_CONNECT_ERROR: {  // also a handshake cut short: worth another attempt
-      Verdict verdict = tls_failure(code, text, config);
-      verdict.kind = Verdict::retry;
-      return verdict;
+      RetryDecision decision = tls_failure(code, text, config);
+      decision.kind = RetryDecision::retry;
+      return decision;
     }
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CACERT_BADFILE:
@@ -264,47 +268,48 @@ Verdict judge_transport(CURL* easy, const Request& request, CURLcode code, const
       return tls_failure(code, text, config);
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
-      return make(Verdict::retry, "cannot connect (" + text + ")", unreachable);
+      return make(RetryDecision::retry, "cannot connect (" + text + ")", unreachable);
     default:
-      return make(Verdict::fail, "libcurl: " + text);
+      return make(RetryDecision::fail, "libcurl: " + text);
   }
 }
 
 }  // namespace
 
-Verdict judge(CURL* easy, const Request& request, CURLcode code, const Config& config) {
+RetryDecision decide(CURL* easy, const Request& request, CURLcode code, const Config& config) {
   if (request.read_error != 0) {
-    return make(Verdict::fail,
+    return make(RetryDecision::fail,
                 "cannot read " + request.upload_path + ": " + std::strerror(request.read_error),
                 errno_advice(request.read_error));
   }
   if (request.file_shrank) {
-    return make(Verdict::fail, request.upload_path + " became shorter while it was uploaded",
+    return make(RetryDecision::fail, request.upload_path + " became shorter while it was uploaded",
                 "; leave a file unchanged while it uploads");
   }
   if (request.range_ignored) {
-    return make(Verdict::fail, "the server sent the whole object (HTTP 200) for a part of it",
+    return make(RetryDecision::fail, "the server sent the whole object (HTTP 200) for a part of it",
                 "; the endpoint does not support ranged reads");
   }
   if (request.stalled) return stalled(config);
   if (request.overlong) {
-    return make(Verdict::retry,
+    return make(RetryDecision::retry,
                 "the server sent more than the " + std::to_string(request.range->length) +
                     " bytes asked for",
                 kBrokenAdvice);
   }
-  if (code != CURLE_OK) return judge_transport(easy, request, code, config);
+  if (code != CURLE_OK) return decide_transport(easy, request, code, config);
   long status = 0;
   curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-  if (status >= 200 && status < 300) return judge_success(request, status, config);
-  return judge_error(request, status, parse_xml_reply(request.response.body), config);
+  if (status >= 200 && status < 300) return decide_success(request, status, config);
+  return decide_error(request, status, parse_xml_reply(request.response.body), config);
 }
 
-std::string failure_message(const Request& request, const Verdict& verdict, const Config& config) {
-  if (!verdict.message.empty()) return one_line(redact(verdict.message, config));
-  std::string text = request.what + ": " + verdict.reason;
+std::string failure_message(const Request& request, const RetryDecision& decision,
+                            const Config& config) {
+  if (!decision.message.empty()) return one_line(redact(decision.message, config));
+  std::string text = request.what + ": " + decision.reason;
   if (request.attempts > 1) text += " after " + std::to_string(request.attempts) + " attempts";
-  return one_line(redact(text + verdict.advice, config));
+  return one_line(redact(text + decision.advice, config));
 }
 
 std::optional<ContentRange> parse_content_range(std::string_view text) {
