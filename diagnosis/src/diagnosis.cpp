@@ -1,5 +1,5 @@
 // Recording a run and analyzing it: recorder + CUPTI around the run, the pipeline facts only
-// the caller knows, and the gap analysis.
+// the caller knows, the gap analysis and the advice over it.
 #include "gpufeed/diagnosis/diagnosis.hpp"
 #include "gpufeed/base/errors.hpp"
 
@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpufeed/diagnosis/recommend.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/profiler/recorder.hpp"
 
@@ -89,6 +90,7 @@ Diagnosis Recording::finish(const RunFacts& facts, const Language& language) {
   d.facts = pipeline_facts(facts);
   d.analyzed_timeline = d.has_steps ? d.timeline : with_consumer_steps(d.timeline);
   d.report = profiler::analyze(d.analyzed_timeline, profiler::AnalysisOptions{}, d.facts);
+  advise(d.report, d.facts, facts.input_pool);
   if (!d.has_steps) mark_consumer_only(d.report, language);
   return d;
 }
@@ -131,7 +133,7 @@ profiler::PipelineFacts pipeline_facts(const RunFacts& r) {
     f.uint8_bytes_per_sample = r.sample.bytes();
   }
   f.loader_settings = r.gpufeed_input;
-  f.input_pool = r.input_pool;
+  if (r.input_pool) f.pool_workers = r.input_pool->workers;
   if (r.batch_size > 0) f.samples_per_step = static_cast<double>(r.batch_size);
   f.cache_hit_rate = cache_hit_rate(s);
   f.order = r.order;

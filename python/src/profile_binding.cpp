@@ -14,6 +14,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
 #include "gpufeed/diagnosis/diagnosis.hpp"
+#include "gpufeed/diagnosis/input_pool.hpp"
 #include "gpufeed/diagnosis/practice_inputs.hpp"
 #include "gpufeed/diagnosis/practices.hpp"
 #include "gpufeed/pipeline/device.hpp"
@@ -39,7 +40,7 @@ struct LoopFacts {
   std::int32_t rank = -1;  ///< torch.distributed's, when the loop is one rank of a job
   std::int32_t world_size = 0;
   /// The DataLoader worker pool that fed the loop, when no gpufeed.Loader did.
-  std::optional<profiler::InputPoolFacts> input_pool;
+  std::optional<diagnosis::InputPoolFacts> input_pool;
   diagnosis::LoopHabits habits;  ///< what the loop did inside its steps
 };
 
@@ -247,33 +248,33 @@ void bind_profile(nb::module_& m) {
       .def_rw("bf16_supported", &diagnosis::LoopHabits::bf16_supported)
       .def_rw("convolutions", &diagnosis::LoopHabits::convolutions)
       .def_rw("cudnn_benchmark", &diagnosis::LoopHabits::cudnn_benchmark);
-  nb::class_<profiler::InputPoolFacts>(m, "InputPoolFacts",
-                                       "A DataLoader's worker pool as the loop's process measured "
-                                       "it (gpufeed.profile fills it).")
+  nb::class_<diagnosis::InputPoolFacts>(m, "InputPoolFacts",
+                                        "A DataLoader's worker pool as the loop's process measured "
+                                        "it (gpufeed.profile fills it).")
       .def(nb::init<>())
-      .def_rw("workers", &profiler::InputPoolFacts::workers)
-      .def_rw("batches", &profiler::InputPoolFacts::batches)
-      .def_rw("samples", &profiler::InputPoolFacts::samples)
-      .def_rw("fetch_ns", &profiler::InputPoolFacts::fetch_ns)
-      .def_rw("collate_ns", &profiler::InputPoolFacts::collate_ns)
-      .def_rw("startup_ns", &profiler::InputPoolFacts::startup_ns)
-      .def_rw("starts", &profiler::InputPoolFacts::starts)
-      .def_rw("persistent_workers", &profiler::InputPoolFacts::persistent_workers)
-      .def_rw("pin_memory", &profiler::InputPoolFacts::pin_memory)
-      .def_rw("prefetch_factor", &profiler::InputPoolFacts::prefetch_factor)
-      .def_rw("cuda", &profiler::InputPoolFacts::cuda)
-      .def_rw("cores", &profiler::InputPoolFacts::cores)
-      .def_rw("packed_samples_per_s", &profiler::InputPoolFacts::packed_samples_per_s)
-      .def_rw("packed_core_ns_per_sample", &profiler::InputPoolFacts::packed_core_ns_per_sample)
+      .def_rw("workers", &diagnosis::InputPoolFacts::workers)
+      .def_rw("batches", &diagnosis::InputPoolFacts::batches)
+      .def_rw("samples", &diagnosis::InputPoolFacts::samples)
+      .def_rw("fetch_ns", &diagnosis::InputPoolFacts::fetch_ns)
+      .def_rw("collate_ns", &diagnosis::InputPoolFacts::collate_ns)
+      .def_rw("startup_ns", &diagnosis::InputPoolFacts::startup_ns)
+      .def_rw("starts", &diagnosis::InputPoolFacts::starts)
+      .def_rw("persistent_workers", &diagnosis::InputPoolFacts::persistent_workers)
+      .def_rw("pin_memory", &diagnosis::InputPoolFacts::pin_memory)
+      .def_rw("prefetch_factor", &diagnosis::InputPoolFacts::prefetch_factor)
+      .def_rw("cuda", &diagnosis::InputPoolFacts::cuda)
+      .def_rw("cores", &diagnosis::InputPoolFacts::cores)
+      .def_rw("packed_samples_per_s", &diagnosis::InputPoolFacts::packed_samples_per_s)
+      .def_rw("packed_core_ns_per_sample", &diagnosis::InputPoolFacts::packed_core_ns_per_sample)
       .def_rw("packed_consumer_ns_per_sample",
-              &profiler::InputPoolFacts::packed_consumer_ns_per_sample)
-      .def_rw("packed_items", &profiler::InputPoolFacts::packed_items)
-      .def_rw("packed_store", &profiler::InputPoolFacts::packed_store)
-      .def_rw("pack_note", &profiler::InputPoolFacts::pack_note)
-      .def_rw("pack_loader_keywords", &profiler::InputPoolFacts::pack_loader_keywords)
-      .def_rw("pack_transform_note", &profiler::InputPoolFacts::pack_transform_note)
-      .def_rw("step_cores", &profiler::InputPoolFacts::step_cores)
-      .def_rw("warm_step_ns", &profiler::InputPoolFacts::warm_step_ns);
+              &diagnosis::InputPoolFacts::packed_consumer_ns_per_sample)
+      .def_rw("packed_items", &diagnosis::InputPoolFacts::packed_items)
+      .def_rw("packed_store", &diagnosis::InputPoolFacts::packed_store)
+      .def_rw("pack_note", &diagnosis::InputPoolFacts::pack_note)
+      .def_rw("pack_loader_keywords", &diagnosis::InputPoolFacts::pack_loader_keywords)
+      .def_rw("pack_transform_note", &diagnosis::InputPoolFacts::pack_transform_note)
+      .def_rw("step_cores", &diagnosis::InputPoolFacts::step_cores)
+      .def_rw("warm_step_ns", &diagnosis::InputPoolFacts::warm_step_ns);
   m.def("per_rank_path", &diagnosis::per_rank_path, nb::arg("path"), nb::arg("rank"),
         nb::arg("world_size"));
 

@@ -56,10 +56,7 @@ TEST(GapReport, InjectedSyncsAreHostSync) {
   EXPECT_GE(static_cast<double>(r.idle_ns[GapCause::host_sync]),
             0.95 * static_cast<double>(truth.injected_sync_ns));
   EXPECT_LE(r.idle_ns[GapCause::host_sync], truth.injected_sync_ns);
-  ASSERT_FALSE(r.recommendations.empty());
-  bool has_sync_advice = false;
-  for (const Recommendation& rec : r.recommendations) has_sync_advice |= rec.kind == "host_sync";
-  EXPECT_TRUE(has_sync_advice);
+  EXPECT_TRUE(r.recommendations.empty());  // advice is gpufeed::diagnosis's
 }
 
 TEST(GapReport, WarmUpIsExcluded) {

@@ -42,27 +42,6 @@ TEST(KinetoBadInput, WellFormedSmallTraceMapsEveryKind) {
   EXPECT_TRUE(k.timeline.warnings.empty());
 }
 
-TEST(KinetoDataLoader, ASingleProcessLoadersFetchesAreItsInputPool) {
-  // num_workers=0: the batch is made inside __next__ (the dataset's items, then collate's
-  // aten::stack); a worker-process DataLoader's fetches are not in the trace at all.
-  const std::string single = R"json([
-    {"ph": "X", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "pid": "CPU functions", "tid": 1, "ts": 0, "dur": 100},
-    {"ph": "X", "name": "aten::stack", "pid": "CPU functions", "tid": 1, "ts": 80, "dur": 15},
-    {"ph": "X", "name": "aten::stack", "pid": "CPU functions", "tid": 2, "ts": 80, "dur": 15},
-    {"ph": "X", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "pid": "CPU functions", "tid": 1, "ts": 300, "dur": 120},
-    {"ph": "X", "name": "aten::stack", "pid": "CPU functions", "tid": 1, "ts": 400, "dur": 5},
-    {"ph": "X", "name": "aten::addmm", "pid": "CPU functions", "tid": 1, "ts": 150, "dur": 100}
-  ])json";
-  const auto pool = single_process_dataloader(KinetoTrace::parse(single).timeline);
-  ASSERT_TRUE(pool.has_value());
-  EXPECT_EQ(pool->workers, 0u);
-  EXPECT_EQ(pool->batches, 2u);
-  EXPECT_EQ(pool->fetch_ns, 220'000);
-  EXPECT_EQ(pool->collate_ns, 20'000);  // the other thread's stack is not this loader's
-  EXPECT_EQ(pool->samples, 0u);         // not in a trace
-  EXPECT_FALSE(single_process_dataloader(KinetoTrace::parse(kTrace).timeline).has_value());
-}
-
 TEST(KinetoDataLoader, ACpuOnlyTracesStepsHoldTheirWaitForTheNextBatch) {
   // torch.profiler with ProfilerActivity.CPU only: ProfilerStep#N runs from one prof.step() to
   // the next, so it holds the DataLoader's __next__; the wait is not the step's work.

@@ -19,7 +19,9 @@ GapReport stalled_report() {
   testing::LoopSpec spec;
   spec.stall_every = 3;
   spec.stall_stage = "decode";
-  return analyze(testing::training_loop(spec));
+  GapReport r = analyze(testing::training_loop(spec));
+  testing::add_advice(r);
+  return r;
 }
 
 TEST(ReportJson, HasTheDocumentedKeysAndValues) {

@@ -1,9 +1,11 @@
 #pragma once
 // Synthetic training loops with known answers: a consumer thread alternating "wait" and "step"
-// and loader threads cycling through pipeline stages, with injected stalls and syncs.
+// and loader threads cycling through pipeline stages, with injected stalls and syncs; and gap
+// reports made by hand from busy and idle times.
 #include <cstdint>
 #include <string>
 
+#include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/timeline.hpp"
 
 namespace gpufeed::profiler::testing {
@@ -61,6 +63,33 @@ inline Timeline training_loop(const LoopSpec& spec, LoopTruth* truth = nullptr,
   }
   t.normalize();
   return t;
+}
+
+/// A report of a window of busy, input_wait and other idle time, its verdict from the share
+/// of input_wait.
+inline GapReport report_with(std::int64_t busy, std::int64_t input_wait, std::int64_t other) {
+  GapReport r;
+  r.window_begin_ns = 0;
+  r.window_end_ns = busy + input_wait + other;
+  r.busy_ns = busy;
+  r.device_util = static_cast<double>(busy) / static_cast<double>(r.window_end_ns);
+  r.idle_ns[GapCause::input_wait] = input_wait;
+  r.idle_ns[GapCause::other] = other;
+  r.idle_by_cause[0] = static_cast<double>(input_wait) / static_cast<double>(r.window_end_ns);
+  r.input_bound_share = r.idle_by_cause[0];
+  r.verdict = input_bound_verdict(r.input_bound_share);
+  return r;
+}
+
+/// A recommendation as gpufeed::diagnosis adds it after the analysis: plain data the reports
+/// show (the profiler itself does not advise).
+inline void add_advice(GapReport& report) {
+  report.recommendations.push_back({"echo",
+                                    {Setting::of(Knob::echo, 2)},
+                                    "",
+                                    "the device waits for input a third of the time",
+                                    "device utilization 66.7% -> 100.0%",
+                                    1.0});
 }
 
 }  // namespace gpufeed::profiler::testing

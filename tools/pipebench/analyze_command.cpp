@@ -2,12 +2,15 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/diagnosis/diagnosis.hpp"
+#include "gpufeed/diagnosis/input_pool.hpp"
+#include "gpufeed/diagnosis/recommend.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/html_report.hpp"
 #include "gpufeed/profiler/idle_breakdown.hpp"
@@ -165,8 +168,10 @@ int run_analyze(const AnalyzeOptions& o) {
   profiler::PipelineFacts facts;
   facts.loader_settings = in.format == "gpufeed";
   // A DataLoader that made its batches in the loop's process: its fetches are in the trace.
-  if (!facts.loader_settings) facts.input_pool = profiler::single_process_dataloader(in.timeline);
+  std::optional<diagnosis::InputPoolFacts> pool;
+  if (!facts.loader_settings) pool = diagnosis::single_process_dataloader(in.timeline);
   profiler::GapReport report = profiler::analyze(analyzed, {}, facts);
+  diagnosis::advise(report, facts, pool);
   if (consumer_only) diagnosis::mark_consumer_only(report, flag_language());
   const std::vector<profiler::StreamIdle> streams = profiler::idle_time_breakdown(in.timeline);
   const profiler::TemporalBreakdown temporal = profiler::temporal_breakdown(in.timeline);

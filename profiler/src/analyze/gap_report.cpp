@@ -185,6 +185,14 @@ std::string idle_elsewhere(const GapReport& r) {
          ", " + look;
 }
 
+double predicted_util_with_echo(const GapReport& r, double echo) noexcept {
+  const double b = static_cast<double>(r.busy_ns);
+  const double w = static_cast<double>(r.idle_ns[GapCause::input_wait]);
+  if (r.window_ns() <= 0) return 0;
+  return std::min(1.0,
+                  std::min(std::max(echo, 1.0) * b, b + w) / static_cast<double>(r.window_ns()));
+}
+
 GapCause CauseTimes::largest() const noexcept {
   const auto* it = std::max_element(std::begin(ns), std::end(ns));
   return static_cast<GapCause>(it - std::begin(ns));
@@ -225,7 +233,6 @@ GapReport analyze(const Timeline& timeline, const AnalysisOptions& options,
   r.verdict = input_bound_verdict(r.input_bound_share, options.thresholds);
   r.utilization = utilization_series(busy, w, options.utilization_bins);
   copy_times(timeline, w, r);
-  r.recommendations = recommend(r, facts);
   return r;
 }
 

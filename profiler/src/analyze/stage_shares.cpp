@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <map>
 #include <string_view>
 
@@ -87,28 +86,6 @@ void pick_bottleneck(bool have_ranges, const PipelineFacts& facts, GapReport& re
     if (it->second > 0) report.bottleneck_stage = it->first;
     report.bottleneck_basis = "pipeline facts";
   }
-  if (report.bottleneck_stage.empty() && facts.input_pool && facts.input_pool->batches > 0 &&
-      facts.input_pool->fetch_ns > 0) {
-    // A DataLoader: what its fetches cost, in the user's terms.
-    const InputPoolFacts& p = *facts.input_pool;
-    const double items_ns = static_cast<double>(p.fetch_ns - p.collate_ns);
-    char basis[160];
-    if (static_cast<double>(p.collate_ns) > items_ns) {
-      report.bottleneck_stage = "collate";
-      std::snprintf(basis, sizeof basis, "the DataLoader's collate_fn, %.2f ms a batch",
-                    1e-6 * static_cast<double>(p.collate_ns) / static_cast<double>(p.batches));
-    } else {
-      report.bottleneck_stage = "dataset";
-      if (p.samples > 0) {
-        std::snprintf(basis, sizeof basis, "the dataset's __getitem__, %.2f ms a sample",
-                      1e-6 * items_ns / static_cast<double>(p.samples));
-      } else {  // a trace: the samples in a batch are not in it
-        std::snprintf(basis, sizeof basis, "the dataset's __getitem__, %.2f ms a batch",
-                      1e-6 * items_ns / static_cast<double>(p.batches));
-      }
-    }
-    report.bottleneck_basis = basis;
-  }
   if (report.bottleneck_stage.empty()) report.bottleneck_basis.clear();
 }
 
@@ -131,9 +108,7 @@ void analyze_stages(const Timeline& timeline, const IntervalSet& input_wait, Int
   const double wait_ns = static_cast<double>(total_length(input_wait));
   const double workers = facts.workers.value_or(1) > 0 ? facts.workers.value_or(1) : 1.0;
   // A DataLoader's workers, or its main process (num_workers=0).
-  const double pool = facts.input_pool && facts.input_pool->workers > 0
-                          ? static_cast<double>(facts.input_pool->workers)
-                          : 1.0;
+  const double pool = facts.pool_workers > 0 ? static_cast<double>(facts.pool_workers) : 1.0;
   for (std::size_t s = 0; s < kStages; ++s) {
     const char* name = name_of_stage(s);
     const auto fact = facts.stage_busy.find(name);

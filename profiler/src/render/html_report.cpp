@@ -4,18 +4,17 @@
 #include <string_view>
 
 #include "gpufeed/base/names.hpp"
+#include "gpufeed/profiler/text_format.hpp"
 
 #include "render/palette.hpp"
 #include "render/svg.hpp"
 #include "render/svg_plots.hpp"
-#include "render/text_format.hpp"
 #include "traces/file_output.hpp"
 
 namespace gpufeed::profiler {
 
 namespace {
 
-using detail::percent;
 using detail::xml_escape;
 
 constexpr const char* kStyle = R"(
@@ -57,7 +56,7 @@ std::string summary(const GapReport& r) {
   if (r.verdict != Verdict::not_input_bound) {
     s += card("bottleneck stage", r.bottleneck_stage.empty() ? "unknown" : r.bottleneck_stage);
   }
-  s += card("window", detail::duration(r.window_ns()) + ", " + std::to_string(r.steps) + " steps");
+  s += card("window", duration(r.window_ns()) + ", " + std::to_string(r.steps) + " steps");
   s += "</div><h2>Where the device time went</h2><div class=\"bar\">";
   auto segment = [&](double f, const char* color, const std::string& title) {
     if (f > 0) {

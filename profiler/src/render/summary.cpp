@@ -2,14 +2,11 @@
 
 #include <sstream>
 
-#include "render/text_format.hpp"
+#include "gpufeed/profiler/text_format.hpp"
 
 namespace gpufeed::profiler {
 
 namespace {
-
-using detail::duration;
-using detail::percent;
 
 void write_causes(std::ostringstream& out, const GapReport& r) {
   out << "idle by cause      ";

@@ -3,11 +3,12 @@
 #include <set>
 #include <vector>
 
+#include "gpufeed/profiler/text_format.hpp"
+
 #include "analyze/lanes.hpp"
 #include "render/palette.hpp"
 #include "render/svg.hpp"
 #include "render/svg_plots.hpp"
-#include "render/text_format.hpp"
 
 namespace gpufeed::profiler::detail {
 

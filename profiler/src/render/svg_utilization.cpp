@@ -1,7 +1,8 @@
+#include "gpufeed/profiler/text_format.hpp"
+
 #include "render/palette.hpp"
 #include "render/svg.hpp"
 #include "render/svg_plots.hpp"
-#include "render/text_format.hpp"
 
 namespace gpufeed::profiler::detail {
 

@@ -108,27 +108,4 @@ KinetoTrace KinetoTrace::read(const std::string& path, const KinetoOptions& opti
   return parse(detail::read_maybe_gzip(path), path, options);
 }
 
-std::optional<InputPoolFacts> single_process_dataloader(const Timeline& timeline) {
-  constexpr std::string_view kSingle = "_SingleProcessDataLoaderIter.__next__";
-  std::vector<const HostRange*> fetches;
-  for (const HostRange& r : timeline.host) {
-    if (r.name != range_names::wait) continue;
-    if (r.detail.find(kSingle) == std::string::npos) return std::nullopt;  // workers, or other
-    fetches.push_back(&r);
-  }
-  if (fetches.empty()) return std::nullopt;
-  InputPoolFacts pool;
-  for (const HostRange* f : fetches) {
-    ++pool.batches;
-    pool.fetch_ns += f->end_ns - f->begin_ns;
-    for (const HostRange& op : timeline.host) {
-      if (op.name == range_names::cpu_op && op.detail == "aten::stack" && op.thread == f->thread &&
-          op.begin_ns >= f->begin_ns && op.end_ns <= f->end_ns) {
-        pool.collate_ns += op.end_ns - op.begin_ns;
-      }
-    }
-  }
-  return pool;
-}
-
 }  // namespace gpufeed::profiler

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpufeed/base/knobs.hpp"
+#include "gpufeed/diagnosis/input_pool.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/echo.hpp"
@@ -51,7 +52,7 @@ struct RunFacts {
   /// known only by the consumer's waits: no loader setting is advised or checked then.
   bool gpufeed_input = true;
   /// The worker pool that fed the run when it was not a gpufeed Loader (a torch DataLoader).
-  std::optional<profiler::InputPoolFacts> input_pool;
+  std::optional<InputPoolFacts> input_pool;
   /// Ranges recorded in other processes, added to the run's timeline: a torch DataLoader's
   /// fetches in its worker processes ("dataset", "collate"; each process its own thread id).
   std::vector<profiler::HostRange> process_ranges;

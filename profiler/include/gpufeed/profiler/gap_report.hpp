@@ -84,6 +84,8 @@ struct GapReport {
   std::int64_t pageable_h2d_ns = 0;  ///< pageable host-to-device copy time in the window
   std::int64_t h2d_ns = 0;
   std::vector<double> utilization;  ///< device utilization per equal-width bin of the window
+  /// What to change, as gpufeed::diagnosis advises it (diagnosis::advise()); analyze() leaves
+  /// it empty: the profiler measures and attributes, it does not advise. The reports show it.
   std::vector<Recommendation> recommendations;
   std::vector<std::string> warnings;
 
@@ -107,9 +109,15 @@ inline constexpr double kIdleElsewhereUtil = 0.5;
 /// runs that keep the device busy).
 [[nodiscard]] std::string idle_elsewhere(const GapReport& report);
 
-/// Runs the whole analysis (window, busy time, gaps and causes, bottleneck stage, verdict,
-/// recommendations). Never throws on odd input: an empty or device-less timeline gives a report
-/// with warnings. Pure function of its arguments.
+/// Batch-echo model: each fresh batch feeds `echo` steps, so device busy time per fresh batch
+/// grows e-fold until it covers the input wait: util = min(e * busy, busy + input_wait) / window.
+/// The JSON report's echo_predicted_util, and the echo advice's prediction.
+double predicted_util_with_echo(const GapReport& report, double echo) noexcept;
+
+/// Runs the whole analysis (window, busy time, gaps and causes, bottleneck stage, verdict).
+/// `facts` name the bottleneck where no stage ranges do and scale the stages' busy shares;
+/// advice is gpufeed::diagnosis's (advise()). Never throws on odd input: an empty or
+/// device-less timeline gives a report with warnings. Pure function of its arguments.
 GapReport analyze(const Timeline& timeline, const AnalysisOptions& options = {},
                   const PipelineFacts& facts = {});
 

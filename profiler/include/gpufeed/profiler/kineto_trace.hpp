@@ -2,12 +2,10 @@
 // Reading PyTorch profiler (Kineto) Chrome traces into a Timeline.
 #include <cstddef>
 #include <map>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "gpufeed/profiler/pipeline_facts.hpp"
 #include "gpufeed/profiler/timeline.hpp"
 
 namespace gpufeed::profiler {
@@ -66,12 +64,5 @@ struct KinetoTrace {
   static KinetoTrace parse(std::string_view json_text, const std::string& source = "trace",
                            const KinetoOptions& options = {});
 };
-
-/// A DataLoader with num_workers=0 as a torch.profiler trace shows it: each
-/// "_SingleProcessDataLoaderIter.__next__" wait is the loop's own process making a batch (the
-/// dataset's items, then collate: the aten::stack operators inside). nullopt for any other
-/// trace (a worker process's fetches are not in the loop's trace). The samples in a batch and
-/// the machine's cores are not in a trace: both 0.
-std::optional<InputPoolFacts> single_process_dataloader(const Timeline& timeline);
 
 }  // namespace gpufeed::profiler

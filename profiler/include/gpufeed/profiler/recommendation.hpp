@@ -1,5 +1,6 @@
 #pragma once
-// What to change, why, and what the change should do: each one checkable by a sweep.
+// What to change, why, and what the change should do: each one checkable by a sweep. Plain
+// data the reports show; gpufeed::diagnosis's rules (recommend()) make them.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -8,12 +9,6 @@
 
 namespace gpufeed::profiler {
 
-struct GapReport;
-struct PipelineFacts;
-
-/// A recommendation speaks the loader's terms: the settings to change ({knob, value}) and, for
-/// what is not a setting (a change to the training code), words. Front ends spell the settings
-/// their own way (action()).
 /// A setting of an input that is not gpufeed's Loader, by its own keyword (a torch
 /// DataLoader's num_workers, persistent_workers, pin_memory).
 struct InputSetting {
@@ -22,6 +17,9 @@ struct InputSetting {
   bool boolean = false;  ///< the value is True/False
 };
 
+/// A recommendation speaks the loader's terms: the settings to change ({knob, value}) and, for
+/// what is not a setting (a change to the training code), words. Front ends spell the settings
+/// their own way (action()).
 struct Recommendation {
   std::string kind;               ///< echo, workers, prefetch, pinned_memory, chunk_cache,
                                   ///< object_store, transfer_dtype, host_sync, launch; for a torch
@@ -42,12 +40,5 @@ struct Recommendation {
   /// "order=chunk with a chunk cache of at least the window".
   [[nodiscard]] std::string action(const SettingSpelling& spelling = field_spelling) const;
 };
-
-/// Recommendations for `report` ordered by predicted gain (largest first).
-std::vector<Recommendation> recommend(const GapReport& report, const PipelineFacts& facts);
-
-/// Batch-echo model: each fresh batch feeds `echo` steps, so device busy time per fresh batch
-/// grows e-fold until it covers the input wait: util = min(e * busy, busy + input_wait) / window.
-double predicted_util_with_echo(const GapReport& report, double echo) noexcept;
 
 }  // namespace gpufeed::profiler

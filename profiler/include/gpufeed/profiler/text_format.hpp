@@ -1,10 +1,11 @@
 #pragma once
-// Small number formatting shared by the summary, recommendations and the HTML report.
+// Shares and durations as the reports write them: the summary, the HTML report and the
+// advice texts built over them (gpufeed::diagnosis) read the same.
 #include <cstdint>
 #include <cstdio>
 #include <string>
 
-namespace gpufeed::profiler::detail {
+namespace gpufeed::profiler {
 
 /// 0.4567 -> "45.7%".
 inline std::string percent(double fraction) {
@@ -30,4 +31,4 @@ inline std::string duration(std::int64_t ns) {
   return buf;
 }
 
-}  // namespace gpufeed::profiler::detail
+}  // namespace gpufeed::profiler
