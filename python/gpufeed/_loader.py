@@ -151,43 +151,98 @@ _RENAMED = {
 
 
 class Loader:
-    """Reads a gpufeed HDF5 file (raw or jpeg layout, or your own file: name its datasets) and
-    delivers normalized batches, with the same C++ pipeline pipebench measures. ``path`` may
-    name shards read as one dataset: a directory with its ``manifest.json`` (``h5pack convert
-    --shard-size``, ``gpufeed.pack(shard_size=)``), a glob (``"train-*.h5"``) or a list of files
-    (docs/shards.md). ``path`` may be
-    ``s3://bucket/key``: the file is read from S3-compatible object storage with the standard
-    AWS variables and files (``AWS_ENDPOINT_URL_S3``, ``AWS_PROFILE``, ...), ``read_requests``
-    GETs in flight ahead of the reads (``"auto"``: from the read-ahead budget, at most 32 per
-    worker thread), and with
-    ``cache_dir`` every chunk read is kept on local disk (``cache_dir_bytes``, 0: half its free
-    space; written by a thread of its own at idle priority, never slowing a read or a step) so
-    later epochs read the disk.
+    """Reads a gpufeed HDF5 dataset and delivers its batches, normalized, with the same C++
+    pipeline pipebench measures.
 
-    Every keyword is a ``gpufeed::LoaderOptions`` field with the same default; ``size`` is
-    ``(height, width)`` (jpeg layout), ``cache_bytes`` the chunk cache budget in bytes
-    (``512 << 20``), ``drop_last`` drops
-    a partial last batch (DataLoader's meaning), ``drop_tail`` drops the samples a world size
-    does not divide (DistributedSampler's), ``shard=(rank, world_size)`` defaults to ``RANK`` and
-    ``WORLD_SIZE`` from the environment (torchrun). ``mean`` and ``stddev`` are per channel on the
-    0-255 scale (default: the file's /meta/mean and /meta/std, else output in [0, 1]).
-    ``workers="auto"`` and ``prefetch="auto"`` let the loader tune them while it runs, within
-    ``cpu_budget`` threads (0: this rank's share of the cores the process may use, its
-    affinity divided by ``LOCAL_WORLD_SIZE`` under torchrun; ``workers=0`` takes the same
-    share) and ``memory_bytes`` of batch
-    slots (0: 1 GiB); ``stats()["tuning"]`` lists each change. Ranges are the C++ fields' own.
-    ``decode`` (jpeg layout) is where the images are decoded: ``"cpu"`` (the workers),
-    ``"gpu"`` (the GPU's hardware JPEG engines through nvJPEG, for every image they take; the
-    workers decode the rest: progressive, CMYK, PNG, ...) or ``"auto"`` (the engines first, the
-    workers only for what the engines cannot keep up with; the CPU where there are no engines).
-    ``gpu`` and ``auto`` need ``device="cuda"``; libnvjpeg is found in PyPI's ``nvidia-nvjpeg``,
-    torchvision's wheel or the CUDA toolkit. The engines' pixels differ from the CPU decoder's by
-    a few levels; ``stats()["decode"]`` counts where each image went.
-    ``output`` chooses what batches are: torch tensors (default), NumPy arrays (CPU device) or
-    the raw DLPack-exporting arrays for any other framework.
+    Iterating the Loader runs its next epoch; ``loader.epoch(n)`` runs epoch n. Each batch is an
+    ``(images, labels)`` pair (``Batch``: also ``.indices``, ``.echoed``, ``.epoch``, ``.index``).
 
-    Bad values raise gpufeed.UsageError naming the keyword; a bad file gpufeed.FormatError; a
-    failure while an epoch runs gpufeed.PipelineError at the next batch.
+    Example::
+
+        loader = gpufeed.Loader("train.h5", batch_size=256, workers=8, device="cuda",
+                                transform=dataset.transform)
+        for images, labels in loader:
+            ...
+
+    Every keyword is a ``gpufeed::LoaderOptions`` field with the same default and range; a
+    dtype and a device may be torch's own objects.
+
+    Args:
+        path: The dataset: one file (raw or jpeg layout, or your own file: name its datasets
+            with ``images``/``labels``), a directory of shards with its ``manifest.json``
+            (``h5pack convert --shard-size``, ``gpufeed.pack(shard_size=)``), a glob
+            (``"train-*.h5"``) or a list of files (docs/shards.md). ``s3://bucket/key`` reads
+            from S3-compatible object storage with the standard AWS variables and files
+            (``AWS_ENDPOINT_URL_S3``, ``AWS_PROFILE``, ...).
+        batch_size: Samples a batch.
+        workers: Threads that read and decode; ``"auto"`` tunes them while the loader runs;
+            0 takes this rank's share of the cores the process may use (its affinity divided
+            by ``LOCAL_WORLD_SIZE`` under torchrun).
+        order: ``"chunk"`` (shuffled chunk by chunk, then within a window of chunks: the
+            default, shuffled and fast), ``"random"`` (a full permutation) or
+            ``"sequential"``.
+        seed: The seed of the order and of every random transform (per epoch and sample).
+        device: ``"cpu"``, ``"cuda"``/``"cuda:N"``/``torch.device`` (the batch is copied as
+            uint8 and normalized there) or ``"auto"``.
+        dtype: The images' dtype: ``"float32"``, ``"float16"``, ``"bfloat16"`` (CUDA) or
+            ``"uint8"`` (not normalized), or the torch dtype.
+        echo: Batch echoing when input is the bottleneck: each batch delivered this many
+            times (1: none), or ``"auto"``/``"auto:CAP"`` (as often as the loop waits).
+        augment: A short spelling of flips and crops: ``"none"``, ``"flip"``, ``"crop-flip"``,
+            ``"center"``.
+        decode: Where jpeg-layout images are decoded: ``"cpu"`` (the workers), ``"gpu"`` (the
+            GPU's hardware JPEG engines through nvJPEG for every image they take; the workers
+            decode the rest: progressive, CMYK, PNG, ...) or ``"auto"`` (the engines first, the
+            workers for what they cannot keep up with; the CPU without engines). ``gpu`` and
+            ``auto`` need ``device="cuda"``; libnvjpeg is found in PyPI's ``nvidia-nvjpeg``,
+            torchvision's wheel or the CUDA toolkit. The engines' pixels differ from the CPU
+            decoder's by a few levels; ``stats()["decode"]`` counts where each image went.
+        size: The output ``(height, width)`` (or one int) of a jpeg-layout file or a crop.
+        mean: Per-channel mean on the 0-255 scale; default: the file's /meta/mean, else 0.
+        stddev: Per-channel std on the 0-255 scale; default: the file's /meta/std, else 255
+            (output in [0, 1]).
+        shard: ``(rank, world_size)``; default: ``RANK`` and ``WORLD_SIZE`` (torchrun).
+        on_error: A sample that cannot be read or decoded: ``"fail"`` (PipelineError naming
+            it) or ``"skip"`` (counted in ``stats()``).
+        images: Your own file's images dataset.
+        labels: Your own file's labels dataset; None: no labels.
+        layout: Your own file's images layout, ``"nhwc"`` or ``"nchw"``.
+        prefetch: Batches prepared ahead of the loop; ``"auto"`` tunes it within
+            ``memory_bytes``.
+        cpu_budget: With ``workers="auto"``: at most this many threads (0: the rank's share).
+        memory_bytes: With ``prefetch="auto"``: batch slots' bytes (0: 1 GiB).
+        chunk_window: ``order="chunk"``: chunks shuffled together.
+        cache_bytes: The chunk cache's budget in bytes.
+        read_requests: Object storage: GETs in flight ahead of the reads (``"auto"``: from the
+            read-ahead budget, at most 32 per worker thread).
+        cache_dir: Object storage: a node-local directory that keeps every chunk read, so later
+            epochs read the disk (written at idle priority, never slowing a read or a step).
+        cache_dir_bytes: ``cache_dir``'s budget (0: half its filesystem's free space).
+        drop_last: No partial last batch (DataLoader's meaning).
+        drop_tail: Drop the samples the world size does not divide (DistributedSampler's).
+        use_index: False ignores the file's /index.
+        output_layout: ``"nchw"`` or ``"nhwc"`` (CUDA).
+        reaugment_echoes: Each echo of a batch shows a new flip.
+        resize_filter: ``"bilinear"``, ``"bicubic"`` or ``"area"`` (Pillow's, antialiased).
+        resize: Resize first: the shorter side to an int, or ``(height, width)``.
+        resize_max: With an int ``resize``: the longer side's limit (0: none).
+        crop: ``"none"``, ``"center"``, ``"random"`` or ``"random-resized"``, to ``size``.
+        crop_scale: ``"random-resized"``: the area's range (torchvision's ``scale``).
+        crop_ratio: ``"random-resized"``: the aspect ratio's range.
+        crop_padding: ``"random"``: zero padding (torchvision's ``padding``).
+        pad_if_needed: ``"random"``: pad an image smaller than the crop.
+        hflip: Probability of a horizontal flip.
+        vflip: Probability of a vertical flip.
+        transform: A torchvision transform (v1 or v2, e.g. your dataset's): its geometric
+            prefix and conversions are fused into the decode and normalize, the rest runs on
+            the delivered batch (docs/transforms.md); it replaces the keywords it sets.
+        output: What batches are: ``"torch"`` tensors, ``"numpy"`` arrays (CPU device) or the
+            raw DLPack-exporting arrays (``"dlpack"``) for any other framework.
+
+    Raises:
+        UsageError: A bad value, naming the keyword.
+        FormatError: A bad file, naming it.
+        PipelineError: A failure while an epoch runs, at the next batch.
     """
 
     def __init__(

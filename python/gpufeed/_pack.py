@@ -227,7 +227,31 @@ def pack(
 
     A dataset's ``transform`` attribute is off while its items are read: the file keeps the
     images as they are, and ``gpufeed.Loader(path, transform=dataset.transform)`` draws the
-    augmentation anew every epoch, as the DataLoader did."""
+    augmentation anew every epoch, as the DataLoader did.
+
+    Args:
+        dataset: A map-style dataset of ``(image, label)`` items, or tar shards, Parquet files
+            or a Hugging Face ``datasets.Dataset`` (above).
+        path: The file to write, or with ``shard_size`` the directory of shards.
+        store: ``"raw"`` (pixels) or ``"jpeg"`` (encoded images); default: ``"jpeg"`` for
+            encoded sources, ``"raw"`` for a Dataset.
+        workers: Processes that read the items (0: this process).
+        chunk: ``store="raw"``: samples a chunk.
+        quality: ``store="jpeg"``: re-encode every image at this quality (0: keep the bytes).
+        max_side: ``store="jpeg"``: shrink images larger than this (0: no limit).
+        keep_order: Store the items in the dataset's order, not a permutation.
+        seed: The permutation's seed.
+        progress: Print progress (default: when stderr is a terminal).
+        shard_size: Write shards of about this size (bytes, or ``"4GB"``, ``"512MiB"``).
+        part: ``"I/N"``: only part I of N of the shards.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        FormatError: A bad item or member, naming it; nothing is left behind.
+        UsageError: A bad keyword's value.
+    """
     path = os.fspath(path)
     from ._pack_sources import encoded_source
 

@@ -82,7 +82,7 @@ class TarImages(EncodedImages):
                     if not member.isfile():
                         continue
                     folder, _, base = member.name.rpartition("/")
-                    key, dot, suffix = base.partition(".")
+                    key, _, suffix = base.partition(".")
                     entry = samples.setdefault((folder, key), {})
                     suffix = "." + suffix.lower()
                     if suffix in IMAGE_SUFFIXES:

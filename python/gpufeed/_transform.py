@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random as _random
 from dataclasses import dataclass, field
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _native
 from ._batched import batched, color_program, one_sample
@@ -385,10 +385,3 @@ def check_on_batch(plan: TransformPlan, shape: Tuple[int, int, int], dtype: str)
                 f"{tuple(images.shape[1:])} {images.dtype}: {type(error).__name__}: {error}; "
                 "give it a tensor-capable op, or apply it yourself on the batch "
                 "(dtype=\"uint8\")") from None
-
-
-def runs_on_batch(plan: Optional[TransformPlan]) -> bool:
-    return plan is not None and bool(plan.steps)
-
-
-Apply = Callable[[Any, Sequence[int], int, int], Any]

@@ -30,11 +30,10 @@ class Task:
 
 @dataclasses.dataclass
 class WorkerMemory:
-    """A worker's resident memory as sampled: the last and the peak, with the sample it was in
+    """A worker's resident memory as sampled: the first and the peak, with the sample it was in
     at the peak and at its first sampling."""
 
     first_bytes: int = 0
-    last_bytes: int = 0
     peak_bytes: int = 0
     peak_sample: Optional[int] = None
 
@@ -139,7 +138,6 @@ class PoolWatch:
                 continue
             rss = rss_bytes(pid)
             seen = self.memory.setdefault(worker, WorkerMemory(first_bytes=rss))
-            seen.last_bytes = rss
             if rss > seen.peak_bytes:
                 board = self.board(worker)
                 seen.peak_bytes = rss

@@ -90,6 +90,18 @@ class profile(InputTiming):
     ``prof.watch(ddp_model)`` times DistributedDataParallel's gradient all-reduces as
     collectives, so ``pipebench analyze run.rank*.json`` can tell which rank the others waited
     for and how long.
+
+    Args:
+        report: An HTML report to write (timeline, utilization, the run's plot).
+        trace: A Chrome trace to write (Perfetto; ``pipebench analyze`` reads it).
+        json: The results as JSON (``prof.results()``).
+        cuda: Record the device with CUPTI (default: when a CUDA device is in use).
+        measure_pack: Measure the pack remedy after a clean loop (above).
+        probe_steps: Time a step that follows another with no wait, every 16 batches.
+        every: Seconds between live lines on stderr (None: none).
+        callback: Called with the ``LiveFigures`` every ``every`` seconds.
+        tensorboard: A ``SummaryWriter`` that receives the live figures as scalars.
+        stall: Seconds without a batch before the stall report (0: never; default above).
     """
 
     LiveFigures = LiveFigures  # what `callback` receives every `every` seconds
