@@ -9,11 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -29,17 +27,6 @@ using ::testing::HasSubstr;
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-/// Waits until `ready()` holds; false after 60 s.
-template <typename Ready>
-bool wait_until(Ready ready) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
 }
 
 /// Waits until `path` exists (a writer has started); false after 60 s.
@@ -118,8 +105,7 @@ TEST(PipebenchInterrupted, ReportsWhatItMeasuredAndWritesItsFiles) {
   RunningCommand run({pipebench_bin(), "--synthetic", "2048:16x16x3", "--epochs", "1000000",
                       "--json", json, "--trace", trace, "--report", report, "--progress", "plain",
                       "--progress-every", "0.05"});
-  ASSERT_TRUE(wait_until([&] { return run.out_so_far().find("progress ") != std::string::npos; }))
-      << "no progress line: " << run.err_so_far();
+  ASSERT_TRUE(wait_for_progress(run)) << "no progress line: " << run.err_so_far();
   run.signal(SIGINT);
   const CommandResult r = run.wait();
   EXPECT_EQ(r.exit_code, 130) << r.describe();

@@ -6,13 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "dataset_fixture.hpp"
 #include "gpufeed/storage/object_store.hpp"
@@ -78,17 +76,6 @@ class PipebenchS3 : public ::testing::Test {
   std::string url_ = std::string("s3://") + kBucket + "/data.h5";
 };
 
-/// Waits until `ready()` holds; false after 60 s.
-template <typename Ready>
-bool wait_until(Ready ready) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
-
 TEST_F(PipebenchS3, TwoEpochsOfSignedReadsEndWithExitZero) {
   for (int run = 0; run < 3; ++run) {  // a race at exit: one run may pass by luck
     const CommandResult r = run_command(run_args("2"), env_);
@@ -99,8 +86,7 @@ TEST_F(PipebenchS3, TwoEpochsOfSignedReadsEndWithExitZero) {
 
 TEST_F(PipebenchS3, CtrlCMidEpochReportsAndExits130) {
   RunningCommand run(run_args("1000000"), env_);
-  ASSERT_TRUE(wait_until([&] { return run.out_so_far().find("progress ") != std::string::npos; }))
-      << "no progress line: " << run.err_so_far();
+  ASSERT_TRUE(wait_for_progress(run)) << "no progress line: " << run.err_so_far();
   run.signal(SIGINT);
   const CommandResult r = run.wait();
   EXPECT_EQ(r.exit_code, 130) << r.describe();
@@ -109,8 +95,7 @@ TEST_F(PipebenchS3, CtrlCMidEpochReportsAndExits130) {
 
 TEST_F(PipebenchS3, AServerGoneMidEpochIsOneErrorLineAndAFailureStatus) {
   RunningCommand run(run_args("1000000", "1"), env_);  // no chunk cache: every epoch reads S3
-  ASSERT_TRUE(wait_until([&] { return run.out_so_far().find("progress ") != std::string::npos; }))
-      << "no progress line: " << run.err_so_far();
+  ASSERT_TRUE(wait_for_progress(run)) << "no progress line: " << run.err_so_far();
   moto_.reset();  // every range from now on fails after its retries
   const CommandResult r = run.wait();
   EXPECT_GT(r.exit_code, 0) << r.describe();

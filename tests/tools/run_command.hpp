@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace gpufeed::testing {
@@ -46,6 +48,22 @@ class RunningCommand {
   std::unique_ptr<TempDir> capture_;
   pid_t pid_ = -1;
 };
+
+/// Waits until `ready()` holds, polling every 2 ms; false after 60 s.
+template <typename Ready>
+bool wait_until(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+/// Waits until pipebench's stdout shows a progress line (it is reading); false after 60 s.
+inline bool wait_for_progress(const RunningCommand& run) {
+  return wait_until([&] { return run.out_so_far().find("progress ") != std::string::npos; });
+}
 
 /// Runs args[0] with args (no shell), stdin from /dev/null, with extra environment variables.
 CommandResult run_command(const std::vector<std::string>& args,
