@@ -29,7 +29,7 @@ class S3Client : public ::testing::Test {
   // Uploads `size` random bytes to `key` and returns them.
   std::vector<std::uint8_t> put(const std::string& key, std::size_t size, std::uint32_t seed) {
     auto bytes = random_bytes(size, seed);
-    write_bytes(dir_.file("upload"), bytes);
+    write_file(dir_.file("upload"), bytes);
     client_->put_file(Url{kBucket, key}, dir_.file("upload"));
     return bytes;
   }
@@ -173,7 +173,7 @@ TEST_F(S3Client, SinglePutAndEmptyFile) {
 TEST_F(S3Client, MultipartUploadOfPartsInParallel) {
   const Url url{kBucket, "multipart.bin"};
   const auto bytes = random_bytes((12 << 20) + 12345, 8);
-  write_bytes(dir_.file("big"), bytes);
+  write_file(dir_.file("big"), bytes);
   client_->put_file(url, dir_.file("big"), 5 << 20, 2);
   const auto info = client_->head(url);
   EXPECT_EQ(info.size, bytes.size());
@@ -223,7 +223,7 @@ TEST_F(S3Client, SharedClientAndUploadFileFromTheEnvironment) {
   env.set("AWS_ACCESS_KEY_ID", "AKIDSHARED");
   env.set("AWS_SECRET_ACCESS_KEY", kTestSecret);
   const auto bytes = random_bytes(1000, 9);
-  write_bytes(dir_.file("shared"), bytes);
+  write_file(dir_.file("shared"), bytes);
   storage::upload_file(dir_.file("shared"), "s3://" + kBucket + "/shared.bin");
   EXPECT_EQ(Client::shared(), Client::shared());
   EXPECT_EQ(Client::shared()->head(Url{kBucket, "shared.bin"}).size, 1000U);

@@ -34,7 +34,7 @@ class S3Faults : public ::testing::Test {
     moto_ = start_moto();
     TempDir dir;
     bytes_ = random_bytes(kObjectSize, 11);
-    write_bytes(dir.file("object"), bytes_);
+    write_file(dir.file("object"), bytes_);
     Client(local_config(moto_->url())).put_file(kObject, dir.file("object"));
   }
   static void TearDownTestSuite() { moto_.reset(); }
@@ -196,7 +196,7 @@ TEST_F(S3Faults, ForbiddenIsNotRetriedAndShowsNoSecret) {
 TEST_F(S3Faults, RetriedPartCompletesTheUpload) {
   TempDir dir;
   const auto bytes = random_bytes((11 << 20) + 7, 12);
-  write_bytes(dir.file("big"), bytes);
+  write_file(dir.file("big"), bytes);
   auto client = through({"--fault", "500", "--fail-first", "1", "--match", "partNumber=2&"});
   const Url url{kBucket, "retried-part.bin"};
   client->put_file(url, dir.file("big"), 5 << 20, 3);
@@ -208,7 +208,7 @@ TEST_F(S3Faults, RetriedPartCompletesTheUpload) {
 
 TEST_F(S3Faults, FailedMultipartUploadLeavesNoObject) {
   TempDir dir;
-  write_bytes(dir.file("big"), random_bytes((12 << 20) + 1, 13));
+  write_file(dir.file("big"), random_bytes((12 << 20) + 1, 13));
   auto client = through({"--fault", "500", "--match", "partNumber=2&"}, 2);
   const Url url{kBucket, "failed-upload.bin"};
   EXPECT_THAT(error_of([&] { client->put_file(url, dir.file("big"), 5 << 20, 2); }),

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "file_bytes.hpp"
 #include "gpufeed/storage/error.hpp"
 #include "s3/client.hpp"
 #include "s3_server.hpp"
@@ -128,13 +129,6 @@ inline std::vector<std::uint8_t> random_bytes(std::size_t size, std::uint32_t se
   std::vector<std::uint8_t> bytes(size);
   for (auto& byte : bytes) byte = static_cast<std::uint8_t>(random());
   return bytes;
-}
-
-inline void write_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  std::ofstream file(path, std::ios::binary);
-  file.write(reinterpret_cast<const char*>(bytes.data()),
-             static_cast<std::streamsize>(bytes.size()));
-  if (!file) throw std::runtime_error("cannot write " + path);
 }
 
 // Credentials moto (without --auth) takes as they are; their secret parts must never show.

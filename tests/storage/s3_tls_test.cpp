@@ -250,7 +250,7 @@ class S3Tls : public ::testing::Test {
     }
     make_certificates(openssl, dir_);
     std::filesystem::create_directories(dir_.file("data") + "/" + kBucket + "/shards");
-    write_bytes(dir_.file("data") + "/" + kBucket + "/" + url_.key, bytes_);
+    write_file(dir_.file("data") + "/" + kBucket + "/" + url_.key, bytes_);
     server_ = std::make_unique<HttpsServer>(nginx, dir_);
   }
 

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iterator>
 #include <random>
 #include <stdexcept>
 
@@ -46,18 +44,6 @@ formats::Image smooth_image(std::uint32_t width, std::uint32_t height, std::uint
 std::vector<std::uint8_t> encode_jpeg(const formats::Image& image, int quality, bool progressive) {
   formats::JpegEncoder encoder(quality, formats::JpegSubsampling::s420, progressive);
   return encoder.encode(image.view());
-}
-
-void write_file(const std::string& path, std::span<const std::uint8_t> bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
-
-std::vector<std::uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 std::vector<std::string> fixture_classes() {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "file_bytes.hpp"
 #include "gpufeed/formats/image.hpp"
 
 namespace gpufeed::testing {
@@ -18,9 +19,6 @@ formats::Image smooth_image(std::uint32_t width, std::uint32_t height, std::uint
 
 std::vector<std::uint8_t> encode_jpeg(const formats::Image& image, int quality = 90,
                                       bool progressive = false);
-
-void write_file(const std::string& path, std::span<const std::uint8_t> bytes);
-std::vector<std::uint8_t> read_file(const std::string& path);
 
 /// One image of a generated folder, in the order h5pack packs them.
 struct FolderImage {
