@@ -15,15 +15,10 @@
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/clock_alignment.hpp"
 #include "gpufeed/profiler/cupti_collector.hpp"
+#include "occurrences.hpp"
 
 namespace gpufeed::profiler {
 namespace {
-
-std::size_t count_lines(const std::string& text, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
-  return n;
-}
 
 TEST(CuptiLibrary, IsLookedForWhereTheUserAndTheToolkitsPutIt) {
   ::setenv("GPUFEED_CUPTI", "/opt/cupti/libcupti.so.13", 1);
@@ -79,8 +74,8 @@ TEST(CuptiCollector, WithoutDeviceStartFailsOnceQuietlyAfterwards) {
   EXPECT_FALSE(c.available());
   EXPECT_FALSE(c.active());
   EXPECT_FALSE(c.unavailable_reason().empty());
-  EXPECT_EQ(count_lines(err, "gpufeed profiler: CUPTI unavailable"), 1u) << err;
-  EXPECT_EQ(count_lines(err, "\n"), 1u) << err;
+  EXPECT_EQ(gpufeed::testing::occurrences(err, "gpufeed profiler: CUPTI unavailable"), 1u) << err;
+  EXPECT_EQ(gpufeed::testing::occurrences(err, "\n"), 1u) << err;
 }
 
 TEST(CuptiCollector, CallsAreHarmlessWhenNotStarted) {

@@ -5,16 +5,11 @@
 #include <string>
 
 #include "gpufeed/profiler/html_report.hpp"
+#include "occurrences.hpp"
 #include "synthetic_timeline.hpp"
 
 namespace gpufeed::profiler {
 namespace {
-
-std::size_t count(const std::string& s, const std::string& needle) {
-  std::size_t n = 0;
-  for (std::size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
-  return n;
-}
 
 TEST(HtmlReport, ContainsFiguresNumbersAndRecommendations) {
   testing::LoopSpec spec;
@@ -24,15 +19,15 @@ TEST(HtmlReport, ContainsFiguresNumbersAndRecommendations) {
   testing::add_advice(r);
   const std::string html = HtmlReport::render(t, r);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(count(html, "<svg"), 2u);  // timeline and utilization plot
-  EXPECT_EQ(count(html, "</svg>"), 2u);
+  EXPECT_EQ(gpufeed::testing::occurrences(html, "<svg"), 2u);  // timeline and utilization plot
+  EXPECT_EQ(gpufeed::testing::occurrences(html, "</svg>"), 2u);
   EXPECT_NE(html.find("class=\"recommendations\""), std::string::npos);
   for (const Recommendation& rec : r.recommendations) {
     EXPECT_NE(html.find(rec.action()), std::string::npos) << rec.action();
   }
   EXPECT_NE(html.find("highly input-bound"), std::string::npos);
   EXPECT_NE(html.find("#e4572e"), std::string::npos);  // input_wait gaps are drawn
-  EXPECT_GT(count(html, "<rect"), 50u);
+  EXPECT_GT(gpufeed::testing::occurrences(html, "<rect"), 50u);
 }
 
 TEST(HtmlReport, LanesAreNamedByRoleAndTheLegendListsOnlyWhatOccurred) {
@@ -107,7 +102,8 @@ TEST(HtmlReport, IsSelfContainedAndEscapesNames) {
   for (const char* fetch : {"src=", "href=", "url(", "@import", "<link", "<iframe"}) {
     EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
   }
-  EXPECT_EQ(count(html, "http"), count(html, "http://www.w3.org/2000/svg"));
+  EXPECT_EQ(gpufeed::testing::occurrences(html, "http"),
+            gpufeed::testing::occurrences(html, "http://www.w3.org/2000/svg"));
 }
 
 }  // namespace
