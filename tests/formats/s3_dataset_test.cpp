@@ -8,13 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "dataset_fixture.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/probe.hpp"
-#include "gpufeed/storage/object_store.hpp"
-#include "s3_test_support.hpp"
-#include "temp_dir.hpp"
+#include "s3_dataset_fixture.hpp"
 
 namespace gpufeed::formats {
 namespace {
@@ -23,25 +20,11 @@ constexpr SampleShape kShape{8, 8, 3, Layout::nhwc};
 constexpr std::uint64_t kSamples = 2000;
 constexpr std::uint64_t kChunk = 16;
 
-class S3Dataset : public ::testing::Test {
+class S3Dataset : public testing::S3DatasetTest {
  protected:
-  void SetUp() override {
-    GPUFEED_SKIP_WITHOUT_MOTO();
-    moto_ = testing::start_moto();
-    env_.set("AWS_ENDPOINT_URL_S3", moto_->url());
-    env_.set("AWS_ACCESS_KEY_ID", "AKIDGPUFEEDTEST");
-    env_.set("AWS_SECRET_ACCESS_KEY", testing::kTestSecret);
-    testing::write_dataset(local_, kSamples, kShape, kChunk);
-    storage::upload_file(local_, url_);
-  }
+  S3Dataset() : S3DatasetTest(kShape, kSamples, kChunk) {}
 
   [[nodiscard]] static std::uint64_t requests() { return storage::object_store_stats().requests; }
-
-  testing::ScopedAwsEnv env_;
-  std::unique_ptr<testing::S3ServerProcess> moto_;
-  testing::TempDir dir_;
-  std::string local_ = dir_.file("data.h5");
-  std::string url_ = "s3://" + testing::kBucket + "/sets/data.h5";
 };
 
 TEST_F(S3Dataset, OpeningTakesTwoGetsAndReadsTheSameChunks) {

@@ -20,11 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "dataset_fixture.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
-#include "gpufeed/storage/object_store.hpp"
-#include "s3_test_support.hpp"
-#include "temp_dir.hpp"
+#include "s3_dataset_fixture.hpp"
 
 namespace gpufeed::formats {
 namespace {
@@ -122,17 +119,9 @@ class Probe {
   std::string output_;
 };
 
-class S3Lifetime : public ::testing::Test {
+class S3Lifetime : public testing::S3DatasetTest {
  protected:
-  void SetUp() override {
-    GPUFEED_SKIP_WITHOUT_MOTO();
-    moto_ = testing::start_moto();
-    env_.set("AWS_ENDPOINT_URL_S3", moto_->url());
-    env_.set("AWS_ACCESS_KEY_ID", "AKIDGPUFEEDTEST");  // signed requests: OpenSSL at work
-    env_.set("AWS_SECRET_ACCESS_KEY", testing::kTestSecret);
-    testing::write_dataset(local_, kSamples, kShape, kChunk);
-    storage::upload_file(local_, url_);
-  }
+  S3Lifetime() : S3DatasetTest(kShape, kSamples, kChunk) {}
 
   // One GET per chunk, many in flight.
   static storage::ReadAhead one_get_per_chunk() {
@@ -142,12 +131,6 @@ class S3Lifetime : public ::testing::Test {
     r.max_request_bytes = 1;
     return r;
   }
-
-  testing::ScopedAwsEnv env_;
-  std::unique_ptr<testing::S3ServerProcess> moto_;
-  testing::TempDir dir_;
-  std::string local_ = dir_.file("data.h5");
-  std::string url_ = "s3://" + testing::kBucket + "/sets/data.h5";
 };
 
 TEST_F(S3Lifetime, ClosingAReaderCancelsItsReadAheadAndSendsNothingMore) {
