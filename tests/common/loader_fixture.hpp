@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "gpufeed/base/errors.hpp"
@@ -39,6 +40,16 @@ inline LoaderOptions random_order_options(const std::string& path, std::uint32_t
   o.seed = seed;
   o.shard = Shard{};
   return o;
+}
+
+/// The OptionError a loader of `o` is refused with; nothing when it opens. Other errors propagate.
+inline std::optional<OptionError> loader_option_error(const LoaderOptions& o) {
+  try {
+    Loader loader(o);
+  } catch (const OptionError& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 /// What a sequential epoch 0 of `o` fails with: the error's text, or empty when it ends cleanly.

@@ -202,13 +202,10 @@ TEST_F(GeometryLoader, AugmentBesideAGeometryIsRefused) {
   LoaderOptions o = testing::random_order_options(path, 8, 0);
   o.geometry.hflip = 0.5;
   o.augment = Augment::flip;
-  try {
-    Loader loader(o);
-    ADD_FAILURE() << "augment and a geometry together";
-  } catch (const OptionError& e) {
-    EXPECT_EQ(e.field(), "augment");
-    EXPECT_THAT(e.what(), HasSubstr("RandomHorizontalFlip(0.5)"));
-  }
+  const auto e = testing::loader_option_error(o);
+  ASSERT_TRUE(e) << "augment and a geometry together";
+  EXPECT_EQ(e->field(), "augment");
+  EXPECT_THAT(e->what(), HasSubstr("RandomHorizontalFlip(0.5)"));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "gpufeed/pipeline/device.hpp"
 #include "gpufeed/pipeline/echo.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed {
@@ -117,16 +118,13 @@ TEST(LoaderErrors, OptionErrorsNameTheFieldAndRenderFrontEndNames) {
   LoaderOptions o = basic(file.path);
   o.batch_size = 40;
   o.prefetch = 100000;
-  try {
-    Loader loader(o);
-    FAIL() << "prefetch 100000 was accepted";
-  } catch (const OptionError& e) {
-    EXPECT_EQ(e.field(), "prefetch");
-    EXPECT_THAT(e.what(), HasSubstr("prefetch=100000: use 1 to 256"));
-    const std::string flags =
-        e.render([](std::string_view f) { return "--" + std::string(f) + "!"; });
-    EXPECT_THAT(flags, HasSubstr("--prefetch!=100000: use 1 to 256"));
-  }
+  const auto e = testing::loader_option_error(o);
+  ASSERT_TRUE(e) << "prefetch 100000 was accepted";
+  EXPECT_EQ(e->field(), "prefetch");
+  EXPECT_THAT(e->what(), HasSubstr("prefetch=100000: use 1 to 256"));
+  const std::string flags =
+      e->render([](std::string_view f) { return "--" + std::string(f) + "!"; });
+  EXPECT_THAT(flags, HasSubstr("--prefetch!=100000: use 1 to 256"));
   EXPECT_EQ(render_option_names("{workers} {batch_size} {B} {} {",
                                 [](std::string_view f) { return "<" + std::string(f) + ">"; }),
             "<workers> <batch_size> {B} {} {");
