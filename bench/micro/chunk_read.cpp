@@ -109,6 +109,11 @@ const DatasetReader& reader(Compression c, bool use_index) {
   return *readers[c == Compression::none ? 0 : 1][use_index ? 1 : 0];
 }
 
+// Every case on one thread and on two, rated per wall second (the threads' sum).
+void one_and_two_threads(benchmark::internal::Benchmark* b) {
+  b->Threads(1)->Threads(2)->UseRealTime();
+}
+
 void BM_ReadChunk(benchmark::State& state, Compression compression, bool use_index) {
   const DatasetReader* maybe_reader = nullptr;
   try {
@@ -139,22 +144,12 @@ void BM_ReadChunk(benchmark::State& state, Compression compression, bool use_ind
                          benchmark::Counter::kAvgThreads);
   state.SetLabel(gpufeed::formats::to_string(r.read_path()) + " " + r.compression());
 }
-BENCHMARK_CAPTURE(BM_ReadChunk, none_index, Compression::none, true)
-    ->Threads(1)
-    ->Threads(2)
-    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_ReadChunk, none_index, Compression::none, true)->Apply(one_and_two_threads);
 BENCHMARK_CAPTURE(BM_ReadChunk, none_direct_chunk, Compression::none, false)
-    ->Threads(1)
-    ->Threads(2)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(BM_ReadChunk, gzip4_index, Compression::gzip4, true)
-    ->Threads(1)
-    ->Threads(2)
-    ->UseRealTime();
+    ->Apply(one_and_two_threads);
+BENCHMARK_CAPTURE(BM_ReadChunk, gzip4_index, Compression::gzip4, true)->Apply(one_and_two_threads);
 BENCHMARK_CAPTURE(BM_ReadChunk, gzip4_direct_chunk, Compression::gzip4, false)
-    ->Threads(1)
-    ->Threads(2)
-    ->UseRealTime();
+    ->Apply(one_and_two_threads);
 
 // Pure ALU work, no memory traffic and nothing shared: perfect scaling on this machine.
 void BM_ParallelReference(benchmark::State& state) {
@@ -166,6 +161,6 @@ void BM_ParallelReference(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kSteps);
 }
-BENCHMARK(BM_ParallelReference)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_ParallelReference)->Apply(one_and_two_threads);
 
 }  // namespace

@@ -49,16 +49,25 @@ void set_counters(benchmark::State& state, std::int64_t bytes_per_iteration) {
       benchmark::Counter::kIsRate);
 }
 
+// Times `write`, which fills `out` with one batch, moving `bytes_per_iteration`.
+template <typename Write>
+void time_batch_writes(benchmark::State& state, const void* out, std::int64_t bytes_per_iteration,
+                       Write write) {
+  for (auto _ : state) {
+    write();
+    benchmark::DoNotOptimize(out);
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, bytes_per_iteration);
+}
+
 void BM_NormalizeCpu(benchmark::State& state, Layout layout) {
   const SampleShape shape = shape_for(layout);
   BatchBuffers buf(shape);
   const auto params = gpufeed::NormalizeParams::make(kMean, kStd, shape.channels);
-  for (auto _ : state) {
+  time_batch_writes(state, buf.out.data(), buf.moved_bytes(), [&] {
     gpufeed::normalize_cpu(buf.in.data(), shape, kBatch, params, buf.out.data());
-    benchmark::DoNotOptimize(buf.out.data());
-    benchmark::ClobberMemory();
-  }
-  set_counters(state, buf.moved_bytes());
+  });
 }
 BENCHMARK_CAPTURE(BM_NormalizeCpu, nhwc, Layout::nhwc)->UseRealTime();
 BENCHMARK_CAPTURE(BM_NormalizeCpu, nchw, Layout::nchw)->UseRealTime();
@@ -66,12 +75,9 @@ BENCHMARK_CAPTURE(BM_NormalizeCpu, nchw, Layout::nchw)->UseRealTime();
 void BM_NormalizeReference(benchmark::State& state, Layout layout) {
   const SampleShape shape = shape_for(layout);
   BatchBuffers buf(shape);
-  for (auto _ : state) {
+  time_batch_writes(state, buf.out.data(), buf.moved_bytes(), [&] {
     gpufeed::normalize_reference(buf.in.data(), shape, kBatch, kMean, kStd, buf.out.data());
-    benchmark::DoNotOptimize(buf.out.data());
-    benchmark::ClobberMemory();
-  }
-  set_counters(state, buf.moved_bytes());
+  });
 }
 BENCHMARK_CAPTURE(BM_NormalizeReference, nhwc, Layout::nhwc)->UseRealTime();
 BENCHMARK_CAPTURE(BM_NormalizeReference, nchw, Layout::nchw)->UseRealTime();
@@ -82,12 +88,8 @@ void BM_PlanarCpu(benchmark::State& state, Layout layout) {
   const SampleShape shape = shape_for(layout);
   BatchBuffers buf(shape);
   std::vector<std::uint8_t> out(buf.in.size());
-  for (auto _ : state) {
-    gpufeed::planar_cpu(buf.in.data(), shape, kBatch, out.data());
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-  }
-  set_counters(state, static_cast<std::int64_t>(2 * buf.in.size()));
+  time_batch_writes(state, out.data(), static_cast<std::int64_t>(2 * buf.in.size()),
+                    [&] { gpufeed::planar_cpu(buf.in.data(), shape, kBatch, out.data()); });
 }
 BENCHMARK_CAPTURE(BM_PlanarCpu, nhwc, Layout::nhwc)->UseRealTime();
 
@@ -96,12 +98,8 @@ BENCHMARK_CAPTURE(BM_PlanarCpu, nhwc, Layout::nhwc)->UseRealTime();
 void BM_Memcpy(benchmark::State& state, std::size_t element_bytes) {
   const std::size_t bytes = shape_for(Layout::nhwc).bytes() * kBatch * element_bytes;
   std::vector<std::uint8_t> src(bytes, 1), dst(bytes, 0);
-  for (auto _ : state) {
-    std::memcpy(dst.data(), src.data(), bytes);
-    benchmark::DoNotOptimize(dst.data());
-    benchmark::ClobberMemory();
-  }
-  set_counters(state, static_cast<std::int64_t>(2 * bytes));
+  time_batch_writes(state, dst.data(), static_cast<std::int64_t>(2 * bytes),
+                    [&] { std::memcpy(dst.data(), src.data(), bytes); });
 }
 BENCHMARK_CAPTURE(BM_Memcpy, float32_output, sizeof(float))->UseRealTime();
 BENCHMARK_CAPTURE(BM_Memcpy, uint8_output, sizeof(std::uint8_t))->UseRealTime();

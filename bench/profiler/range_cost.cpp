@@ -16,24 +16,25 @@ const gpufeed::profiler::RangeSite& site() {
   return s;
 }
 
-void BM_RecorderRange(benchmark::State& state) {
-  Recorder::global().set_enabled(true);
-  const auto id = site().id();
+// Opens and closes one `Range` made from `args` an iteration.
+template <typename Range, typename... Args>
+void time_ranges(benchmark::State& state, const Args&... args) {
   for (auto _ : state) {
-    const gpufeed::profiler::RecorderRange range{id};
+    const Range range{args...};
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations());
+}
+
+void BM_RecorderRange(benchmark::State& state) {
+  Recorder::global().set_enabled(true);
+  time_ranges<gpufeed::profiler::RecorderRange>(state, site().id());
 }
 BENCHMARK(BM_RecorderRange)->ThreadRange(1, 2);
 
 void BM_NvtxAndRecorderRange(benchmark::State& state) {
   Recorder::global().set_enabled(true);
-  for (auto _ : state) {
-    const gpufeed::profiler::ScopedRange range{site()};
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations());
+  time_ranges<gpufeed::profiler::ScopedRange>(state, site());
 }
 BENCHMARK(BM_NvtxAndRecorderRange)->ThreadRange(1, 2);
 
@@ -49,11 +50,7 @@ void BM_MacroRangeRecorderDisabled(benchmark::State& state) {
 BENCHMARK(BM_MacroRangeRecorderDisabled);
 
 void BM_NvtxOnlyRange(benchmark::State& state) {
-  for (auto _ : state) {
-    const nvtx3::scoped_range_in<gpufeed::profiler::Domain> range{site().nvtx_name()};
-    benchmark::ClobberMemory();
-  }
-  state.SetItemsProcessed(state.iterations());
+  time_ranges<nvtx3::scoped_range_in<gpufeed::profiler::Domain>>(state, site().nvtx_name());
 }
 BENCHMARK(BM_NvtxOnlyRange);
 
