@@ -62,10 +62,29 @@ struct WriterCase {
   void (*write)(const std::string& path);
 };
 
+/// What a write with a fault rule armed came to.
+struct FaultedWrite {
+  std::optional<std::string> error;  ///< the IoError's text, if one was thrown
+  std::uint64_t faults = 0;          ///< the faults injected
+};
+
 class WriterFaults : public ::testing::TestWithParam<WriterCase> {
  protected:
   void SetUp() override { ASSERT_TRUE(fault::interposed()); }
   void TearDown() override { fault::disarm(); }
+
+  /// This writer writing `path` while `rule` is armed.
+  static FaultedWrite write_under(const fault::Rule& rule, const std::string& path) {
+    FaultedWrite result;
+    const fault::Armed armed(rule);
+    try {
+      GetParam().write(path);
+    } catch (const formats::IoError& e) {
+      result.error = e.what();
+    }
+    result.faults = fault::faults();
+    return result;
+  }
 };
 
 TEST_P(WriterFaults, AFullDiskIsOneIoErrorAndLeavesNothingOpenOrOnDisk) {
@@ -82,20 +101,12 @@ TEST_P(WriterFaults, AFullDiskIsOneIoErrorAndLeavesNothingOpenOrOnDisk) {
     full.ops = fault::kWrite | fault::kSync;
     full.error = ENOSPC;
     full.after_bytes = limit;
-    std::optional<std::string> error;
-    {
-      const fault::Armed armed(full);
-      try {
-        GetParam().write(path);
-      } catch (const formats::IoError& e) {
-        error = e.what();
-      }
-      EXPECT_GT(fault::faults(), 0u) << "at " << limit;
-    }
-    ASSERT_TRUE(error) << "no IoError at " << limit;
-    EXPECT_THAT(*error, HasSubstr(path));
-    EXPECT_THAT(*error, HasSubstr("No space left on device; the disk is full: free space on it"));
-    EXPECT_THAT(*error, ::testing::Not(HasSubstr("\n")));
+    const FaultedWrite w = write_under(full, path);
+    EXPECT_GT(w.faults, 0u) << "at " << limit;
+    ASSERT_TRUE(w.error) << "no IoError at " << limit;
+    EXPECT_THAT(*w.error, HasSubstr(path));
+    EXPECT_THAT(*w.error, HasSubstr("No space left on device; the disk is full: free space on it"));
+    EXPECT_THAT(*w.error, ::testing::Not(HasSubstr("\n")));
     EXPECT_TRUE(fs::is_empty(dir.path())) << "left behind at " << limit;
     EXPECT_THAT(open_files_named("w.h5"), ::testing::IsEmpty()) << "at " << limit;
     // Closed for good: no half-closed file left for HDF5 to trip over later.
@@ -112,18 +123,10 @@ TEST_P(WriterFaults, AnIoErrorWhenFlushingToDiskFailsTheCommit) {
   fault::Rule sync;
   sync.path = "w.h5";
   sync.ops = fault::kSync;
-  std::optional<std::string> error;
-  {
-    const fault::Armed armed(sync);
-    try {
-      GetParam().write(path);
-    } catch (const formats::IoError& e) {
-      error = e.what();
-    }
-    EXPECT_EQ(fault::faults(), 1u);
-  }
-  ASSERT_TRUE(error) << "the commit did not flush the file to its disk";
-  EXPECT_THAT(*error, HasSubstr("Input/output error; the device reported an I/O error"));
+  const FaultedWrite w = write_under(sync, path);
+  EXPECT_EQ(w.faults, 1u);
+  ASSERT_TRUE(w.error) << "the commit did not flush the file to its disk";
+  EXPECT_THAT(*w.error, HasSubstr("Input/output error; the device reported an I/O error"));
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
