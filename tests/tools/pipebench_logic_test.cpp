@@ -117,6 +117,12 @@ const diagnosis::PracticeCheck& check(const std::vector<diagnosis::PracticeCheck
   return *it;
 }
 
+/// The check `name` of the practices of `in`, worded with pipebench's flags.
+diagnosis::PracticeCheck flagged_check(const diagnosis::PracticeInputs& in,
+                                       const std::string& name) {
+  return check(diagnosis::check_practices(in, flag_language()), name);
+}
+
 TEST(Practices, AWellBehavedCudaRunPassesEveryCheck) {
   const auto checks = diagnosis::check_practices(cuda_run(), flag_language());
   ASSERT_EQ(checks.size(), 8u);
@@ -135,14 +141,12 @@ TEST(Practices, AWellBehavedCudaRunPassesEveryCheck) {
 TEST(Practices, PageableSlotsAndPageableCopiesAreWarnings) {
   diagnosis::PracticeInputs in = cuda_run();
   in.pinned = false;
-  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "pinned_memory").status, "warn");
-  EXPECT_TRUE(contains(
-      check(diagnosis::check_practices(in, flag_language()), "pinned_memory").advice, "ulimit -l"));
+  EXPECT_EQ(flagged_check(in, "pinned_memory").status, "warn");
+  EXPECT_TRUE(contains(flagged_check(in, "pinned_memory").advice, "ulimit -l"));
   in = cuda_run();
   in.pageable_h2d_copies = 100;
   in.pageable_h2d_bytes = 4'000'000;
-  const diagnosis::PracticeCheck c =
-      check(diagnosis::check_practices(in, flag_language()), "pinned_memory");
+  const diagnosis::PracticeCheck c = flagged_check(in, "pinned_memory");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "100 other copies (4.0 MB)")) << c.finding;
 }
@@ -152,33 +156,30 @@ TEST(Practices, SyncsInsideTheStepAreCountedPerStep) {
   in.step_syncs = 100;
   in.step_sync_ns = 250'000'000;
   in.host_sync_idle_share = 0.12;
-  const diagnosis::PracticeCheck c =
-      check(diagnosis::check_practices(in, flag_language()), "host_sync");
+  const diagnosis::PracticeCheck c = flagged_check(in, "host_sync");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "100 host syncs inside the steps (1.00 per step, 250.0 ms"))
       << c.finding;
   EXPECT_TRUE(contains(c.advice, "--sync-every"));
   in.host_sync_idle_share = 0.001;  // cheap syncs: worth knowing, not a warning
-  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "host_sync").status, "info");
+  EXPECT_EQ(flagged_check(in, "host_sync").status, "info");
 }
 
 TEST(Practices, CopiesBeyondTheLoadersBatchesAreFlagged) {
   diagnosis::PracticeInputs in = cuda_run();
   in.h2d_copies = 200 + 300;  // three extra copies per step
-  const diagnosis::PracticeCheck c =
-      check(diagnosis::check_practices(in, flag_language()), "device_tensors");
+  const diagnosis::PracticeCheck c = flagged_check(in, "device_tensors");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "300 host-to-device copies that are not batches (3.00 per step)"))
       << c.finding;
   in.device_records = false;
-  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "device_tensors").status, "n/a");
+  EXPECT_EQ(flagged_check(in, "device_tensors").status, "n/a");
 }
 
 TEST(Practices, FloatTransfersAreFlagged) {
   diagnosis::PracticeInputs in = cuda_run();
   in.h2d_bytes = 25600ull * 12288 * 4;  // float32 samples crossed the bus
-  const diagnosis::PracticeCheck c =
-      check(diagnosis::check_practices(in, flag_language()), "transfer_dtype");
+  const diagnosis::PracticeCheck c = flagged_check(in, "transfer_dtype");
   EXPECT_EQ(c.status, "warn");
   EXPECT_TRUE(contains(c.finding, "4.00x the uint8 sample")) << c.finding;
 }
@@ -186,9 +187,8 @@ TEST(Practices, FloatTransfersAreFlagged) {
 TEST(Practices, WorkerCountsAgainstCores) {
   diagnosis::PracticeInputs in = cuda_run();
   in.workers = 32;
-  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "workers").status, "warn");
-  EXPECT_TRUE(contains(check(diagnosis::check_practices(in, flag_language()), "workers").advice,
-                       "--workers 16"));
+  EXPECT_EQ(flagged_check(in, "workers").status, "warn");
+  EXPECT_TRUE(contains(flagged_check(in, "workers").advice, "--workers 16"));
 
   in = cuda_run();  // CPU training: LibTorch's threads compete with the loader's
   in.cuda = false;
@@ -197,8 +197,7 @@ TEST(Practices, WorkerCountsAgainstCores) {
   in.workers = 2;
   in.torch_threads = 2;
   in.loader_busy_threads = 1.5;
-  const diagnosis::PracticeCheck over =
-      check(diagnosis::check_practices(in, flag_language()), "workers");
+  const diagnosis::PracticeCheck over = flagged_check(in, "workers");
   EXPECT_EQ(over.status, "warn");
   EXPECT_TRUE(contains(over.advice, "oversubscribed: 3.50 busy threads on 2 cores")) << over.advice;
 
@@ -208,15 +207,13 @@ TEST(Practices, WorkerCountsAgainstCores) {
   in.bottleneck_busy = 0.97;
   in.workers = 4;
   in.loader_busy_threads = 3.9;
-  const diagnosis::PracticeCheck under =
-      check(diagnosis::check_practices(in, flag_language()), "workers");
+  const diagnosis::PracticeCheck under = flagged_check(in, "workers");
   EXPECT_EQ(under.status, "warn");
   EXPECT_TRUE(contains(under.advice, "decode saturated at 4 workers: use --workers 16"))
       << under.advice;
   in.workers = 16;
   in.loader_busy_threads = 15.5;
-  EXPECT_TRUE(
-      contains(check(diagnosis::check_practices(in, flag_language()), "workers").advice, "--echo"));
+  EXPECT_TRUE(contains(flagged_check(in, "workers").advice, "--echo"));
 }
 
 TEST(Practices, CpuRunsHaveNoBusChecksAndDeterministicRunsSayOk) {
@@ -230,7 +227,7 @@ TEST(Practices, CpuRunsHaveNoBusChecksAndDeterministicRunsSayOk) {
   }
   EXPECT_EQ(check(checks, "determinism").status, "ok");
   in.profiled = false;
-  EXPECT_EQ(check(diagnosis::check_practices(in, flag_language()), "host_sync").status, "n/a");
+  EXPECT_EQ(flagged_check(in, "host_sync").status, "n/a");
 }
 
 TEST(Practices, APythonLoopsDeviceHabitsComeWithWhatToWriteInstead) {
