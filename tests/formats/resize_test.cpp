@@ -207,34 +207,39 @@ TEST(ResizeVsPillowDecode, FullScaleDecodeAndResizeMatchPillow) {
   EXPECT_LE(difference(ours, pillow_decode(jpeg, 128, 128, true)).max, 1);
 }
 
-TEST(ResizeVsPillowDecode, DctScaledDecodeStaysCloseToPillow) {
-  if (const std::string why = pillow_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
-  const std::vector<std::uint8_t> jpeg =
-      encode_jpeg(photo_like(1000, 750, 3, 23), 90, formats::JpegSubsampling::s420);
-  formats::JpegDecoder decoder;
-  const formats::ScalingFactor scale = formats::best_scale(1000, 750, 128, 128);
-  EXPECT_EQ(scale, (formats::ScalingFactor{1, 4}));
-  const Image ours = resized(decoder.decode(jpeg, 0, scale), 128, 128, ResizeFilter::bilinear);
-  const PixelDifference d = difference(ours, pillow_decode(jpeg, 128, 128, true));
-  RecordProperty("max_diff", d.max);
-  EXPECT_LT(d.mean, 1.0);  // 0.62 with Pillow 9.4
-  EXPECT_GT(psnr(ours, pillow_decode(jpeg, 128, 128, true)), 30.0);
-}
+// A DCT-scaled decode then a resize to 128x128, against Pillow's full decode and resize.
+struct ScaledDecodeCase {
+  const char* name;
+  std::uint32_t width, height;
+  std::uint32_t seed;
+  formats::ScalingFactor (*pick_scale)(std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t);
+  formats::ScalingFactor expected;
+};
 
-TEST(ResizeVsPillowDecode, FastestScaleDecodeStaysCloseToPillow) {
+class ResizeVsPillowScaledDecode : public ::testing::TestWithParam<ScaledDecodeCase> {};
+
+TEST_P(ResizeVsPillowScaledDecode, StaysCloseToPillow) {
   if (const std::string why = pillow_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  const ScaledDecodeCase& c = GetParam();
   const std::vector<std::uint8_t> jpeg =
-      encode_jpeg(photo_like(500, 375, 3, 25), 90, formats::JpegSubsampling::s420);
+      encode_jpeg(photo_like(c.width, c.height, 3, c.seed), 90, formats::JpegSubsampling::s420);
   formats::JpegDecoder decoder;
-  const formats::ScalingFactor scale = formats::fastest_scale(500, 375, 128, 128);
-  EXPECT_EQ(scale, (formats::ScalingFactor{1, 2}));
+  const formats::ScalingFactor scale = c.pick_scale(c.width, c.height, 128, 128);
+  EXPECT_EQ(scale, c.expected);
   const Image ours = resized(decoder.decode(jpeg, 0, scale), 128, 128, ResizeFilter::bilinear);
   const Image theirs = pillow_decode(jpeg, 128, 128, true);
   const PixelDifference d = difference(ours, theirs);
   RecordProperty("max_diff", d.max);
-  EXPECT_LT(d.mean, 1.0);
+  EXPECT_LT(d.mean, 1.0);  // best scale: 0.62 with Pillow 9.4
   EXPECT_GT(psnr(ours, theirs), 30.0);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Scales, ResizeVsPillowScaledDecode,
+    ::testing::Values(ScaledDecodeCase{"DctScaled", 1000, 750, 23, formats::best_scale, {1, 4}},
+                      ScaledDecodeCase{
+                          "FastestScale", 500, 375, 25, formats::fastest_scale, {1, 2}}),
+    [](const auto& p) { return std::string(p.param.name); });
 
 // Real photos, where a folder of them is given (GPUFEED_PHOTO_DIR; skipped otherwise), against
 // Pillow's full-size decode and bilinear resize to 128x128: decoding at full size, ours equals
