@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace gpufeed::testing {
@@ -81,6 +82,12 @@ inline CommandResult h5pack(std::vector<std::string> args,
                             const std::map<std::string, std::string>& env = {}) {
   args.insert(args.begin(), h5pack_bin());
   return run_command(args, env);
+}
+/// What h5pack with `args` wrote to stdout; a failure, with all it wrote, unless it exits 0.
+inline std::string h5pack_out(std::vector<std::string> args) {
+  const CommandResult r = h5pack(std::move(args));
+  EXPECT_EQ(r.exit_code, 0) << r.describe();
+  return r.out;
 }
 inline CommandResult pipebench(std::vector<std::string> args,
                                const std::map<std::string, std::string>& env = {}) {
