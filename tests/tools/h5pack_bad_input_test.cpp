@@ -131,6 +131,14 @@ const std::vector<BadCase>& bad_cases() {
   return cases;
 }
 
+/// The stderr of h5pack with `args`, which must fail (exit 1) with one line.
+std::string one_line_failure(const std::vector<std::string>& args) {
+  const auto r = h5pack(args);
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+  return r.err;
+}
+
 TEST(H5packBadInput, EachBadFileStopsTheRunWithOneLineNamingIt) {
   for (const BadCase& c : bad_cases()) {
     for (const char* store : {"jpeg", "raw"}) {
@@ -198,19 +206,15 @@ TEST(H5packBadInput, AFolderWithoutImagesIsOneClearLine) {
   const TempDir dir;
   fs::create_directories(dir.path() / "empty" / "cats");
   write_file((dir.path() / "empty" / "cats" / "notes.txt").string(), {});
-  const auto r =
-      h5pack({"convert", dir.file("empty"), dir.file("out.h5"), "--from", "imagefolder"});
-  EXPECT_EQ(r.exit_code, 1) << r.describe();
-  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
-  EXPECT_TRUE(contains(r.err, "holds no images")) << r.err;
-  EXPECT_TRUE(contains(r.err, dir.file("empty"))) << r.err;
+  const std::string empty =
+      one_line_failure({"convert", dir.file("empty"), dir.file("out.h5"), "--from", "imagefolder"});
+  EXPECT_TRUE(contains(empty, "holds no images")) << empty;
+  EXPECT_TRUE(contains(empty, dir.file("empty"))) << empty;
 
   fs::create_directories(dir.path() / "flat");
-  const auto flat =
-      h5pack({"convert", dir.file("flat"), dir.file("out.h5"), "--from", "imagefolder"});
-  EXPECT_EQ(flat.exit_code, 1) << flat.describe();
-  ASSERT_EQ(flat.err_lines().size(), 1u) << flat.err;
-  EXPECT_TRUE(contains(flat.err, "no class folders")) << flat.err;
+  const std::string flat =
+      one_line_failure({"convert", dir.file("flat"), dir.file("out.h5"), "--from", "imagefolder"});
+  EXPECT_TRUE(contains(flat, "no class folders")) << flat;
   EXPECT_FALSE(fs::exists(dir.file("out.h5")));
 }
 
@@ -218,10 +222,9 @@ TEST(H5packBadInput, OnlyBadFilesLeaveNothingToPack) {
   const TempDir dir;
   fs::create_directories(dir.path() / "images" / "b");
   write_bad(dir.path() / "images", {"zero.jpg", "empty"});
-  const auto r = h5pack({"convert", dir.file("images"), dir.file("out.h5"), "--skip-bad"});
-  EXPECT_EQ(r.exit_code, 1) << r.describe();
-  ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
-  EXPECT_TRUE(contains(r.err, "nothing to pack")) << r.err;
+  const std::string err =
+      one_line_failure({"convert", dir.file("images"), dir.file("out.h5"), "--skip-bad"});
+  EXPECT_TRUE(contains(err, "nothing to pack")) << err;
   EXPECT_FALSE(fs::exists(dir.file("out.h5")));
 }
 
