@@ -30,28 +30,19 @@ std::string open_error(const std::string& path, ReaderOptions options = {}) {
   return format_error_of([&] { DatasetReader reader(path, std::move(options)); });
 }
 
-ReaderOptions no_labels() {
-  ReaderOptions options;
-  options.labels = "";
-  return options;
+/// Matches a message that says `text` on one line.
+::testing::Matcher<std::string> one_line_saying(const std::string& text) {
+  return AllOf(HasSubstr(text), Not(HasSubstr("\n")));
 }
 
-/// A file of only /images (`dims` in chunks of `chunk`; no labels) in a folder of its own: set
-/// `dataset`'s other fields, then error() writes it (with `data`, or none) and says why the
+/// A file of only /images (no labels): error() writes it (with `data`, or none) and says why the
 /// reader refuses it.
-struct ImagesOnly {
-  ImagesOnly(const std::string& name, std::vector<hsize_t> dims, std::vector<hsize_t> chunk)
-      : path(dir.file(name)) {
-    dataset.dims = std::move(dims);
-    dataset.chunk = std::move(chunk);
-  }
+struct ImagesOnly : UserFile {
+  using UserFile::UserFile;
   std::string error(const std::vector<std::uint8_t>& data = {}) const {
-    write_user_file(path, dataset, data);
+    write(data);
     return open_error(path, no_labels());
   }
-  TempDir dir;
-  std::string path;
-  UserDataset dataset;
 };
 
 std::vector<std::uint64_t> read_index_table(const std::string& path, const char* name) {
@@ -122,7 +113,7 @@ TEST(ReaderErrors, TruncatedFile) {
   const std::string cut = dir.file("cut.h5");
   copy_file(path, cut);
   std::filesystem::resize_file(cut, std::filesystem::file_size(path) / 2);
-  EXPECT_THAT(open_error(cut), AllOf(HasSubstr(cut + " is truncated"), Not(HasSubstr("\n"))));
+  EXPECT_THAT(open_error(cut), one_line_saying(cut + " is truncated"));
 }
 
 TEST(ReaderErrors, MissingImagesDataset) {
@@ -186,10 +177,15 @@ TEST(ReaderErrors, SampleCountTheFileCannotHold) {
                     HasSubstr("re-create it with h5pack convert"), Not(HasSubstr("\n"))));
 }
 
-/// Replaces /meta/class_names of `path` with a chunked dataset of `count` strings of `type`,
+/// Writes a packed file of 10 samples at `path`, then replaces its /meta/class_names with a
+/// chunked dataset of `count` strings of `string_size` bytes (H5T_VARIABLE: variable-length),
 /// with `texts` written in it when given.
-void replace_class_names(const std::string& path, hid_t type, hsize_t count, hsize_t chunk,
-                         const void* texts) {
+void write_with_class_names(const std::string& path, std::size_t string_size, hsize_t count,
+                            hsize_t chunk, const void* texts) {
+  write_packed_file(path, 10, kShape, WriterOptions{4, 0});
+  H5Handle string_type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(string_type.get(), string_size);
+  const hid_t type = string_type.get();
   H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
   ASSERT_GE(H5Ldelete(file.get(), "/meta/class_names", H5P_DEFAULT), 0);
   const hsize_t counts[1] = {count};
@@ -210,15 +206,11 @@ void replace_class_names(const std::string& path, hid_t type, hsize_t count, hsi
 TEST(ReaderErrors, ClassNamesTheFileCannotHold) {
   TempDir dir;
   const std::string path = dir.file("names.h5");
-  write_packed_file(path, 10, kShape, WriterOptions{4, 0});
-  H5Handle type(H5Tcopy(H5T_C_S1));
-  H5Tset_size(type.get(), 1 << 20);
-  replace_class_names(path, type.get(), 4096, 16, nullptr);
+  write_with_class_names(path, 1 << 20, 4096, 16, nullptr);
   EXPECT_THAT(open_error(path),
-              AllOf(HasSubstr("/meta/class_names in " + path +
+              one_line_saying("/meta/class_names in " + path +
                               " declares 4096 names of 1048576 bytes (4294967296 bytes), more "
-                              "than a file of "),
-                    Not(HasSubstr("\n"))));
+                              "than a file of "));
 }
 
 // A variable-length name whose descriptor claims 4 GiB: HDF5 would allocate that before it found
@@ -237,35 +229,27 @@ TEST(ReaderErrors, AClassNameLongerThanTheFileIsRefusedBeforeHdf5AllocatesIt) {
   }
   // The second descriptor (4-byte length, 8-byte heap address, 4-byte index): its length.
   overwrite(path, offset + 16, std::vector<std::uint8_t>{0x00, 0xFF, 0xFF, 0xFF});
-  EXPECT_THAT(open_error(path), AllOf(HasSubstr("/meta/class_names in " + path +
+  EXPECT_THAT(open_error(path), one_line_saying("/meta/class_names in " + path +
                                                 ": name 1 declares 4294967040 "
-                                                "bytes, more than the file's "),
-                                      Not(HasSubstr("\n"))));
+                                                "bytes, more than the file's "));
 }
 
 TEST(ReaderErrors, VariableLengthClassNamesNotStoredContiguouslyAreRefused) {
   TempDir dir;
   const std::string path = dir.file("names.h5");
-  write_packed_file(path, 10, kShape, WriterOptions{4, 0});
-  H5Handle type(H5Tcopy(H5T_C_S1));
-  H5Tset_size(type.get(), H5T_VARIABLE);
   const char* texts[2] = {"cat", "dog"};
-  replace_class_names(path, type.get(), 2, 1, texts);
+  write_with_class_names(path, H5T_VARIABLE, 2, 1, texts);
   EXPECT_THAT(open_error(path), HasSubstr("/meta/class_names in " + path +
                                           " holds variable-length strings in a layout gpufeed "
                                           "does not read (not contiguous)"));
 }
 
 TEST(ReaderErrors, MissingLabels) {
-  TempDir dir;
-  const std::string path = dir.file("unlabeled.h5");
-  UserDataset dataset;
-  dataset.dims = {4, 2, 2, 3};
-  dataset.chunk = {2, 2, 2, 3};
-  write_user_file(path, dataset, test_pixels(48, 4));
-  EXPECT_THAT(open_error(path),
-              HasSubstr(path + " has no dataset /labels; give the path of the labels dataset, "
-                               "or none"));
+  UserFile file("unlabeled.h5", {4, 2, 2, 3}, {2, 2, 2, 3});
+  file.write(test_pixels(48, 4));
+  EXPECT_THAT(open_error(file.path),
+              HasSubstr(file.path + " has no dataset /labels; give the path of the labels dataset, "
+                                    "or none"));
 }
 
 TEST(ReaderErrors, LabelsShorterThanImages) {

@@ -176,9 +176,7 @@ TEST(DatasetReader, NoLabelsGivesMinusOneForEverySample) {
   TempDir dir;
   const std::string path = dir.file("data.h5");
   write_packed_file(path, 12, kShape, WriterOptions{5, 0});
-  ReaderOptions options;
-  options.labels = "";
-  DatasetReader reader(path, options);
+  DatasetReader reader(path, no_labels());
   EXPECT_EQ(reader.labels(), std::vector<std::int64_t>(12, -1));
 }
 

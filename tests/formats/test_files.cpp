@@ -117,6 +117,13 @@ void overwrite(const std::string& path, std::uint64_t offset,
   if (!file) throw std::runtime_error("cannot overwrite " + path);
 }
 
+formats::ReaderOptions no_labels(std::optional<formats::Layout> layout) {
+  formats::ReaderOptions options;
+  options.labels = "";
+  options.layout = layout;
+  return options;
+}
+
 std::string format_error_of(const std::function<void()>& action) {
   try {
     action();

@@ -5,12 +5,15 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dataset_fixture.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/dataset_writer.hpp"
+#include "temp_dir.hpp"
 
 namespace gpufeed::testing {
 
@@ -62,6 +65,20 @@ struct UserDataset {
 void write_user_file(const std::string& path, const UserDataset& dataset,
                      const std::vector<std::uint8_t>& data);
 
+/// A file of one dataset (`dims` in chunks of `chunk`; no chunk: `dataset.layout`) in a folder
+/// of its own: set `dataset`'s other fields, then write() creates the file.
+struct UserFile {
+  UserFile(const std::string& name, std::vector<hsize_t> dims, std::vector<hsize_t> chunk = {})
+      : path(dir.file(name)) {
+    dataset.dims = std::move(dims);
+    dataset.chunk = std::move(chunk);
+  }
+  void write(const std::vector<std::uint8_t>& data) const { write_user_file(path, dataset, data); }
+  TempDir dir;
+  std::string path;
+  UserDataset dataset;
+};
+
 /// Adds (or replaces) an integer dataset `name` holding `values` as `type`, shape `dims`.
 void add_int_dataset(const std::string& path, const std::string& name,
                      const std::vector<std::int64_t>& values, hid_t type,
@@ -72,6 +89,9 @@ void copy_file(const std::string& from, const std::string& to);
 /// Overwrites bytes of a file at `offset`.
 void overwrite(const std::string& path, std::uint64_t offset,
                const std::vector<std::uint8_t>& bytes);
+
+/// Reader options for a file without labels, of the given layout (none: the file's).
+formats::ReaderOptions no_labels(std::optional<formats::Layout> layout = std::nullopt);
 
 /// The first message of the FormatError `action` throws ("" when it throws none).
 std::string format_error_of(const std::function<void()>& action);

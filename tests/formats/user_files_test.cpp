@@ -14,13 +14,6 @@ using formats::Layout;
 using formats::ReaderOptions;
 using formats::ReadPath;
 
-ReaderOptions no_labels(std::optional<Layout> layout = std::nullopt) {
-  ReaderOptions options;
-  options.labels = "";
-  options.layout = layout;
-  return options;
-}
-
 void add_shuffle_and_deflate(hid_t dcpl) {
   H5Pset_shuffle(dcpl);
   H5Pset_deflate(dcpl, 4);
@@ -45,16 +38,12 @@ class SplitChunks : public ::testing::TestWithParam<SplitCase> {};
 
 // Chunks that cut samples in every dimension, edge chunks partial in every dimension.
 TEST_P(SplitChunks, NchwFileReadsViaDirectChunk) {
-  TempDir dir;
-  const std::string path = dir.file("user.h5");
-  UserDataset dataset;
-  dataset.dims = {50, 3, 18, 14};
-  dataset.chunk = GetParam().chunk;
-  dataset.configure =
+  UserFile file("user.h5", {50, 3, 18, 14}, GetParam().chunk);
+  file.dataset.configure =
       GetParam().shuffle ? add_shuffle_and_deflate : [](hid_t dcpl) { H5Pset_deflate(dcpl, 6); };
   const std::vector<std::uint8_t> pixels = test_pixels(50 * 3 * 18 * 14, 5);
-  write_user_file(path, dataset, pixels);
-  DatasetReader reader(path, no_labels(Layout::nchw));
+  file.write(pixels);
+  DatasetReader reader(file.path, no_labels(Layout::nchw));
   EXPECT_EQ(reader.read_path(), ReadPath::direct_chunk);
   EXPECT_EQ(reader.sample_shape(), (formats::SampleShape{18, 14, 3, Layout::nchw}));
   EXPECT_EQ(reader.samples_per_chunk(), 8u);
@@ -74,17 +63,14 @@ INSTANTIATE_TEST_SUITE_P(ChunkShapes, SplitChunks,
 
 TEST(UserFiles, ContiguousDatasetReadsByOffset) {
   for (hsize_t user_block : {hsize_t{0}, hsize_t{512}}) {
-    TempDir dir;
-    const std::string path = dir.file("contiguous.h5");
-    UserDataset dataset;
-    dataset.dims = {20, 5, 4, 3};
-    dataset.layout = H5D_CONTIGUOUS;
-    dataset.user_block = user_block;
+    UserFile file("contiguous.h5", {20, 5, 4, 3});
+    file.dataset.layout = H5D_CONTIGUOUS;
+    file.dataset.user_block = user_block;
     const std::vector<std::uint8_t> pixels = test_pixels(20 * 60, 6);
-    write_user_file(path, dataset, pixels);
+    file.write(pixels);
     ReaderOptions options = no_labels();
     options.contiguous_chunk_bytes = 3 * 60 + 10;
-    DatasetReader reader(path, options);
+    DatasetReader reader(file.path, options);
     EXPECT_EQ(reader.read_path(), ReadPath::contiguous);
     EXPECT_EQ(reader.compression(), "none");
     EXPECT_EQ(reader.samples_per_chunk(), 3u);
@@ -96,18 +82,14 @@ TEST(UserFiles, ContiguousDatasetReadsByOffset) {
 }
 
 TEST(UserFiles, Fletcher32DatasetFallsBackToHyperslab) {
-  TempDir dir;
-  const std::string path = dir.file("checksummed.h5");
-  UserDataset dataset;
-  dataset.dims = {21, 6, 5, 2};
-  dataset.chunk = {4, 6, 5, 2};
-  dataset.configure = [](hid_t dcpl) {
+  UserFile file("checksummed.h5", {21, 6, 5, 2}, {4, 6, 5, 2});
+  file.dataset.configure = [](hid_t dcpl) {
     H5Pset_deflate(dcpl, 3);
     H5Pset_fletcher32(dcpl);
   };
   const std::vector<std::uint8_t> pixels = test_pixels(21 * 60, 7);
-  write_user_file(path, dataset, pixels);
-  DatasetReader reader(path, no_labels());
+  file.write(pixels);
+  DatasetReader reader(file.path, no_labels());
   EXPECT_EQ(reader.read_path(), ReadPath::hyperslab);
   EXPECT_EQ(reader.compression(), "gzip+fletcher32");
   EXPECT_EQ(reader.samples_per_chunk(), 4u);
@@ -115,16 +97,13 @@ TEST(UserFiles, Fletcher32DatasetFallsBackToHyperslab) {
 }
 
 TEST(UserFiles, CompactDatasetReadsByHyperslab) {
-  TempDir dir;
-  const std::string path = dir.file("compact.h5");
-  UserDataset dataset;
-  dataset.dims = {6, 4, 4, 1};
-  dataset.layout = H5D_COMPACT;
+  UserFile file("compact.h5", {6, 4, 4, 1});
+  file.dataset.layout = H5D_COMPACT;
   const std::vector<std::uint8_t> pixels = test_pixels(6 * 16, 8);
-  write_user_file(path, dataset, pixels);
+  file.write(pixels);
   ReaderOptions options = no_labels();
   options.contiguous_chunk_bytes = 32;
-  DatasetReader reader(path, options);
+  DatasetReader reader(file.path, options);
   EXPECT_EQ(reader.read_path(), ReadPath::hyperslab);
   EXPECT_EQ(reader.num_chunks(), 3u);
   EXPECT_EQ(read_all(reader), pixels);
@@ -132,20 +111,17 @@ TEST(UserFiles, CompactDatasetReadsByHyperslab) {
 
 // Chunk addresses are relative to the base address; a user block moves every chunk.
 TEST(UserFiles, ChunkIndexWorksBehindAUserBlock) {
-  TempDir dir;
-  const std::string path = dir.file("userblock.h5");
-  UserDataset dataset;
-  dataset.dims = {19, 4, 4, 3};
-  dataset.chunk = {5, 4, 4, 3};
-  dataset.user_block = 1024;
-  dataset.configure = [](hid_t dcpl) { H5Pset_deflate(dcpl, 2); };
+  UserFile file("userblock.h5", {19, 4, 4, 3}, {5, 4, 4, 3});
+  file.dataset.user_block = 1024;
+  file.dataset.configure = [](hid_t dcpl) { H5Pset_deflate(dcpl, 2); };
   const std::vector<std::uint8_t> pixels = test_pixels(19 * 48, 9);
-  write_user_file(path, dataset, pixels);
+  file.write(pixels);
+  const std::string& path = file.path;
   std::vector<std::int64_t> addresses;
   std::vector<std::int64_t> sizes;
   {
-    H5Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-    H5Handle images(H5Dopen2(file.get(), "/images", H5P_DEFAULT));
+    H5Handle opened(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    H5Handle images(H5Dopen2(opened.get(), "/images", H5P_DEFAULT));
     for (hsize_t first = 0; first < 19; first += 5) {
       const hsize_t offset[4] = {first, 0, 0, 0};
       unsigned mask = 0;
@@ -164,31 +140,24 @@ TEST(UserFiles, ChunkIndexWorksBehindAUserBlock) {
 }
 
 TEST(UserFiles, UnwrittenChunksReadAsFillValue) {
-  TempDir dir;
-  const std::string path = dir.file("sparse.h5");
-  UserDataset dataset;
-  dataset.dims = {10, 3, 3, 1};
-  dataset.chunk = {4, 3, 3, 1};
-  dataset.configure = [](hid_t dcpl) {
+  UserFile file("sparse.h5", {10, 3, 3, 1}, {4, 3, 3, 1});
+  file.dataset.configure = [](hid_t dcpl) {
     const std::uint8_t fill = 7;
     H5Pset_fill_value(dcpl, H5T_NATIVE_UINT8, &fill);
     H5Pset_deflate(dcpl, 1);
   };
-  write_user_file(path, dataset, {});
-  DatasetReader reader(path, no_labels());
+  file.write({});
+  DatasetReader reader(file.path, no_labels());
   EXPECT_EQ(reader.read_path(), ReadPath::direct_chunk);
   EXPECT_EQ(read_all(reader), std::vector<std::uint8_t>(90, 7));
 }
 
 TEST(UserFiles, DatasetPathsAndLabelShapesAreOptions) {
-  TempDir dir;
-  const std::string path = dir.file("custom.h5");
-  UserDataset dataset;
-  dataset.name = "/data/x";
-  dataset.dims = {9, 2, 3, 4};
-  dataset.chunk = {9, 2, 3, 4};
+  UserFile file("custom.h5", {9, 2, 3, 4}, {9, 2, 3, 4});
+  file.dataset.name = "/data/x";
   const std::vector<std::uint8_t> pixels = test_pixels(9 * 24, 10);
-  write_user_file(path, dataset, pixels);
+  file.write(pixels);
+  const std::string& path = file.path;
   // More labels than samples, stored [n, 1] as int32: the first 9 are used.
   const std::vector<std::int64_t> labels = {5, -4, 3, 2, 1, 0, 9, 8, 7, 6, 100};
   add_int_dataset(path, "/data/y", labels, H5T_STD_I32LE, {11, 1});
