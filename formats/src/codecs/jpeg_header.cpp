@@ -136,26 +136,35 @@ const std::vector<ScalingFactor>& reducing_scaling_factors() {
   return factors;
 }
 
-ScalingFactor best_scale(std::uint32_t width, std::uint32_t height, std::uint32_t target_width,
-                         std::uint32_t target_height) {
-  ScalingFactor best{1, 1};
+namespace {
+
+/// The smallest reducing factor that `accept`s and still gives at least the target in both
+/// sides; 1/1 when none does.
+template <typename Accept>
+ScalingFactor smallest_scale(std::uint32_t width, std::uint32_t height, std::uint32_t target_width,
+                             std::uint32_t target_height, Accept accept) {
+  ScalingFactor smallest{1, 1};
   for (const ScalingFactor factor : reducing_scaling_factors()) {
     if (factor.scale(width) < target_width || factor.scale(height) < target_height) break;
-    best = factor;
+    if (accept(factor)) smallest = factor;
   }
-  return best;
+  return smallest;
+}
+
+}  // namespace
+
+ScalingFactor best_scale(std::uint32_t width, std::uint32_t height, std::uint32_t target_width,
+                         std::uint32_t target_height) {
+  return smallest_scale(width, height, target_width, target_height,
+                        [](ScalingFactor) { return true; });
 }
 
 ScalingFactor fastest_scale(std::uint32_t width, std::uint32_t height, std::uint32_t target_width,
                             std::uint32_t target_height) {
-  ScalingFactor fastest{1, 1};
-  for (const ScalingFactor factor : reducing_scaling_factors()) {
-    if (factor.scale(width) < target_width || factor.scale(height) < target_height) break;
-    const bool simd_idct =
-        factor.num == 1 && (factor.denom == 2 || factor.denom == 4 || factor.denom == 8);
-    if (simd_idct) fastest = factor;
-  }
-  return fastest;
+  const auto simd_idct = [](ScalingFactor factor) {
+    return factor.num == 1 && (factor.denom == 2 || factor.denom == 4 || factor.denom == 8);
+  };
+  return smallest_scale(width, height, target_width, target_height, simd_idct);
 }
 
 JpegInfo JpegDecoder::header(std::span<const std::uint8_t> bytes, std::uint64_t sample) {
