@@ -125,6 +125,16 @@ PoolFacts cpu_loop_facts(GapReport& r) {
   return dataloader_pool(160, 3570, 2);
 }
 
+/// The loop of cpu_loop_facts() with a one-thread step, and gpufeed packing batches of 16 at a
+/// rate that costs `core_ns_per_batch` a batch on both of the 2 cores.
+PoolFacts packed_cpu_loop_facts(GapReport& r, double core_ns_per_batch) {
+  PoolFacts facts = cpu_loop_facts(r);
+  facts.input_pool->step_cores = 1;
+  facts.input_pool->packed_samples_per_s = 16e9 * 2 / core_ns_per_batch;
+  facts.input_pool->packed_items = 64;
+  return facts;
+}
+
 TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
   // A CPU training step of 263 that keeps both of 2 cores busy, fed by the main process (no
   // workers) with batches of 16 that cost 357: a period of 620, 42% utilization.
@@ -172,10 +182,7 @@ TEST(Recommendation, PackingForAOneThreadCpuStepCountsTheCoresTheStepLeaves) {
   // 300 core-ns a batch on both cores. The step keeps its core and runs as fast: the loader has
   // what is left, 2 * period - 263 >= 300, a period of 281.5 (not 263: the cores are shared).
   GapReport r;
-  PoolFacts facts = cpu_loop_facts(r);
-  facts.input_pool->step_cores = 1;
-  facts.input_pool->packed_samples_per_s = 16e9 * 2 / 300;
-  facts.input_pool->packed_items = 64;
+  const PoolFacts facts = packed_cpu_loop_facts(r, 300);
   const auto recs = recommend(r, facts);
   ASSERT_FALSE(recs.empty());
   EXPECT_EQ(recs[0].kind, "pack");
@@ -191,10 +198,7 @@ TEST(Recommendation, PackingPredictsTheStepWithoutItsWaitAndTheBatchOpsOnTheLoop
   // 100, so the step is 200 + (263 - 200) * 100 / 357 (linear in the wait between back to back
   // and today's): 217.6, a period of 317.6.
   GapReport r;
-  PoolFacts facts = cpu_loop_facts(r);
-  facts.input_pool->step_cores = 1;
-  facts.input_pool->packed_samples_per_s = 16e9 * 2 / 400;
-  facts.input_pool->packed_items = 64;
+  PoolFacts facts = packed_cpu_loop_facts(r, 400);
   facts.input_pool->packed_core_ns_per_sample = 300.0 / 16;
   facts.input_pool->packed_consumer_ns_per_sample = 100.0 / 16;
   facts.input_pool->warm_step_ns = 200;
