@@ -18,6 +18,18 @@ void write_text(const std::string& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
+/// A configuration that found the test's secret and token with `access_key`, and the region,
+/// endpoint and attempts given.
+void expect_resolved(const Config& config, const std::string& access_key, const std::string& region,
+                     const std::string& endpoint, int max_attempts) {
+  EXPECT_EQ(config.access_key, access_key);
+  EXPECT_EQ(config.secret_key, kTestSecret);
+  EXPECT_EQ(config.session_token, kTestToken);
+  EXPECT_EQ(config.region, region);
+  EXPECT_EQ(config.endpoint, endpoint);
+  EXPECT_EQ(config.max_attempts, max_attempts);
+}
+
 TEST(S3Url, ParsesBucketAndKey) {
   const Url url = Url::parse("s3://my-bucket/a/b c.h5");
   EXPECT_EQ(url.bucket, "my-bucket");
@@ -73,12 +85,7 @@ TEST(S3Config, FromEnvironmentVariables) {
   env.set("AWS_MAX_ATTEMPTS", "7");
   env.set("GPUFEED_S3_STALL_SECONDS", "3");
   const Config config = Config::from_environment();
-  EXPECT_EQ(config.access_key, "AKIDENV");
-  EXPECT_EQ(config.secret_key, kTestSecret);
-  EXPECT_EQ(config.session_token, kTestToken);
-  EXPECT_EQ(config.region, "eu-central-1");
-  EXPECT_EQ(config.endpoint, "http://127.0.0.1:9000");
-  EXPECT_EQ(config.max_attempts, 7);
+  expect_resolved(config, "AKIDENV", "eu-central-1", "http://127.0.0.1:9000", 7);
   EXPECT_EQ(config.stall_timeout, std::chrono::seconds(3));
   EXPECT_TRUE(config.signed_requests());
   EXPECT_EQ(config.describe(),
@@ -103,12 +110,7 @@ TEST(S3Config, ProfileFromTheCredentialsAndConfigFiles) {
   env.set("AWS_CONFIG_FILE", config_file);
   env.set("AWS_PROFILE", "ci");
   const Config config = Config::from_environment();
-  EXPECT_EQ(config.access_key, "AKIDCI");
-  EXPECT_EQ(config.secret_key, kTestSecret);
-  EXPECT_EQ(config.session_token, kTestToken);
-  EXPECT_EQ(config.region, "ap-south-1");
-  EXPECT_EQ(config.endpoint, "http://127.0.0.1:9100");
-  EXPECT_EQ(config.max_attempts, 9);
+  expect_resolved(config, "AKIDCI", "ap-south-1", "http://127.0.0.1:9100", 9);
   EXPECT_EQ(config.credential_source, "profile 'ci' in " + credentials);
   EXPECT_THAT(config.describe(), AllOf(HasSubstr("profile 'ci' in " + credentials),
                                        Not(HasSubstr(kTestSecret)), Not(HasSubstr(kTestToken))));
