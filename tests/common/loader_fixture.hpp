@@ -42,6 +42,21 @@ inline LoaderOptions random_order_options(const std::string& path, std::uint32_t
   return o;
 }
 
+/// Batches of 20 from 2 workers in `order` drawn from `seed`, `chunk_window` chunks read ahead,
+/// the given shard.
+inline LoaderOptions windowed_options(const std::string& path, Order order, std::uint64_t seed,
+                                      std::uint64_t chunk_window, Shard shard) {
+  LoaderOptions o;
+  o.path = path;
+  o.batch_size = 20;
+  o.workers = 2;
+  o.order = order;
+  o.seed = seed;
+  o.chunk_window = chunk_window;
+  o.shard = shard;
+  return o;
+}
+
 /// The OptionError a loader of `o` is refused with; nothing when it opens. Other errors propagate.
 inline std::optional<OptionError> loader_option_error(const LoaderOptions& o) {
   try {

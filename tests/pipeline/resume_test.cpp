@@ -10,6 +10,7 @@
 #include "dataset_fixture.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed {
@@ -50,14 +51,7 @@ class Resume : public ::testing::Test {
   void SetUp() override { testing::write_dataset(path_, kSamples, kShape, 16); }
 
   [[nodiscard]] LoaderOptions options(Order order, Shard shard = {}) const {
-    LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 20;
-    o.workers = 2;
-    o.order = order;
-    o.seed = 3;
-    o.chunk_window = 2;
-    o.shard = shard;
+    LoaderOptions o = testing::windowed_options(path_, order, 3, 2, shard);
     o.augment = Augment::flip;
     return o;
   }

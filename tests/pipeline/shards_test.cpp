@@ -14,6 +14,7 @@
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/shard_list.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed {
@@ -47,15 +48,7 @@ class Shards : public ::testing::Test {
 
   [[nodiscard]] static LoaderOptions options(const std::string& path, Order order,
                                              Shard shard = {}) {
-    LoaderOptions o;
-    o.path = path;
-    o.batch_size = 20;
-    o.workers = 2;
-    o.order = order;
-    o.seed = 5;
-    o.chunk_window = 3;
-    o.shard = shard;
-    return o;
+    return testing::windowed_options(path, order, 5, 3, shard);
   }
 
   /// The FormatError's text that opening `path` in chunk order fails with; empty when it opens.
