@@ -364,6 +364,14 @@ def test_dataloaders_are_left_as_they_were_after_the_profile():
     assert sum(len(labels) for _, labels in DataLoader(SlowDataset(10, 0.0), batch_size=4)) == 10
 
 
+def only_site(results, key, count, per_step):
+    """The one call site of `key` in `results`, once its count and rate a step are as given."""
+    found = results[key]
+    assert found["count"] == count and found["per_step"] == per_step, found
+    (site,) = found["sites"]
+    return site
+
+
 def test_host_reads_in_the_step_are_counted_where_they_are_written():
     loader = DataLoader(SlowDataset(48, 0.0), batch_size=8)
     with gpufeed.profile() as prof:
@@ -379,9 +387,7 @@ def test_host_reads_in_the_step_are_counted_where_they_are_written():
         number for number, text in enumerate(source, first) if "value = loss.item()" in text
     )
     results = prof.results()
-    reads = results["host_reads"]
-    assert reads["count"] == 18 and reads["per_step"] == 3.0, reads
-    (site,) = reads["sites"]
+    site = only_site(results, "host_reads", count=18, per_step=3.0)
     assert site["where"] == f"test_profile_dataloader.py:{value_line}" and site["call"] == ".item()"
     host_sync = {p["name"]: p for p in results["practices"]}["host_sync"]
     assert "3.00 per step" in host_sync["finding"], host_sync
@@ -411,9 +417,7 @@ def test_host_tensors_moved_every_step_are_counted_but_the_batch_is_not():
             weights = torch.ones(10).to("meta")  # made on the host, every step
     line = inspect.currentframe().f_lineno - 1
     results = prof.results()
-    moves = results["host_tensor_moves"]
-    assert moves["count"] == 4 and moves["per_step"] == 1.0, moves
-    (site,) = moves["sites"]
+    site = only_site(results, "host_tensor_moves", count=4, per_step=1.0)
     assert site["where"] == f"test_profile_dataloader.py:{line}" and site["call"] == ".to()"
     check = {p["name"]: p for p in results["practices"]}["device_tensors"]
     assert check["status"] == "warn", check
