@@ -112,10 +112,11 @@ def main() -> None:
         tempfile.gettempdir(), f"gpufeed-ddp-{os.environ.get('TORCHELASTIC_RUN_ID', 'run')}")
     os.makedirs(scratch, exist_ok=True)
     path = shared_dataset(args, scratch)
-    stall = args.stall if rank == args.stall_rank else None
+    if rank == args.stall_rank:  # the Loader reads the testing aid when it is made
+        os.environ["GPUFEED_INJECT_STALL"] = args.stall
     loader = gpufeed.Loader(path, batch_size=args.batch, workers=args.workers,
-                            prefetch=args.prefetch, device=device, order=args.order, seed=0,
-                            inject_stall=stall)  # shard from RANK etc.
+                            prefetch=args.prefetch, device=device, order=args.order,
+                            seed=0)  # shard from RANK etc.
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(4),
         torch.nn.Flatten(), torch.nn.Linear(32 * 16, 10)).to(device)

@@ -136,6 +136,7 @@ void for_samples(std::uint32_t count, std::uint32_t grain, const Body& body) {
 StageWork::StageWork(const LoaderOptions& options, oneapi::tbb::task_arena& arena)
     : options_(options),
       arena_(arena),
+      stall_(testing::injected_stall()),
       source_(DatasetSource::open(options)),
       shape_(source_.slot_shape(options)),
       image_samples_(make_image_samples(options, source_, shape_)),
@@ -435,7 +436,7 @@ void StageWork::flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
 }
 
 void StageWork::maybe_stall(Stage stage, const Slot& slot) {
-  const auto& stall = options_.inject_stall;
+  const auto& stall = stall_;
   if (!stall || stall->stage != stage || !stall->hits(slot.index)) return;
   const std::int64_t t0 = profiler::now_ns();
   const auto sleep = [&] { std::this_thread::sleep_for(std::chrono::milliseconds(stall->ms)); };

@@ -16,6 +16,7 @@
 #include "gpufeed/pipeline/chunk_cache.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 #include "gpufeed/pipeline/normalize.hpp"
+#include "gpufeed/pipeline/stall_injection.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 #include "image_samples.hpp"
 #include "raw_samples.hpp"
@@ -110,6 +111,7 @@ class StageWork {
 
   const LoaderOptions& options_;
   oneapi::tbb::task_arena& arena_;
+  const std::optional<StallInjection> stall_;  // testing::injected_stall() when built
   const DatasetSource source_;
   const formats::SampleShape shape_;                 // one sample in a slot, before normalization
   const std::optional<ImageSamples> image_samples_;  // the encoded (jpeg) layout's decoder

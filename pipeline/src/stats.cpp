@@ -1,7 +1,5 @@
 #include "gpufeed/pipeline/stats.hpp"
 
-#include "gpufeed/base/errors.hpp"
-
 namespace gpufeed {
 
 double LoaderStats::busy_fraction(Stage s) const {
@@ -65,36 +63,6 @@ DecodeStats DecodeStats::since(const DecodeStats& earlier) const {
     if (count > before) d.cpu_reasons.emplace_back(reason, count - before);
   }
   return d;
-}
-
-std::string StallInjection::str() const {
-  return std::string(stage_name(stage)) + ":" + std::to_string(ms) + "@" + std::to_string(every);
-}
-
-StallInjection StallInjection::parse(const std::string& text) {
-  const auto colon = text.find(':');
-  const auto at = text.find('@');
-  const std::string usage = "{inject_stall}=" + text +
-                            ": expected STAGE:MS or STAGE:MS@EVERY, e.g. read:50@10, with STAGE "
-                            "one of read, decode, assemble, normalize";
-  if (colon == std::string::npos) throw OptionError("inject_stall", usage);
-  const auto stage = parse_stage(text.substr(0, colon));
-  if (!stage || (*stage != Stage::read && *stage != Stage::assemble && *stage != Stage::normalize &&
-                 *stage != Stage::decode)) {
-    throw OptionError("inject_stall", usage);
-  }
-  const std::string ms =
-      text.substr(colon + 1, at == std::string::npos ? std::string::npos : at - colon - 1);
-  const std::string every = at == std::string::npos ? "1" : text.substr(at + 1);
-  auto number = [&](const std::string& t) {
-    if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) {
-      throw OptionError("inject_stall", usage);
-    }
-    return static_cast<std::uint32_t>(std::stoul(t));
-  };
-  StallInjection s{*stage, number(ms), number(every)};
-  if (s.every == 0) throw OptionError("inject_stall", usage);
-  return s;
 }
 
 void StageCounters::reset() noexcept {

@@ -280,7 +280,6 @@ class Loader:
         output_layout: Layout = "nchw",
         reaugment_echoes: bool = True,
         resize_filter: ResizeFilter = "bilinear",
-        inject_stall: Optional[str] = None,
         resize: Union[None, int, Tuple[int, int]] = None,
         resize_max: int = 0,
         crop: Crop = "none",

@@ -286,14 +286,6 @@ const std::map<std::string, Setter>& setters() {
       {"echo", set_echo},
       {"reaugment_echoes",
        [](LoaderOptions& o, nb::handle v) { o.reaugment_echoes = to_bool("reaugment_echoes", v); }},
-      {"inject_stall",
-       [](LoaderOptions& o, nb::handle v) {
-         if (v.is_none()) {
-           o.inject_stall.reset();
-         } else {
-           o.inject_stall = StallInjection::parse(to_text("inject_stall", v));
-         }
-       }},
       {"size", set_size},
       {"resize_filter",
        [](LoaderOptions& o, nb::handle v) {
@@ -384,7 +376,6 @@ nb::dict default_keywords() {
   d["echo"] = o.echo.adaptive ? nb::object(nb::str(o.echo.to_string().c_str()))
                               : nb::object(nb::int_(o.echo.factor));
   d["reaugment_echoes"] = o.reaugment_echoes;
-  d["inject_stall"] = nb::none();
   d["size"] = nb::none();
   d["resize_filter"] = "bilinear";
   d["augment"] = to_string(o.augment);

@@ -13,6 +13,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/in_flight.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/stall_injection.hpp"
 #include "gpufeed/profiler/clock.hpp"
 #include "temp_dir.hpp"
 
@@ -46,7 +47,7 @@ class Consumer : public ::testing::Test {
 
 TEST_F(Consumer, TryNextTimesOutWhileTheBatchIsLateAndThenDelivers) {
   LoaderOptions o = options();
-  o.inject_stall = StallInjection{Stage::read, 300, 1};
+  const testing::StallOverride stall(StallInjection{Stage::read, 300, 1});
   Loader loader(o);
   loader.start_epoch(0);
   int timeouts = 0;
@@ -61,7 +62,7 @@ TEST_F(Consumer, TryNextTimesOutWhileTheBatchIsLateAndThenDelivers) {
 TEST_F(Consumer, AStalledReadIsSeenInFlightWithItsBatchAndAge) {
   // What the Python profile's stall report reads from another thread while the consumer waits.
   LoaderOptions o = options();
-  o.inject_stall = StallInjection{Stage::read, 1000, 1000};  // batch 0 only
+  const testing::StallOverride stall(StallInjection{Stage::read, 1000, 1000});  // batch 0 only
   Loader loader(o);
   loader.start_epoch(0);
   const auto give_up = std::chrono::steady_clock::now() + 900ms;

@@ -13,36 +13,14 @@
 #include "dataset_fixture.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/stall_injection.hpp"
+#include "scoped_env.hpp"
 #include "temp_dir.hpp"
 
 namespace gpufeed::detail {
 namespace {
 
-/// Sets an environment variable for one scope, then puts back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value != nullptr) {
-      ::setenv(name, value, 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using testing::ScopedEnv;
 
 unsigned mask_cores() {
   cpu_set_t set;
@@ -156,7 +134,7 @@ TEST_F(SharedLoader, TheDefaultWorkersAreTheRanksShare) {
 TEST_F(SharedLoader, TheTunerStaysWithinTheShare) {
   LoaderOptions o = options(AutoCount::automatic());
   o.prefetch = 2;
-  o.inject_stall = StallInjection{Stage::read, 3, 1};  // a consumer that waits on the workers
+  const testing::StallOverride stall(StallInjection{Stage::read, 3, 1});  // the consumer waits
   Loader loader(o);
   EXPECT_EQ(loader.stats().workers, 1u);
   for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
@@ -175,7 +153,7 @@ TEST_F(SharedLoader, CountsGivenAreTakenAsTheyAre) {
   EXPECT_EQ(Loader(options(3)).stats().workers, 3u);
   LoaderOptions o = options(AutoCount::automatic());
   o.cpu_budget = 3;
-  o.inject_stall = StallInjection{Stage::read, 3, 1};
+  const testing::StallOverride stall(StallInjection{Stage::read, 3, 1});
   Loader loader(o);
   EXPECT_EQ(loader.stats().workers, 2u);  // starts at 2, within the budget given
   for (Batch& b : loader.epoch(0)) (void)b;

@@ -33,19 +33,6 @@ TEST(EchoOptions, Parses) {
   }
 }
 
-TEST(StallInjection, Parses) {
-  const StallInjection s = StallInjection::parse("read:50@10");
-  EXPECT_EQ(s.stage, Stage::read);
-  EXPECT_EQ(s.ms, 50u);
-  EXPECT_EQ(s.every, 10u);
-  EXPECT_TRUE(s.hits(20));
-  EXPECT_FALSE(s.hits(21));
-  EXPECT_EQ(StallInjection::parse("normalize:5").every, 1u);
-  for (const char* bad : {"read", "read:x", "bogus:5", "read:5@0", "wait:5", "read:5@"}) {
-    EXPECT_THROW(StallInjection::parse(bad), UsageError) << bad;
-  }
-}
-
 TEST(EchoStage, FixedFactorRepeatsEveryBatchWhetherOrNotInputIsReady) {
   EchoStage e(EchoOptions::parse("3"));
   EXPECT_EQ(e.next_action(false, true), Action::wait);

@@ -1,4 +1,5 @@
 #include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/stall_injection.hpp"
 
 #include <gtest/gtest.h>
 
@@ -263,7 +264,7 @@ TEST_F(LoaderTest, NamesTheStalledStageAsTheBottleneck) {
   for (Stage stalled : {Stage::read, Stage::assemble, Stage::normalize}) {
     SCOPED_TRACE(stage_name(stalled));
     LoaderOptions o = options(Order::chunk);
-    o.inject_stall = StallInjection{stalled, kStallMs, 1};
+    const testing::StallOverride stall(StallInjection{stalled, kStallMs, 1});
     Loader loader(o);
     run_epoch(loader, 0);
     const LoaderStats s = loader.stats();

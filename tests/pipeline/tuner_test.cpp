@@ -14,6 +14,7 @@
 #include "dataset_fixture.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/stall_injection.hpp"
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 #include "worker_gate.hpp"
@@ -227,7 +228,7 @@ class AutoLoader : public ::testing::Test {
 TEST_F(AutoLoader, TunesAStalledReadStageAndKeepsTheSampleOrder) {
   LoaderOptions tuned = options(AutoCount::automatic(), AutoCount::automatic());
   tuned.cpu_budget = 4;
-  tuned.inject_stall = StallInjection{Stage::read, 5, 1};  // 5 ms per batch: threads help
+  const testing::StallOverride stall(StallInjection{Stage::read, 5, 1});  // threads help
   Loader a(tuned);
   Loader b(options(1, 2));
   EXPECT_EQ(a.stats().workers, 2u);  // starts small

@@ -65,7 +65,6 @@ nlohmann::json default_keywords() {
   d["output_layout"] = gpufeed::formats::to_string(o.output_layout);
   d["echo"] = o.echo.adaptive ? nlohmann::json(o.echo.to_string()) : nlohmann::json(o.echo.factor);
   d["reaugment_echoes"] = o.reaugment_echoes;
-  d["inject_stall"] = o.inject_stall ? nlohmann::json(o.inject_stall->str()) : none;
   d["size"] = o.height == 0 && o.width == 0 ? none : nlohmann::json({o.height, o.width});
   d["resize_filter"] = filter_name(o.resize_filter);
   d["augment"] = gpufeed::to_string(o.augment);

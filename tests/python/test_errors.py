@@ -63,7 +63,6 @@ def test_a_labels_dataset_that_is_not_there(h5py_file):
         (dict(shard=(3, 2)), "shard"),
         (dict(cache_bytes=-5), "cache_bytes"),
         (dict(on_error="ignore"), "on_error"),
-        (dict(inject_stall="sleep"), "inject_stall"),
         (dict(layout="hwc"), "layout"),
         (dict(output="jax"), "output"),
     ],
@@ -110,9 +109,16 @@ def test_a_damaged_chunk_is_a_pipeline_error_with_the_file(tmp_path):
         assert "damaged.h5" in str(raised.value) and "chunk 3" in str(raised.value)
 
 
-def test_ctrl_c_in_the_loop_raises_keyboard_interrupt_promptly(synthetic_file):
+def test_a_malformed_injected_stall_is_a_usage_error_naming_the_variable(h5py_file, monkeypatch):
+    monkeypatch.setenv("GPUFEED_INJECT_STALL", "sleep")
+    with pytest.raises(gpufeed.UsageError, match="GPUFEED_INJECT_STALL=sleep: expected STAGE:MS"):
+        gpufeed.Loader(h5py_file)
+
+
+def test_ctrl_c_in_the_loop_raises_keyboard_interrupt_promptly(synthetic_file, monkeypatch):
     # Every epoch's first batch takes 1.5 s to read; Ctrl-C comes 0.2 s into the wait.
-    loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=2, inject_stall="read:1500@100")
+    monkeypatch.setenv("GPUFEED_INJECT_STALL", "read:1500@100")
+    loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=2)
     timer = threading.Timer(0.2, os.kill, args=(os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()

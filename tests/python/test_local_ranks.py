@@ -25,8 +25,8 @@ path, workers, pin, out = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 if pin:
     os.sched_setaffinity(0, [int(c) for c in pin.split(",")])
 workers = workers if workers == "auto" else int(workers)
-loader = gpufeed.Loader(path, batch_size=25, workers=workers, output="numpy",
-                        inject_stall="read:2@1")
+os.environ["GPUFEED_INJECT_STALL"] = "read:2@1"  # a consumer that waits on the workers
+loader = gpufeed.Loader(path, batch_size=25, workers=workers, output="numpy")
 most = loader.workers
 for images, labels in loader:
     most = max(most, loader.workers)

@@ -27,9 +27,10 @@ def run_loop(loader, prof, epochs: int, step_s: float, sync: bool = False) -> in
     return steps
 
 
-def test_a_slow_read_stage_is_named_with_advice(synthetic_file):
+def test_a_slow_read_stage_is_named_with_advice(synthetic_file, monkeypatch):
     # One worker and 30 ms of reading per batch against 2 ms steps: highly input-bound on read.
-    loader = gpufeed.Loader(synthetic_file, batch_size=50, workers=1, inject_stall="read:30@1")
+    monkeypatch.setenv("GPUFEED_INJECT_STALL", "read:30@1")
+    loader = gpufeed.Loader(synthetic_file, batch_size=50, workers=1)
     with gpufeed.profile() as prof:
         run_loop(loader, prof, epochs=2, step_s=0.002)
     results = prof.results()
@@ -107,8 +108,9 @@ def test_only_the_batches_inside_the_profile_count(synthetic_file):
     assert loader.stats()["fresh_batches"] == 20
 
 
-def test_outputs_and_pipebench_analyze(synthetic_file, tmp_path):
-    loader = gpufeed.Loader(synthetic_file, batch_size=50, workers=1, inject_stall="read:20@1")
+def test_outputs_and_pipebench_analyze(synthetic_file, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUFEED_INJECT_STALL", "read:20@1")
+    loader = gpufeed.Loader(synthetic_file, batch_size=50, workers=1)
     paths = {k: str(tmp_path / name) for k, name in
              [("report", "run.html"), ("trace", "run.json"), ("json", "run.profile.json")]}
     with gpufeed.profile(**paths) as prof:

@@ -174,10 +174,11 @@ def test_a_worker_the_oom_killer_ends_is_explained_with_its_memory(tmp_path):
     assert "the cgroup's OOM killer ended it" in text and "num_workers=1" in text, text
 
 
-def test_a_stalled_gpufeed_loader_names_its_stage_batch_and_sample(synthetic_file, capsys):
+def test_a_stalled_gpufeed_loader_names_its_stage_batch_and_sample(synthetic_file, capsys,
+                                                                   monkeypatch):
     # Batch 0's read takes 2.5 s (an injected stall): the profile says where the Loader is.
-    loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=1, order="sequential",
-                            inject_stall="read:2500@100")
+    monkeypatch.setenv("GPUFEED_INJECT_STALL", "read:2500@100")
+    loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=1, order="sequential")
     with gpufeed.profile(stall=1.0, measure_pack=False) as prof:
         batches = sum(1 for _ in loader)
     assert batches == 10

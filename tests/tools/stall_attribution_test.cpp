@@ -10,6 +10,7 @@
 #include <string>
 
 #include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/stall_injection.hpp"
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/gap_report.hpp"
 #include "gpufeed/profiler/range.hpp"
@@ -89,7 +90,8 @@ class StallAttribution : public SharedDataset<StallAttribution> {
     o.batch_size = 16;
     o.workers = 1;
     o.order = Order::sequential;
-    if (stall) o.inject_stall = StallInjection::parse(*stall);
+    const testing::StallOverride injected(
+        stall ? std::optional(StallInjection::parse(*stall, "--inject-stall")) : std::nullopt);
     std::optional<ScopedHook> hook;
     if (consumer.until_next_ready) hook.emplace(detail::test_hooks.delivered, count_delivery);
     deliveries.reset();

@@ -19,6 +19,10 @@ int run_bench(const BenchOptions& options);
 int run_sweep(const BenchOptions& options, const SweepAxes& axes);
 
 DeviceChoice choose_device(const std::string& requested);
+/// Resolves options.inject_stall (--inject-stall, else GPUFEED_INJECT_STALL; UsageError for a
+/// malformed one) so that the report shows it. The loaders built while the result lives
+/// inject it.
+[[nodiscard]] testing::StallOverride stall_override_for(BenchOptions& options);
 /// The loader for `options` on `data` and `device`. Throws UsageError for bad options.
 LoaderOptions loader_options_for(const BenchOptions& options, const BenchDataset& data,
                                  const DeviceChoice& device);

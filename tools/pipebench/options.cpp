@@ -202,7 +202,8 @@ void add_sample_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--trace", o.trace, "write a Chrome trace (opens in Perfetto) to OUT.json");
   cmd.add_option("--report", o.report, "write a self-contained HTML report to OUT.html");
   cmd.add_option_function<std::string>(
-      "--inject-stall", [&lo](const std::string& v) { lo.inject_stall = StallInjection::parse(v); },
+      "--inject-stall",
+      [&o](const std::string& v) { o.inject_stall = StallInjection::parse(v, "--inject-stall"); },
       "STAGE:MS@EVERY: sleep MS ms in STAGE every EVERY batches");
 }
 

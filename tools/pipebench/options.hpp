@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "gpufeed/pipeline/loader.hpp"
+#include "gpufeed/pipeline/stall_injection.hpp"
 #include "pipebench/sweep.hpp"
 #include "pipebench/training.hpp"
 
@@ -24,6 +25,10 @@ struct BenchOptions {
   /// The loader's settings, typed as the flags are parsed (its range checks are the field
   /// table's); the path and the device are set when the run starts.
   LoaderOptions loader;
+  /// --inject-stall; unset: GPUFEED_INJECT_STALL's, resolved when the run starts
+  /// (stall_override_for()). Not a LoaderOptions field: the loaders take it from
+  /// testing::StallOverride.
+  std::optional<StallInjection> inject_stall;
   std::string device = "auto";
   unsigned epochs = 0;  ///< 0: kDefaultEpochs (unless --steps)
   std::uint64_t steps = 0;

@@ -24,30 +24,29 @@ json dataset_json(const DatasetSummary& d) {
 
 json settings_json(const BenchReport& r, const json& stats) {
   const BenchOptions& o = r.options;
-  return {
-      {"device_requested", r.device.requested.str()},
-      {"device_resolved", r.device.used.str()},
-      {"batch", o.loader.batch_size},
-      {"workers", r.workers},
-      {"prefetch", r.run.stats.prefetch},
-      {"workers_setting", count_json(o.loader.workers)},
-      {"prefetch_setting", count_json(o.loader.prefetch)},
-      {"tuning", stats["tuning"]},
-      {"order", to_string(o.loader.order)},
-      {"seed", o.loader.seed},
-      {"epochs", r.plan.steps != 0 ? json(nullptr) : json(r.plan.epochs)},
-      {"steps", r.plan.steps != 0 ? json(r.plan.steps) : json(nullptr)},
-      {"cache_mb", o.loader.cache_bytes >> 20},
-      {"use_index", o.loader.use_index},
-      {"images", o.loader.images},
-      {"labels", o.loader.labels},
-      {"dtype", to_string(o.loader.dtype)},
-      {"echo", o.loader.echo.to_string()},
-      {"augment", to_string(o.loader.augment)},
-      {"decode", to_string(o.loader.decode)},
-      {"on_error", to_string(o.loader.on_error)},
-      {"size", o.loader.height == 0 ? json(nullptr) : json(size_text(o.loader))},
-      {"inject_stall", o.loader.inject_stall ? json(o.loader.inject_stall->str()) : json(nullptr)}};
+  return {{"device_requested", r.device.requested.str()},
+          {"device_resolved", r.device.used.str()},
+          {"batch", o.loader.batch_size},
+          {"workers", r.workers},
+          {"prefetch", r.run.stats.prefetch},
+          {"workers_setting", count_json(o.loader.workers)},
+          {"prefetch_setting", count_json(o.loader.prefetch)},
+          {"tuning", stats["tuning"]},
+          {"order", to_string(o.loader.order)},
+          {"seed", o.loader.seed},
+          {"epochs", r.plan.steps != 0 ? json(nullptr) : json(r.plan.epochs)},
+          {"steps", r.plan.steps != 0 ? json(r.plan.steps) : json(nullptr)},
+          {"cache_mb", o.loader.cache_bytes >> 20},
+          {"use_index", o.loader.use_index},
+          {"images", o.loader.images},
+          {"labels", o.loader.labels},
+          {"dtype", to_string(o.loader.dtype)},
+          {"echo", o.loader.echo.to_string()},
+          {"augment", to_string(o.loader.augment)},
+          {"decode", to_string(o.loader.decode)},
+          {"on_error", to_string(o.loader.on_error)},
+          {"size", o.loader.height == 0 ? json(nullptr) : json(size_text(o.loader))},
+          {"inject_stall", o.inject_stall ? json(o.inject_stall->str()) : json(nullptr)}};
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ void print_settings(const BenchReport& r) {
   row("", format("dtype %s, echo %s, augment %s, on-error %s", to_string(lo.dtype).c_str(),
                  lo.echo.to_string().c_str(), to_string(lo.augment).c_str(),
                  to_string(lo.on_error).c_str()) +
-              (lo.inject_stall ? ", injected stall " + lo.inject_stall->str() : ""));
+              (o.inject_stall ? ", injected stall " + o.inject_stall->str() : ""));
 }
 
 void print_device(const BenchReport& r) {

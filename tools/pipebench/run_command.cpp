@@ -37,6 +37,11 @@ DeviceChoice choose_device(const std::string& requested) {
   return DeviceChoice{device, resolve_device(device)};
 }
 
+testing::StallOverride stall_override_for(BenchOptions& options) {
+  if (!options.inject_stall) options.inject_stall = testing::injected_stall();
+  return testing::StallOverride(options.inject_stall);
+}
+
 LoaderOptions loader_options_for(const BenchOptions& options, const BenchDataset& data,
                                  const DeviceChoice& device) {
   LoaderOptions o = options.loader;
@@ -73,6 +78,7 @@ int run_bench(const BenchOptions& given) {
   stop_on_interrupt(kProgram, "stopping to report what was measured (again to quit at once)");
   BenchOptions options = given;
   options.model = model_name(given);
+  const testing::StallOverride stall = stall_override_for(options);
   const DeviceChoice device = choose_device(options.device);
   const BenchDataset data(options);
   Loader loader(loader_options_for(options, data, device));

@@ -59,6 +59,7 @@ int run_sweep(const BenchOptions& given, const SweepAxes& axes) {
   }
   BenchOptions options = given;
   options.model = model_name(given);
+  const testing::StallOverride stall = stall_override_for(options);
   if (options.epochs == 0 && options.steps == 0) options.epochs = kDefaultSweepEpochs;
   // Off a terminal the per-setting lines are the log; progress lines would bury them.
   if (options.progress == "auto" && ::isatty(STDERR_FILENO) != 1) options.progress = "off";

@@ -32,7 +32,7 @@ struct FieldName {
 
 inline constexpr std::uint64_t kMaxBytesSetting = std::uint64_t{1} << 40;  ///< 1 TiB
 
-inline constexpr std::array<FieldName, 44> kLoaderFields{{
+inline constexpr std::array<FieldName, 43> kLoaderFields{{
     {"path", "path", "--data", 0, {}},
     {"images", "images", "--images", 0, {}},
     {"labels", "labels", "--labels", 0, {}},
@@ -64,7 +64,6 @@ inline constexpr std::array<FieldName, 44> kLoaderFields{{
     {"output_layout", "output_layout", "", 0, {}},
     {"echo", "echo", "--echo", 0, {}},
     {"reaugment_echoes", "reaugment_echoes", "", 0, {}},
-    {"inject_stall", "inject_stall", "--inject-stall", 0, {}},
     {"height", "size", "--size", 0, {}},
     {"width", "size", "--size", 0, {}},
     {"size", "size", "--size", 0, {}},

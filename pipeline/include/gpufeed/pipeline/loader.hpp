@@ -115,7 +115,6 @@ struct LoaderOptions {
   /// more batch of output memory), so a held delivery is never overwritten; with that slot
   /// held too, the echo repeats the batch unchanged.
   bool reaugment_echoes = true;
-  std::optional<StallInjection> inject_stall;  ///< for validating the profiler
   /// jpeg layout: every sample is decoded and resized to height x width (0: 224).
   std::uint32_t height = 0;
   std::uint32_t width = 0;

@@ -1,6 +1,6 @@
 #pragma once
 // Per-stage counters, by the stages of gpufeed/base/stages.hpp (the names of NVTX ranges,
-// reports, --json and --inject-stall).
+// reports, --json).
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -109,21 +109,6 @@ struct LoaderStats {
   /// counters and the wall time are differences; gauges (queue depth, memory, pinning, H2D
   /// rates, cache peak) are this snapshot's.
   [[nodiscard]] LoaderStats since(const LoaderStats& earlier) const;
-};
-
-/// --inject-stall STAGE:MS@EVERY: the stage sleeps MS milliseconds on every EVERY-th batch, so
-/// the profiler's attribution can be checked against a known cause.
-struct StallInjection {
-  Stage stage = Stage::read;
-  std::uint32_t ms = 0;
-  std::uint32_t every = 1;
-  /// Parses "read:50@10" (EVERY defaults to 1); throws UsageError otherwise.
-  static StallInjection parse(const std::string& text);
-  /// "read:50@10", as parse() takes it.
-  [[nodiscard]] std::string str() const;
-  [[nodiscard]] bool hits(std::uint64_t batch_index) const {
-    return ms > 0 && batch_index % every == 0;
-  }
 };
 
 /// Lock-free accumulators behind LoaderStats.
