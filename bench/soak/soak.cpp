@@ -118,6 +118,7 @@ Setting draw(std::mt19937_64& rng, const std::string& raw, const std::string& jp
   LoaderOptions& o = s.options;
   o.path = s.jpeg ? jpeg : raw;
   o.shard = gpufeed::Shard{};
+  o.keep_raw = true;  // the soak checks Batch::raw()'s pixels
   o.workers = static_cast<unsigned>(1 + pick(3));
   o.prefetch = static_cast<unsigned>(1 + pick(4));
   o.batch_size = std::vector<std::uint32_t>{7, 16, 32}[pick(3)];

@@ -44,7 +44,6 @@ int main(int argc, char** argv) try {
   options.path = argv[1];
   options.batch_size = 64;
   options.device = argc > 2 ? argv[2] : "cpu";  // parsed here; the loader resolves "auto"
-  options.keep_raw = false;  // batch.raw() is not read: the CPU device converts straight out
   gpufeed::Loader loader(options);
   const gpufeed::Device device = loader.options().device;  // the CPU or cuda:N
 

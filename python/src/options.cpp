@@ -330,7 +330,6 @@ const std::map<std::string, Setter>& setters() {
 LoaderOptions options_from_keywords(const std::string& path, const nb::dict& keywords) {
   LoaderOptions o;
   o.path = path;
-  o.keep_raw = false;  // Python reads no Batch::raw(): the CPU device's samples go straight out
   const auto& table = setters();
   for (auto [key, value] : keywords) {
     const std::string name = nb::cast<std::string>(key);

@@ -39,6 +39,7 @@ inline LoaderOptions random_order_options(const std::string& path, std::uint32_t
   o.order = Order::random;
   o.seed = seed;
   o.shard = Shard{};
+  o.keep_raw = true;  // the tests compare Batch::raw()
   return o;
 }
 

@@ -441,6 +441,7 @@ TEST(MemoryBudgets, ACacheSmallerThanOneChunkStillWorksAndHoldsAboutOneChunk) {
       o.order = order;
       o.cache_bytes = budget;
       o.shard = Shard{};
+      o.keep_raw = true;  // run_epoch() checks Batch::raw()
       Loader loader(o);
       for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
         expect_every_sample_once(run_epoch(loader, epoch, true), kSamples);
@@ -465,6 +466,7 @@ TEST(MemoryBudgets, ABatchOfTheWholeDatasetWithOnePrefetchedBatchWorks) {
   o.prefetch = 1;
   o.cache_bytes = 1;
   o.shard = Shard{};
+  o.keep_raw = true;  // run_epoch() checks Batch::raw()
   Loader loader(o);
   expect_every_sample_once(run_epoch(loader, 0, true), kSamples);
 }

@@ -40,6 +40,7 @@ class LoaderTest : public ::testing::Test {
     o.seed = 11;
     o.chunk_window = 4;
     o.shard = Shard{};
+    o.keep_raw = true;  // the tests compare Batch::raw()
     return o;
   }
 

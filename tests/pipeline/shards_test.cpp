@@ -48,7 +48,9 @@ class Shards : public ::testing::Test {
 
   [[nodiscard]] static LoaderOptions options(const std::string& path, Order order,
                                              Shard shard = {}) {
-    return testing::windowed_options(path, order, 5, 3, shard);
+    LoaderOptions o = testing::windowed_options(path, order, 5, 3, shard);
+    o.keep_raw = true;  // the tests compare Batch::raw()
+    return o;
   }
 
   /// The FormatError's text that opening `path` in chunk order fails with; empty when it opens.

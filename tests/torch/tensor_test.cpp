@@ -25,6 +25,7 @@ class TorchTensorTest : public ::testing::Test {
     o.workers = 1;
     o.prefetch = prefetch;
     o.order = Order::sequential;
+    o.keep_raw = true;   // the tests compare Batch::raw()
     o.mean = {0, 0, 0};  // images are the stored bytes as floats
     o.stddev = {1, 1, 1};
     return Loader(o);

@@ -47,7 +47,6 @@ LoaderOptions loader_options_for(const BenchOptions& options, const BenchDataset
   LoaderOptions o = options.loader;
   o.path = data.path();
   o.device = device.used;
-  o.keep_raw = false;  // pipebench reads no Batch::raw(): the CPU device's samples go straight out
   return o;
 }
 

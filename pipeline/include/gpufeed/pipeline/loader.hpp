@@ -96,11 +96,11 @@ struct LoaderOptions {
   std::vector<float> mean;
   std::vector<float> stddev;
   bool use_index = true;  ///< false: ignore the file's /index (H5Dread_chunk path)
-  /// CPU device: each batch keeps its uint8 pixels for Batch::raw() beside its output. false
-  /// lets a raw-layout batch without flips, crops or echoes go from the chunks it is read from
-  /// straight into its output: one copy of every byte fewer, and no uint8 batch in its slot
-  /// (raw() is then empty). The Python Loader and pipebench, which never read raw(), set it.
-  bool keep_raw = true;
+  /// CPU device: false lets a raw-layout batch without flips, crops or echoes go from the
+  /// chunks it is read from straight into its output: one copy of every byte fewer, and no
+  /// uint8 batch in its slot (raw() is then empty). true keeps each batch's uint8 pixels for
+  /// Batch::raw() beside its output, for a caller that reads them.
+  bool keep_raw = false;
   /// Device::cpu(), a CUDA device ("cuda:N"; "cuda" alone follows LOCAL_RANK) or "auto" (CUDA
   /// when a device is usable); assignable from its text. With a CUDA device the batch is copied
   /// as uint8 and normalized there. options() reports the device the loader resolved.
