@@ -1,7 +1,5 @@
 #include "gpufeed/base/knobs.hpp"
 
-#include "gpufeed/base/fields.hpp"
-
 namespace gpufeed {
 
 std::string order_choices() {
@@ -18,12 +16,6 @@ std::string Setting::value_text() const {
     return value < kOrderNames.size() ? order_name(order()) : "?";
   }
   return std::to_string(value);
-}
-
-std::string Setting::value_text(FlagUnits /*tag*/) const {
-  const FieldName* field = find_field(knob_name(knob));
-  if (knob == Knob::order || field == nullptr || field->flag_shift == 0) return value_text();
-  return std::to_string(value >> field->flag_shift);
 }
 
 std::string field_spelling(const Setting& setting) {

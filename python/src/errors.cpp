@@ -6,6 +6,7 @@
 
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
+#include "options.hpp"
 
 namespace nb = nanobind;
 

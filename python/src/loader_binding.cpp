@@ -166,12 +166,11 @@ void bind_loader(nb::module_& m) {
       [] {
         nb::list out;
         for (const FieldName& f : kLoaderFields) {
-          out.append(
-              nb::make_tuple(std::string(f.field), std::string(f.keyword), std::string(f.flag)));
+          out.append(nb::make_tuple(std::string(f.field), field_keyword(f.field)));
         }
         return out;
       },
-      "The table of LoaderOptions fields: (field, Python keyword, pipebench flag).");
+      "The table of LoaderOptions fields: (field, Python keyword).");
   m.def(
       "geometry_draws",
       [](const nb::dict& keywords, std::uint32_t width, std::uint32_t height, std::uint64_t seed,

@@ -327,6 +327,11 @@ const std::map<std::string, Setter>& setters() {
 
 }  // namespace
 
+std::string field_keyword(std::string_view field) {
+  if (field == "height" || field == "width") return "size";
+  return std::string(field);
+}
+
 LoaderOptions options_from_keywords(const std::string& path, const nb::dict& keywords) {
   LoaderOptions o;
   o.path = path;

@@ -11,6 +11,11 @@ namespace gpufeed::python {
 /// naming the keyword; an unknown keyword does too.
 LoaderOptions options_from_keywords(const std::string& path, const nanobind::dict& keywords);
 
+/// The Loader's keyword for a LoaderOptions field: the field's own name, but `size` for height
+/// and width (one keyword sets both); any other name as it is. Python's messages render their
+/// `{field}` placeholders with it.
+std::string field_keyword(std::string_view field);
+
 /// The keywords with LoaderOptions' defaults, as Python values (what gpufeed.Loader's signature
 /// must match).
 nanobind::dict default_keywords();

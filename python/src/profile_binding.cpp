@@ -24,6 +24,7 @@
 #include "gpufeed/profiler/recorder.hpp"
 #include "gpufeed/storage/requests_in_flight.hpp"
 #include "native_loader.hpp"
+#include "options.hpp"
 
 namespace nb = nanobind;
 

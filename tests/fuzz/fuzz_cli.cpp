@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/cli.hpp"
+#include "common/flags.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
 #include "gpufeed/formats/schema.hpp"
@@ -113,7 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   } catch (const CLI::ParseError&) {
   } catch (const gpufeed::OptionError& e) {
-    (void)e.render(gpufeed::field_flag);  // as run_guarded() prints it
+    (void)e.render(gpufeed::tools::field_flag);  // as run_guarded() prints it
   } catch (const gpufeed::UsageError&) {
   } catch (const std::invalid_argument&) {
   }

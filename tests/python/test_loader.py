@@ -187,10 +187,10 @@ def test_the_field_table_names_every_keyword():
     # One table names the settings in every front end: its keywords are the Loader's keywords
     # (path included), no more and no fewer, and a C++ field reads as its keyword in errors.
     fields = _native.loader_fields()
-    keywords = {keyword for _, keyword, _ in fields}
+    keywords = {keyword for _, keyword in fields}
     signature = inspect.signature(gpufeed.Loader)
     assert keywords == set(signature.parameters) - {"output", "unknown", "transform"}
-    by_field = {field: keyword for field, keyword, _ in fields}
+    by_field = dict(fields)
     # C++ and Python share names and units; only `size` stands for two fields.
     assert all(field == keyword for field, keyword in by_field.items() if keyword != "size")
     with pytest.raises(gpufeed.UsageError, match="batch_size"):

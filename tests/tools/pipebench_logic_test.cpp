@@ -2,11 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/flags.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/diagnosis/diagnosis.hpp"
 #include "gpufeed/diagnosis/practices.hpp"
@@ -456,6 +459,29 @@ TEST(SweepConfirmation, EveryKnobIsAPointOfTheGrid) {
   EXPECT_EQ(SweepPoint::of(o), with_setting(p, Setting::of(Knob::prefetch, 8)));
   EXPECT_EQ(flag_spelling(Setting::of(Knob::cache_bytes, 1024ull << 20)), "--cache-mb 1024");
   EXPECT_EQ(flag_spelling(Setting::of(Order::chunk)), "--order chunk");
+}
+
+TEST(FieldFlags, NameLoaderFieldsOnceAndCountInWholeUnits) {
+  std::set<std::string_view> fields;
+  for (const FieldFlag& f : kFieldFlags) {
+    EXPECT_NE(find_field(f.field), nullptr) << f.field << " is not a LoaderOptions field";
+    EXPECT_TRUE(fields.insert(f.field).second) << f.field;
+    EXPECT_TRUE(f.flag.starts_with("--")) << f.flag;
+    // A flag in MiB for a field in bytes: its range in MiB is whole.
+    EXPECT_EQ(field_range(f.field).high % (std::uint64_t{1} << f.shift), 0u) << f.field;
+  }
+  EXPECT_EQ(field_flag("cache_bytes"), "--cache-mb");
+  EXPECT_EQ(field_flag("batch_size"), "--batch");
+  EXPECT_EQ(field_flag("chunk_window"), "--chunk-window");  // no flag of its own
+  EXPECT_EQ(flag_value_text(Setting::of(Knob::cache_bytes, 256ull << 20)), "256");
+  EXPECT_EQ(flag_value_text(Setting::of(Knob::workers, 3)), "3");
+  EXPECT_EQ(flag_unit_range("cache_bytes").high, kMaxBytesSetting >> 20);
+  try {
+    check_field_range("chunk_window", 0);
+    ADD_FAILURE() << "chunk_window=0 passed";
+  } catch (const OptionError& e) {
+    EXPECT_EQ(e.render(field_flag), "--chunk-window=0: use 1 to 1048576");
+  }
 }
 
 TEST(SweepOutput, CsvHasAHeaderAndOneLinePerSettingWithQuotedText) {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpufeed/base/fields.hpp"
+#include "common/flags.hpp"
 #include "json_file.hpp"
 #include "run_command.hpp"
 #include "shared_dataset.hpp"
@@ -155,8 +155,7 @@ TEST_F(PipebenchTest, SweepRunsEverySettingAndWritesCsvAndJson) {
 TEST(Pipebench, EveryFlagOfTheFieldTableIsAFlagOfPipebench) {
   const auto r = pipebench({"run", "--help"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
-  for (const FieldName& f : kLoaderFields) {
-    if (f.flag.empty()) continue;  // pipebench sets it itself
+  for (const tools::FieldFlag& f : tools::kFieldFlags) {
     EXPECT_NE(r.out.find(std::string(f.flag) + " "), std::string::npos)
         << f.field << ": " << f.flag << " is not in pipebench --help";
   }

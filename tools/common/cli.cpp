@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/flags.hpp"
 #include "gpufeed/base/errors.hpp"
-#include "gpufeed/base/fields.hpp"
 #include "gpufeed/storage/mapped_regions.hpp"
 #include "gpufeed/storage/pending_files.hpp"
 
@@ -168,7 +168,7 @@ bool stderr_is_tty() {
 }
 
 std::string flag_spelling(const Setting& setting) {
-  return field_flag(knob_name(setting.knob)) + " " + setting.value_text(flag_units);
+  return field_flag(knob_name(setting.knob)) + " " + flag_value_text(setting);
 }
 
 int run_guarded(std::string_view program, const std::function<int()>& body) {

@@ -70,7 +70,7 @@ std::string flag_spelling(const Setting& setting);
 
 /// Runs `body` and maps every exception to one error line and an exit code:
 /// gpufeed::UsageError or std::invalid_argument -> 2, any other failure -> 1.
-/// gpufeed::OptionError messages name the tools' flags (field_flag(), gpufeed/base/fields.hpp).
+/// gpufeed::OptionError messages name the tools' flags (field_flag(), common/flags.hpp).
 int run_guarded(std::string_view program, const std::function<int()>& body);
 
 /// Parses the command line with `app` (usage errors -> one line, exit 2; --help -> help on

@@ -1,7 +1,7 @@
 #include "pipebench/language.hpp"
 
 #include "common/cli.hpp"
-#include "gpufeed/base/fields.hpp"
+#include "common/flags.hpp"
 
 namespace gpufeed::tools::pipebench {
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/flags.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
 #include "gpufeed/pipeline/loader.hpp"
@@ -61,7 +62,7 @@ AutoCount auto_count(std::string_view field, const std::string& text) {
 /// A flag in MiB for a field in bytes (--memory-mb, --cache-mb).
 void add_mib_option(CLI::App& cmd, std::string_view field, std::uint64_t& bytes,
                     const std::string& help) {
-  const unsigned shift = find_field(field)->flag_shift;
+  const unsigned shift = flag_shift(field);
   cmd.add_option_function<std::uint64_t>(
          field_flag(field), [&bytes, shift](std::uint64_t mib) { bytes = mib << shift; }, help)
       ->check(flag_range(field));

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "common/cli.hpp"
+#include "common/flags.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
 #include "gpufeed/diagnosis/practice_inputs.hpp"

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/cli.hpp"
+#include "common/flags.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/fields.hpp"
 #include "gpufeed/base/names.hpp"
@@ -57,7 +58,7 @@ std::vector<AutoCount> auto_counts(std::string_view field, const std::string& te
 std::vector<std::uint64_t> bytes_in_mib(std::string_view field, const std::string& text) {
   std::vector<std::uint64_t> out;
   const FieldRange r = flag_unit_range(field);
-  const unsigned shift = find_field(field)->flag_shift;
+  const unsigned shift = flag_shift(field);
   for (const std::string& item : split(field_flag(field).substr(2), text)) {
     const std::optional<std::uint64_t> mib = whole_number<std::uint64_t>(item, r.low, r.high);
     if (!mib) {

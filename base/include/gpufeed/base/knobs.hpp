@@ -44,10 +44,6 @@ inline constexpr std::array<const char*, 6> kKnobNames{"workers",     "prefetch"
   return find_named<Knob>(kKnobNames, name);
 }
 
-/// Selects Setting::value_text() in the unit of pipebench's flag.
-struct FlagUnits {};
-inline constexpr FlagUnits flag_units{};
-
 /// One knob at one value: a count (workers, prefetch), a factor (echo), bytes (cache_bytes) or,
 /// for Knob::order, an Order.
 struct Setting {
@@ -63,9 +59,6 @@ struct Setting {
   [[nodiscard]] constexpr Order order() const noexcept { return static_cast<Order>(value); }
   /// The value as the field takes it: "8", "chunk", "536870912".
   [[nodiscard]] std::string value_text() const;
-  /// The value in the unit of pipebench's flag (kLoaderFields' flag_shift: "512" MiB for
-  /// cache_bytes, whose flag is --cache-mb).
-  [[nodiscard]] std::string value_text(FlagUnits /*tag*/) const;
 
   friend bool operator==(const Setting&, const Setting&) = default;
 };
