@@ -6,7 +6,7 @@ overrides how the op draws or computes its pixels, is an op of its own (run as i
 from __future__ import annotations
 
 import functools
-from typing import Any, Tuple
+from typing import Any, Optional, Tuple
 
 # The torchvision classes the Loader fuses, converts or refuses by name.
 KNOWN = ("Compose", "Resize", "CenterCrop", "RandomCrop", "RandomResizedCrop",
@@ -42,15 +42,21 @@ def kind(op: Any) -> str:
     return matched[1] if matched else ""
 
 
-def api_kind(op: Any) -> Tuple[str, str]:
-    """("v1" or "v2", NAME) of the torchvision op `op` is, or () for an op of its own."""
-    cls = type(op)
+def api_kind(op: Any) -> Optional[Tuple[str, str]]:
+    """("v1" or "v2", NAME) of the torchvision op `op` is, or None for an op of its own. Asked
+    for every sample's ops on the batch: the answer depends on the op's class only, and is
+    looked up once a class."""
+    return _class_kind(type(op))
+
+
+@functools.lru_cache(maxsize=None)
+def _class_kind(cls: type) -> Optional[Tuple[str, str]]:
     for api, name, base in _classes():
         if cls is base:
             return api, name
     for api, name, base in _classes():
-        if isinstance(op, base) and all(
+        if issubclass(cls, base) and all(
                 getattr(cls, method, None) is getattr(base, method, None)
                 for method in _BEHAVIOUR):
             return api, name
-    return ()  # type: ignore[return-value]
+    return None
