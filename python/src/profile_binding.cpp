@@ -275,7 +275,9 @@ void bind_profile(nb::module_& m) {
       .def_rw("pack_loader_keywords", &diagnosis::InputPoolFacts::pack_loader_keywords)
       .def_rw("pack_transform_note", &diagnosis::InputPoolFacts::pack_transform_note)
       .def_rw("step_cores", &diagnosis::InputPoolFacts::step_cores)
-      .def_rw("warm_step_ns", &diagnosis::InputPoolFacts::warm_step_ns);
+      .def_rw("warm_step_ns", &diagnosis::InputPoolFacts::warm_step_ns)
+      .def_rw("run_wall_ns", &diagnosis::InputPoolFacts::run_wall_ns)
+      .def_rw("run_samples", &diagnosis::InputPoolFacts::run_samples);
   m.def("per_rank_path", &diagnosis::per_rank_path, nb::arg("path"), nb::arg("rank"),
         nb::arg("world_size"));
 

@@ -152,29 +152,61 @@ TEST(Recommendation, AStepOnTheCpuSharesTheCoresWithTheWorkers) {
   ASSERT_FALSE(recs.empty());
   EXPECT_NEAR(recs[0].predicted_device_util, 263.0 / 357, 1e-3);
   EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 357, 1e3);
-  // The step keeps 2 cores busy: the worker and the step share them, both 1.5x slower (a step
-  // of 395, a batch every 535): utilization rises more than the samples a second do.
-  facts.input_pool->step_cores = 2;
+  // The step keeps 1.5 of 2 cores busy: the worker takes the half core the step leaves, and
+  // the rest of its 357 from one of the step's threads, which the other waits for: the step
+  // grows by that time, 263 + 357 - 0.5 * step, to 413.3 (a batch every 413.3, not 357).
+  facts.input_pool->step_cores = 1.5;
   recs = recommend(r, facts);
   ASSERT_FALSE(recs.empty());
   EXPECT_EQ(recs[0].action(), "DataLoader(num_workers=1)");
-  EXPECT_NEAR(recs[0].predicted_device_util, 263.0 / 357, 0.01);
-  EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 535.5, 16e9 / 535.5 * 0.01);
-  EXPECT_NE(recs[0].predicted_effect.find("25806452 -> 2987"), std::string::npos)
-      << recs[0].predicted_effect;
-  // A batch that costs more than twice the step: the worker, 1.5x slower beside the step,
-  // makes a batch no sooner than the loop does by itself. The advice says so instead of a
-  // utilization that does not pay.
-  facts.input_pool->fetch_ns = 6000;
-  r = report_with(2630, 6000, 0);
-  r.steps = 10;
+  EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / (620 / 1.5), 16e9 / 413.3 * 1e-3);
+  EXPECT_NEAR(recs[0].predicted_device_util, 1.0, 1e-3);
+  // The step keeps both cores busy: every moment of the worker's stretches it (263 + 357, a
+  // period of 620 as today): a worker only moves the loading into the step. The advice says so
+  // instead of a utilization that does not pay.
+  facts.input_pool->step_cores = 2;
   recs = recommend(r, facts);
   ASSERT_FALSE(recs.empty());
   EXPECT_EQ(recs[0].kind, "num_workers");
   EXPECT_TRUE(recs[0].input_settings.empty());
   EXPECT_EQ(recs[0].action(),
             "keep DataLoader(num_workers=0): more workers would not make the steps faster");
+  EXPECT_NE(recs[0].reason.find("keeps 2.0 of 2 cores busy; 1 worker beside it would stretch it"),
+            std::string::npos)
+      << recs[0].reason;
+  // A batch that costs more than twice the step: the same, whatever the cores.
+  facts.input_pool->fetch_ns = 6000;
+  r = report_with(2630, 6000, 0);
+  r.steps = 10;
+  recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs[0].action(),
+            "keep DataLoader(num_workers=0): more workers would not make the steps faster");
   EXPECT_NE(recs[0].reason.find("keeps 2.0 of 2 cores busy"), std::string::npos) << recs[0].reason;
+}
+
+TEST(Recommendation, PackingForAStepOfTwoThreadsCountsTheLoadersTimeInTheStep) {
+  // The loop of cpu_loop_facts() with a step that keeps both cores busy (torch's two intra-op
+  // threads), and gpufeed packing batches of 16 at 72 core-ns a batch: the loader's threads
+  // take a core from one of the step's threads for all of it, the step grows to 263 + 72.
+  GapReport r;
+  PoolFacts facts = packed_cpu_loop_facts(r, 72);
+  facts.input_pool->step_cores = 2;
+  facts.input_pool->packed_core_ns_per_sample = 72.0 / 16;
+  auto recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  ASSERT_EQ(recs[0].kind, "pack");
+  EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 335, 16e9 / 335 * 1e-3);
+  // Where the run's wall is known, the prediction is the run's samples a second, with its time
+  // outside the steps (start-up, evaluation) as it was: 10 batches of 16 in 620 each and 1800
+  // besides, 160 samples in 8000 today; 10 * 335 + 1800 with the loader.
+  facts.input_pool->run_wall_ns = 8000;
+  facts.input_pool->run_samples = 160;
+  recs = recommend(r, facts);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_NEAR(recs[0].predicted_samples_per_s, 160e9 / 5150, 160e9 / 5150 * 1e-3);
+  EXPECT_NE(recs[0].predicted_effect.find("20000000 -> 31067961 samples/s"), std::string::npos)
+      << recs[0].predicted_effect;
 }
 
 TEST(Recommendation, PackingForAOneThreadCpuStepCountsTheCoresTheStepLeaves) {

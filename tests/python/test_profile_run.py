@@ -141,6 +141,30 @@ def test_code_after_the_last_batch_is_not_a_step():
     assert reads["count"] == 16 and reads["sites"][0]["where"].endswith(f":{line}"), reads
 
 
+def test_the_run_ends_with_the_loop_not_with_the_remedy_measured_after_it(synthetic_file):
+    # A gpufeed.Loader feeds the loop, then a DataLoader whose items are its cost: the profile's
+    # exit measures the pack remedy (a child process, a second or more). The run's wall, and
+    # its samples a second, are the loop's: the measurement after it is not part of them.
+    loader = gpufeed.Loader(synthetic_file, batch_size=50)
+    slow = DataLoader(CostlyDataset(48, 0.004), batch_size=8)
+    with gpufeed.profile() as prof:
+        began = time.monotonic()
+        for _ in range(2):
+            for _ in loader:
+                time.sleep(0.002)
+        for _ in slow:
+            time.sleep(0.002)
+        loop_s = time.monotonic() - began
+        exit_began = time.monotonic()
+    exit_s = time.monotonic() - exit_began
+    results = prof.results()
+    (fed,) = [i for i in results["inputs"] if i["diagnosed"]]
+    assert fed["packed_sample"]["items"] > 0, fed  # the remedy was measured at the exit
+    assert exit_s > 0.3, exit_s  # ... which took time: the check below can fail
+    assert loop_s - 0.2 <= results["wall_s"] <= loop_s + 0.1, (results["wall_s"], loop_s, exit_s)
+    assert results["samples"] == 2000, results["samples"]  # the Loader's two epochs
+
+
 def test_the_torch_in_use_is_checked_before_its_internals_are_patched():
     from gpufeed._profile import torch_patches
 

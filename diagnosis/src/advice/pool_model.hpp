@@ -29,21 +29,8 @@ struct PoolModel {
   /// the process's other threads, the profile's own).
   static constexpr double kOneThread = 1.2;
 
-  /// What a CPU step's time is multiplied by when `busy` worker cores run beside it: the
-  /// share of the cores it lacks.
-  [[nodiscard]] double crowding(double busy) const {
-    if (step_cores <= 0 || cores <= 0) return 1.0;
-    return std::max(1.0, (step_cores + busy) / cores);
-  }
-  /// Today's: each worker busy making its batches (no workers: the loop loads between steps).
-  [[nodiscard]] double crowding_now() const {
-    return crowding(workers == 0 ? 0.0 : std::min<double>(workers, c / std::max(period_now, 1.0)));
-  }
   /// The loop when `n` suppliers make batches that cost `cost` core-ns each: the period of a
-  /// step and the step's own busy time. Where a CPU step of several threads (torch's intra-op
-  /// pool) and the workers want more cores than there are, both run slower by the crowding (a
-  /// fixed point, damped: the workers' load depends on the period it sets): a parallel step
-  /// waits for its slowest thread.
+  /// step and the step's own busy time.
   struct Point {
     double period = 0;
     double busy = 0;
@@ -56,15 +43,29 @@ struct PoolModel {
       // the loop leaves them: cores * period >= cost + the loop's own core-time.
       return {std::max({q + serial, cost / k, (cost + step_cores * q) / cores}), b};
     }
-    double slow = 1.0;
     Point p{std::max(q + serial, cost / k), b};
+    if (step_cores <= 0 || cores <= 0) return p;
+    // A step of several threads (torch's intra-op pool) runs at the pace of its slowest
+    // thread: the suppliers' core-time that the cores it leaves idle cannot take (cores -
+    // step_cores while it runs, all but the loop's own thread between steps) takes a core from
+    // one of its threads, and the others wait for that one at their next barrier. The step
+    // grows by that whole time, not by a fair share of it (pytorch/examples' imagenet main.py
+    // on 2 cores, a step of 1.97 cores: 173 ms beside no loading, 231 ms beside 72 core-ms of
+    // decoding a step, where a fair share said 206). A fixed point, damped: the time between
+    // steps, where the suppliers run free, depends on the step.
+    const double base = std::max(b - displaced(workers == 0 ? 0.0 : c, period_now, b), 0.5 * b);
     for (int i = 0; i < 64; ++i) {
-      const double working = std::min(k, cost * slow / std::max(p.period, 1.0));
-      slow = 0.5 * slow + 0.5 * crowding(working) / crowding_now();
-      p.busy = b * slow;
-      p.period = std::max((q + serial) * slow, cost * slow / k);
+      p.busy = 0.5 * p.busy + 0.5 * (base + displaced(cost, p.period, p.busy));
+      p.period = std::max(q - b + p.busy + serial, cost / k);
     }
     return p;
+  }
+  /// The suppliers' core-time a step of `busy` ns in a period of `period` ns takes from the
+  /// step's threads: `cost` less what the cores the step leaves idle take.
+  [[nodiscard]] double displaced(double cost, double period, double busy) const {
+    const double idle_beside = std::max(0.0, cores - step_cores) * busy;
+    const double between = std::max(0.0, cores - 1) * std::max(0.0, period - busy);
+    return std::max(0.0, cost - idle_beside - between);
   }
   /// at(), with the step as long as it would be after that point's wait for input. A step
   /// after a wait runs on cold caches (a halted core, the loading's data in them): today's step
@@ -88,8 +89,19 @@ struct PoolModel {
   [[nodiscard]] static double util(const Point& p) {
     return std::min(1.0, p.busy / std::max(p.period, 1.0));
   }
-  /// Samples a second the loop takes at a step period of `period` ns; today's at period_now.
+  /// The run's time outside its steps' periods (its start, evaluation, checkpoints: what the
+  /// advice does not change), its samples and its batches; outside < 0: the run's wall is not
+  /// known (a trace), the figures are the steps' alone.
+  double outside = -1;
+  double run_samples = 0;
+  double run_batches = 0;
+  /// Samples a second the loop takes at a step period of `period` ns, over the whole run where
+  /// its wall is known (today's at period_now: the run's own figure); -1: a batch's samples
+  /// are not known.
   [[nodiscard]] double samples_per_s(double period) const {
+    if (outside >= 0 && run_samples > 0) {
+      return run_samples * 1e9 / std::max(outside + run_batches * period, 1.0);
+    }
     return samples > 0 ? samples * 1e9 / std::max(period, 1.0) : -1;
   }
   /// The samples a second `n` workers make.

@@ -196,6 +196,11 @@ std::optional<PoolModel> pool_model(const GapReport& r, const InputPoolFacts& p,
   m.period_now = window(r) / steps;
   m.wait_now = idle(r, GapCause::input_wait) / steps;
   m.warm = static_cast<double>(p.warm_step_ns);
+  if (p.run_wall_ns > 0 && p.run_samples > 0) {
+    m.run_samples = static_cast<double>(p.run_samples);
+    m.run_batches = batches;
+    m.outside = std::max(0.0, static_cast<double>(p.run_wall_ns) - batches * m.period_now);
+  }
   return m;
 }
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import time
 from typing import Any, Optional
 
 from .. import _native
@@ -37,6 +36,9 @@ def input_pool(prof: Any, failed: bool) -> Optional[_native.InputPoolFacts]:
     pool.cuda = bool(dataloaders.cuda_batches)
     pool.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
     pool.step_cores = facts["step_cores"] = _step_cores(prof)
+    # The run's samples a second as results() gives them: the advice predicts that figure.
+    pool.run_wall_ns = prof.clock.exited_ns - prof.clock.entered_ns
+    pool.run_samples = facts.get("samples") or fetches.samples
     warm = prof.probes.warm_steps.get(key)
     if warm:
         pool.warm_step_ns = facts["warm_step_ns"] = int(statistics.median(warm))
@@ -72,8 +74,8 @@ def _step_cores(prof: Any) -> float:
     over the steps' wall time. The waits' CPU time is the input's, not the step's: the loading
     a loop without workers does itself (and the intra-op threads its transforms start), the
     batches a loop with workers takes from them."""
-    wall = _native.now_ns() - prof.clock.entered_ns - prof.waits.wait_ns
-    cpu = time.process_time_ns() - prof.clock.entered_cpu_ns - prof.waits.wait_cpu_ns
+    wall = prof.clock.exited_ns - prof.clock.entered_ns - prof.waits.wait_ns
+    cpu = prof.clock.exited_cpu_ns - prof.clock.entered_cpu_ns - prof.waits.wait_cpu_ns
     return max(0.0, cpu / wall) if wall > 0 else 0.0
 
 
@@ -81,7 +83,7 @@ def _dataset_is_the_cost(prof: Any, fetches: FetchCounters, dataset: Any) -> boo
     """The loop waited for input (TF's "moderately input-bound" or worse) and the dataset's
     items, not collate, took the workers' time: worth measuring what packing it would give.
     Only map-style datasets (len() and [i]) can be packed."""
-    elapsed = _native.now_ns() - prof.clock.entered_ns
+    elapsed = prof.clock.exited_ns - prof.clock.entered_ns
     return (
         dataset is not None and hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
         and elapsed > 0 and prof.waits.wait_ns / elapsed >= 0.05 and fetches.samples > 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any, Optional
 
 from .. import _native, _profile_state
@@ -21,6 +22,7 @@ def finish(prof: Any, error: Optional[BaseException], started: bool = True) -> N
     """Ends profile `prof`; `error`: the exception the loop ended with, if any. `started`:
     False when its start failed (then it is only undone)."""
     prof.clock.exited_ns = _native.now_ns()
+    prof.clock.exited_cpu_ns = time.process_time_ns()
     if not started:
         _stop(prof)
         return
@@ -80,6 +82,12 @@ def _diagnose(prof: Any, native: Any, failed: bool) -> None:
         loop.deterministic = bool(torch.are_deterministic_algorithms_enabled())
     prof._rank, prof._world_size = _job_place(torch)
     loop.rank, loop.world_size = prof._rank, prof._world_size
+    # The loader's counters as the run ended: measuring a remedy below is not part of it.
+    busiest = prof._busiest_loader()
+    input_facts = None
+    if busiest is not None:
+        source, baseline, loop.epochs = busiest
+        input_facts = source.profile_facts(baseline)
     dataloaders = prof._dataloaders
     dataloaders.settle()
     dataloaders.add_fetch_ranges(native)
@@ -87,13 +95,7 @@ def _diagnose(prof: Any, native: Any, failed: bool) -> None:
     loop.habits = loop_habits(prof.habits, torch)
     dataloaders.datasets.clear()
     prof.waits.last_batch = prof.waits.last_storages = prof.waits.previous_batch = None
-    busiest = prof._busiest_loader()
-    if busiest is None:
-        prof._report = native.finish(None, loop)
-    else:
-        source, baseline, epochs = busiest
-        loop.epochs = epochs
-        prof._report = native.finish(source.profile_facts(baseline), loop)
+    prof._report = native.finish(input_facts, loop)
     prof._finished_facts = run_facts(prof)
     outputs.write_outputs(prof)
 

@@ -19,6 +19,7 @@ class Clock:
     entered_ns: int = 0
     entered_cpu_ns: int = 0
     exited_ns: int = 0
+    exited_cpu_ns: int = 0
 
 
 @dataclasses.dataclass

@@ -53,6 +53,11 @@ struct InputPoolFacts {
   /// waits. 0: not measured (a loop too short for a probe, steps that draw the random numbers
   /// the loading in the process draws, or the probe turned off).
   std::int64_t warm_step_ns = 0;
+  /// The run's wall time and the samples the loop took in it (its samples a second, as the
+  /// profile reports them): the advice predicts that figure, with the time outside the steps
+  /// (start-up, evaluation, checkpoints) as it was. 0: the steps' figures alone (a trace).
+  std::int64_t run_wall_ns = 0;
+  std::uint64_t run_samples = 0;
 };
 
 /// A DataLoader with num_workers=0 as a torch.profiler trace shows it: each
