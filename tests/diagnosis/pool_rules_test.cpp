@@ -209,6 +209,23 @@ TEST(Recommendation, PackingForAStepOfTwoThreadsCountsTheLoadersTimeInTheStep) {
       << recs[0].predicted_effect;
 }
 
+TEST(Recommendation, AdviceIsRankedBySamplesASecondWhereAStepOnTheCpuIsSlowedByTheInput) {
+  // A step of 1.5 of 2 cores: a worker would fill the step's time (a utilization of 100%) and
+  // stretch it to 413; packing, 72 core-ns a batch, fits in the half core the step leaves (100%
+  // too, at a period of 263). The one with more samples a second comes first.
+  GapReport r;
+  PoolFacts facts = packed_cpu_loop_facts(r, 72);
+  facts.input_pool->step_cores = 1.5;
+  facts.input_pool->packed_core_ns_per_sample = 72.0 / 16;
+  const auto recs = recommend(r, facts);
+  ASSERT_GE(recs.size(), 2u);
+  EXPECT_EQ(recs[0].kind, "pack");
+  EXPECT_EQ(recs[1].kind, "num_workers");
+  EXPECT_NEAR(recs[0].predicted_samples_per_s, 16e9 / 263, 16e9 / 263 * 1e-3);
+  EXPECT_NEAR(recs[1].predicted_samples_per_s, 16e9 / (620 / 1.5), 16e9 / 413.3 * 1e-3);
+  EXPECT_GE(recs[1].predicted_device_util, recs[0].predicted_device_util);
+}
+
 TEST(Recommendation, PackingForAOneThreadCpuStepCountsTheCoresTheStepLeaves) {
   // A one-thread CPU step of 263 on 2 cores; gpufeed made batches of 16 at a rate that costs
   // 300 core-ns a batch on both cores. The step keeps its core and runs as fast: the loader has

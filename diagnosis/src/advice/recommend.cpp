@@ -45,16 +45,26 @@ std::vector<Recommendation> recommend(const GapReport& report, const PipelineFac
   if (per_step <= 0 && pool && pool->batches > 0) {
     per_step = static_cast<double>(pool->samples) / static_cast<double>(pool->batches);
   }
+  double now = -1;
   if (per_step > 0 && report.steps > 0 && report.device_util > 0) {
-    const double now = per_step * static_cast<double>(report.steps) * 1e9 / window(report);
+    now = per_step * static_cast<double>(report.steps) * 1e9 / window(report);
     for (Recommendation& rec : out) {
       if (rec.predicted_samples_per_s < 0 && rec.predicted_device_util >= 0) {
         rec.predicted_samples_per_s = now * rec.predicted_device_util / report.device_util;
       }
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const Recommendation& a, const Recommendation& b) {
-    return a.predicted_device_util > b.predicted_device_util;
+  // By predicted gain: samples a second over today's where known (a CPU step that the input's
+  // work slows gains less than its utilization says), else utilization over today's.
+  const auto gain = [&](const Recommendation& rec) {
+    if (now > 0 && rec.predicted_samples_per_s > 0) return rec.predicted_samples_per_s / now;
+    if (rec.predicted_device_util >= 0 && report.device_util > 0) {
+      return rec.predicted_device_util / report.device_util;
+    }
+    return -1.0;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Recommendation& a, const Recommendation& b) {
+    return gain(a) > gain(b);
   });
   return out;
 }
