@@ -3,12 +3,13 @@
 
 Each image is a smooth two-colour gradient with soft shapes (ellipses, polygons, rectangles),
 a blur, fine sensor-like noise and a little texture, of a random size between 400x300 and
-1200x900 (either orientation), saved by Pillow: JPEG at quality 90 (the default), PNG at
+1200x900 (either orientation; --size WxH: every image that size, as a camera's photos are),
+saved by Pillow: JPEG at quality 90 (the default), PNG at
 Pillow's default compression, or lossy WebP at quality 90. Every 20th image is grayscale; with
 PNG and WebP every 10th other one has an alpha channel. Deterministic for a given --seed.
 
     /usr/bin/python3 bench/jpeg/make_photos.py OUT_DIR [--count 300] [--classes 10] [--seed 0]
-        [--format jpeg|png|webp]
+        [--format jpeg|png|webp] [--size 1500x2000]
 """
 import argparse
 import os
@@ -66,7 +67,9 @@ def main():
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--format", choices=("jpeg", "png", "webp"), default="jpeg")
+    parser.add_argument("--size", default="", help="WxH of every image (default: random)")
     args = parser.parse_args()
+    size = tuple(int(v) for v in args.size.lower().split("x")) if args.size else None
     rng = np.random.default_rng(args.seed)
     total = 0
     for i in range(args.count):
@@ -76,6 +79,8 @@ def main():
         width, height = int(rng.integers(400, 1201)), int(rng.integers(300, 901))
         if rng.random() < 0.5:
             width, height = height, width
+        if size:
+            width, height = size
         image = photo(rng, width, height)
         if i % 20 == 19:
             image = image.convert("L")

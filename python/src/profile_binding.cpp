@@ -277,7 +277,8 @@ void bind_profile(nb::module_& m) {
       .def_rw("step_cores", &diagnosis::InputPoolFacts::step_cores)
       .def_rw("warm_step_ns", &diagnosis::InputPoolFacts::warm_step_ns)
       .def_rw("run_wall_ns", &diagnosis::InputPoolFacts::run_wall_ns)
-      .def_rw("run_samples", &diagnosis::InputPoolFacts::run_samples);
+      .def_rw("run_samples", &diagnosis::InputPoolFacts::run_samples)
+      .def_rw("other_cores", &diagnosis::InputPoolFacts::other_cores);
   m.def("per_rank_path", &diagnosis::per_rank_path, nb::arg("path"), nb::arg("rank"),
         nb::arg("world_size"));
 

@@ -209,6 +209,24 @@ TEST(Recommendation, PackingForAStepOfTwoThreadsCountsTheLoadersTimeInTheStep) {
       << recs[0].predicted_effect;
 }
 
+TEST(Recommendation, TheCoresOtherProcessesKeepBusyAreNotTheLoadersToTake) {
+  // A step of 1.5 of 2 cores leaves half a core, where the loader's 72 core-ns a batch fit: a
+  // period of 263. With other processes keeping half a core busy on average, that half is
+  // theirs: the loader's time lengthens the step, 263 + 72.
+  GapReport r;
+  PoolFacts facts = packed_cpu_loop_facts(r, 72);
+  facts.input_pool->step_cores = 1.5;
+  facts.input_pool->packed_core_ns_per_sample = 72.0 / 16;
+  ASSERT_EQ(recommend(r, facts)[0].kind, "pack");
+  EXPECT_NEAR(recommend(r, facts)[0].predicted_samples_per_s, 16e9 / 263, 16e9 / 263 * 1e-3);
+  facts.input_pool->other_cores = 0.5;
+  ASSERT_EQ(recommend(r, facts)[0].kind, "pack");
+  EXPECT_NEAR(recommend(r, facts)[0].predicted_samples_per_s, 16e9 / 335, 16e9 / 335 * 1e-3);
+  // More than the cores but one: the loop keeps one.
+  facts.input_pool->other_cores = 5;
+  EXPECT_NEAR(recommend(r, facts)[0].predicted_samples_per_s, 16e9 / 335, 16e9 / 335 * 1e-3);
+}
+
 TEST(Recommendation, AdviceIsRankedBySamplesASecondWhereAStepOnTheCpuIsSlowedByTheInput) {
   // A step of 1.5 of 2 cores: a worker would fill the step's time (a utilization of 100%) and
   // stretch it to 413; packing, 72 core-ns a batch, fits in the half core the step leaves (100%

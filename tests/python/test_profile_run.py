@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import inspect
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -163,6 +165,23 @@ def test_the_run_ends_with_the_loop_not_with_the_remedy_measured_after_it(synthe
     assert exit_s > 0.3, exit_s  # ... which took time: the check below can fail
     assert loop_s - 0.2 <= results["wall_s"] <= loop_s + 0.1, (results["wall_s"], loop_s, exit_s)
     assert results["samples"] == 2000, results["samples"]  # the Loader's two epochs
+
+
+def test_the_cores_other_processes_keep_busy_are_in_the_pools_facts():
+    # Another process spins on one core while the loop runs: the advice's model must not give
+    # that core to the loader. The facts say how many cores others kept busy.
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.2)
+        loader = DataLoader(CostlyDataset(96, 0.004), batch_size=8)
+        with gpufeed.profile(measure_pack=False) as prof:
+            for _ in loader:
+                time.sleep(0.002)
+    finally:
+        spinner.kill()
+        spinner.wait()
+    (fed,) = [i for i in prof.results()["inputs"] if i["diagnosed"]]
+    assert fed["other_cores"] >= 0.6, fed
 
 
 def test_the_torch_in_use_is_checked_before_its_internals_are_patched():

@@ -19,6 +19,7 @@ struct PoolModel {
   unsigned workers = 0;   ///< today's
   double step_cores = 0;  ///< cores a CPU step keeps busy (0: a device step)
   double cores = 0;       ///< cores there are (0: unknown)
+  double others = 0;      ///< of them, kept busy by the machine's other processes
   double period_now = 0;  ///< today's period of a step, waits included
   double wait_now = 0;    ///< today's wait for input a step
   double warm = 0;        ///< a step's busy time with no wait before it (0: not measured)
@@ -41,7 +42,7 @@ struct PoolModel {
       // A step on one thread keeps its core (the scheduler runs the thread that slept through
       // its wait for input first) and runs as fast as today; the suppliers get the core-time
       // the loop leaves them: cores * period >= cost + the loop's own core-time.
-      return {std::max({q + serial, cost / k, (cost + step_cores * q) / cores}), b};
+      return {std::max({q + serial, cost / k, (cost + step_cores * q) / free_cores()}), b};
     }
     Point p{std::max(q + serial, cost / k), b};
     if (step_cores <= 0 || cores <= 0) return p;
@@ -60,11 +61,14 @@ struct PoolModel {
     }
     return p;
   }
+  /// The cores the loop and its input share: those the machine's other processes leave, at
+  /// least one.
+  [[nodiscard]] double free_cores() const { return std::max(1.0, cores - others); }
   /// The suppliers' core-time a step of `busy` ns in a period of `period` ns takes from the
   /// step's threads: `cost` less what the cores the step leaves idle take.
   [[nodiscard]] double displaced(double cost, double period, double busy) const {
-    const double idle_beside = std::max(0.0, cores - step_cores) * busy;
-    const double between = std::max(0.0, cores - 1) * std::max(0.0, period - busy);
+    const double idle_beside = std::max(0.0, free_cores() - step_cores) * busy;
+    const double between = std::max(0.0, free_cores() - 1) * std::max(0.0, period - busy);
     return std::max(0.0, cost - idle_beside - between);
   }
   /// at(), with the step as long as it would be after that point's wait for input. A step

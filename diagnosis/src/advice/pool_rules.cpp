@@ -193,6 +193,7 @@ std::optional<PoolModel> pool_model(const GapReport& r, const InputPoolFacts& p,
   m.workers = p.workers;
   m.step_cores = p.step_cores;
   m.cores = cores;
+  m.others = std::clamp(p.other_cores, 0.0, std::max(0.0, static_cast<double>(cores) - 1));
   m.period_now = window(r) / steps;
   m.wait_now = idle(r, GapCause::input_wait) / steps;
   m.warm = static_cast<double>(p.warm_step_ns);

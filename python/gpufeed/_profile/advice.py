@@ -39,6 +39,7 @@ def input_pool(prof: Any, failed: bool) -> Optional[_native.InputPoolFacts]:
     # The run's samples a second as results() gives them: the advice predicts that figure.
     pool.run_wall_ns = prof.clock.exited_ns - prof.clock.entered_ns
     pool.run_samples = facts.get("samples") or fetches.samples
+    pool.other_cores = facts["other_cores"] = _other_cores(prof, fetches, pool.workers)
     warm = prof.probes.warm_steps.get(key)
     if warm:
         pool.warm_step_ns = facts["warm_step_ns"] = int(statistics.median(warm))
@@ -77,6 +78,19 @@ def _step_cores(prof: Any) -> float:
     wall = prof.clock.exited_ns - prof.clock.entered_ns - prof.waits.wait_ns
     cpu = prof.clock.exited_cpu_ns - prof.clock.entered_cpu_ns - prof.waits.wait_cpu_ns
     return max(0.0, cpu / wall) if wall > 0 else 0.0
+
+
+def _other_cores(prof: Any, fetches: FetchCounters, workers: int) -> float:
+    """Cores the machine's other processes kept busy over the run, on average: the machine's
+    busy CPU time on this process's cores less this process's own and its DataLoader workers'
+    (their fetches' time). A step and a loader share what is left."""
+    clock = prof.clock
+    wall = clock.exited_ns - clock.entered_ns
+    if clock.entered_machine_ns < 0 or clock.exited_machine_ns < 0 or wall <= 0:
+        return 0.0
+    busy = clock.exited_machine_ns - clock.entered_machine_ns
+    own = clock.exited_cpu_ns - clock.entered_cpu_ns + (fetches.fetch_ns if workers else 0)
+    return max(0.0, (busy - own) / wall)
 
 
 def _dataset_is_the_cost(prof: Any, fetches: FetchCounters, dataset: Any) -> bool:

@@ -16,6 +16,7 @@ from . import advice, outputs, torch_patches
 from .habits import loop_habits, unwatch_habits
 from .reports import death_notes, explain_failure
 from .run import trends
+from .state import machine_busy_ns
 
 
 def finish(prof: Any, error: Optional[BaseException], started: bool = True) -> None:
@@ -23,6 +24,7 @@ def finish(prof: Any, error: Optional[BaseException], started: bool = True) -> N
     False when its start failed (then it is only undone)."""
     prof.clock.exited_ns = _native.now_ns()
     prof.clock.exited_cpu_ns = time.process_time_ns()
+    prof.clock.exited_machine_ns = machine_busy_ns()
     if not started:
         _stop(prof)
         return

@@ -15,7 +15,7 @@ from .habits import watch_habits
 from .live import LiveFigures, RunRecord
 from .ranges import _Range, _StepRange, add_cupti_directories
 from .timing import InputTiming
-from .state import Clock, Habits, Probes, Steps, Waits
+from .state import Clock, Habits, Probes, Steps, Waits, machine_busy_ns
 from .watchdog import Watchdog
 
 
@@ -167,6 +167,7 @@ class profile(InputTiming):
             self._native = _native.Profile(cuda)
             self.clock.entered_ns = _native.now_ns()
             self.clock.entered_cpu_ns = time.process_time_ns()
+            self.clock.entered_machine_ns = machine_busy_ns()
             _profile_state.active = self
         self._run = RunRecord(self._totals, self.clock.entered_ns, *self._live)
         self._watchdog = Watchdog(self, self._stall)

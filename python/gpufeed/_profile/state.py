@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import os
 from typing import Any, Optional
 
 from .. import _native
@@ -20,6 +21,30 @@ class Clock:
     entered_cpu_ns: int = 0
     exited_ns: int = 0
     exited_cpu_ns: int = 0
+    # The machine's busy CPU time on the cores the process may run on, every process's
+    # (machine_busy_ns(); -1: unknown).
+    entered_machine_ns: int = -1
+    exited_machine_ns: int = -1
+
+
+def machine_busy_ns() -> int:
+    """The CPU time the cores this process may run on have spent busy since boot, every
+    process's (user, nice, system, irq, softirq, steal in /proc/stat), in ns; -1 where it cannot
+    be read."""
+    try:
+        allowed = os.sched_getaffinity(0)
+        ticks = 0
+        with open("/proc/stat") as f:
+            for line in f:
+                if not (line.startswith("cpu") and line[3:4].isdigit()):
+                    continue
+                name, *fields = line.split()
+                if int(name[3:]) in allowed:
+                    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, fields[:8])
+                    ticks += user + nice + system + irq + softirq + steal
+        return ticks * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, AttributeError):
+        return -1
 
 
 @dataclasses.dataclass

@@ -58,6 +58,10 @@ struct InputPoolFacts {
   /// (start-up, evaluation, checkpoints) as it was. 0: the steps' figures alone (a trace).
   std::int64_t run_wall_ns = 0;
   std::uint64_t run_samples = 0;
+  /// Cores the machine's other processes kept busy over the run, on average (its busy CPU time
+  /// on the process's cores less the process's own and its workers'): the step and the loader
+  /// share what they leave. 0: none, or not known.
+  double other_cores = 0;
 };
 
 /// A DataLoader with num_workers=0 as a torch.profiler trace shows it: each
