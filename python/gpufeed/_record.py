@@ -89,7 +89,7 @@ class DeprecatedMapping:
         if name not in warned:
             warned.add(name)
             fields = {f.name for f, _ in _fields(type(self))}
-            instead = f".{key}" if key in fields else "its attributes"
+            instead = f".{key}" if isinstance(key, str) and key in fields else "its attributes"
             warnings.warn(
                 f"gpufeed: reading a {name} as a dict is deprecated and will be removed in the "
                 f"next release: use {instead} or .to_dict()", DeprecationWarning, stacklevel=3)
