@@ -12,13 +12,14 @@ from .._stats import DecodeStats
 
 @dataclass(frozen=True, repr=False)
 class IdleByCause(Record):
-    """The device's idle time by cause, each a share of the steps' time (0 to 1).
+    """The device's idle time by cause, each a share of the steps' time (0 to 1); the causes
+    but input_wait are None when there was nothing to analyze (no steps).
 
     Attributes:
         input_wait: Waiting for the next batch.
-        host_sync: Host syncs (``.item()``, ``.cpu()``, ``synchronize``); None without CUPTI.
-        launch: Launch overhead; None without CUPTI.
-        other: The rest; None without CUPTI.
+        host_sync: Host syncs (``.item()``, ``.cpu()``, ``synchronize``).
+        launch: Launch overhead.
+        other: The rest.
         extra: Keys this version has no field for.
     """
 
@@ -150,7 +151,8 @@ class ProfileResults(DeprecatedMapping, Record):
 
     Attributes:
         samples_per_s: Samples a second the loop took in.
-        device_util: The device's busy share of the steps' time; None without CUPTI.
+        device_util: The device's busy share of the steps' time (CUPTI's kernels on a CUDA
+            device, the steps elsewhere); None when there was nothing to analyze.
         idle_by_cause: The idle time by cause.
         bottleneck_stage: The input stage that holds the loop back, or None.
         stages: Each stage's work, by name, of the gpufeed.Loader that fed the loop; empty
