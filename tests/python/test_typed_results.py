@@ -140,6 +140,15 @@ def test_profile_results_of_a_gpufeed_loader_type_its_stages(synthetic_file):
     assert results.stages["read"].items > 0
 
 
+def test_a_profile_with_nothing_to_analyze_has_no_verdict_key():
+    with gpufeed.profile() as prof:
+        pass  # no batch, no step
+    results = prof.results()
+    assert_typed(results, gpufeed.ProfileResults, "results")
+    assert results.verdict is None and results.steps == 0
+    assert "verdict" not in results.to_dict() and "device_util" in results.to_dict()
+
+
 def test_reading_as_a_dict_warns_once_a_class_with_the_same_values(synthetic_file, tmp_path,
                                                                     monkeypatch):
     monkeypatch.setattr(_record, "warned", set())  # as in a process that has not read one yet
