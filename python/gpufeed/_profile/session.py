@@ -300,12 +300,13 @@ class profile(InputTiming):
         return text + outputs.run_lines(self._run_facts())
 
     def results(self) -> ProfileResults:
-        """The diagnosis as data (``.to_dict()``: the JSON ``json=`` writes): pipebench's
-        --json keys (samples_per_s, device_util, idle_by_cause, bottleneck_stage, verdict,
-        stages, echo, practices, profile, ...), and ``inputs``: the DataLoaders the loop read, each with its settings and its own counters
-        (batches, samples, fetches, starts), its ``role`` ("training" or "evaluation", by the
-        modules its batches went through) and whether it is the one ``diagnosed``: the one
-        that fed the training steps, whose samples are ``samples``; ``run``: the whole run's
-        windows and epochs and their ``trends``; ``stalls``, ``worker_deaths`` and ``notes``
-        (what the profile could not watch)."""
+        """The diagnosis as data, a gpufeed.ProfileResults (``.to_dict()``: the JSON ``json=``
+        writes): pipebench's --json keys (samples_per_s, device_util, idle_by_cause,
+        bottleneck_stage, verdict, stages, echo, practices, profile, ...), and ``inputs``: the
+        DataLoaders the loop read, each with its settings and its own counters (batches,
+        samples, fetches, starts), its ``role`` ("training" or "evaluation", by the modules its
+        batches went through) and whether it is the one ``diagnosed``: the one that fed the
+        training steps, whose samples are ``samples``; ``run``: the whole run's windows and
+        epochs and their ``trends``; ``stalls``, ``worker_deaths`` and ``notes`` (what the
+        profile could not watch)."""
         return ProfileResults.from_dict(outputs.results(self, self._finished()))
