@@ -128,7 +128,7 @@ def loader_only(path, batch, size, decode, workers, device, batches=40, **extra)
     feed.close()
     loader.close()
     return {"images_per_s": batches * batch / wall, "busy_cores": (cpu_seconds() - c0) / wall,
-            "workers": stats.get("workers"), "decode": stats.get("decode")}
+            "workers": stats.workers, "decode": stats.decode.to_dict()}
 
 
 def pixel_agreement(path, size, device):

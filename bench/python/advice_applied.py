@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from imagenet_style import TRANSFORM, make_folder, model_and_optimizer, train  # noqa: E402
 
 
-def measure(batches, epochs: int) -> dict:
+def measure(batches, epochs: int) -> gpufeed.ProfileResults:
     model, optimizer = model_and_optimizer()
     with gpufeed.profile() as prof:
         for _ in range(epochs):
@@ -89,16 +89,16 @@ def main() -> None:
     for r in range(args.rounds):
         before = measure(DataLoader(dataset, batch_size=args.batch, shuffle=True,
                                     num_workers=args.workers), args.epochs)
-        advice = before["profile"]["recommendations"][0]
+        advice = before.profile["recommendations"][0]
         after = measure(apply(advice, dataset, work, args.batch), args.epochs)
-        row = {"advice": advice["action"], "before_samples_per_s": before["samples_per_s"],
+        row = {"advice": advice["action"], "before_samples_per_s": before.samples_per_s,
                "predicted_samples_per_s": advice["predicted_samples_per_s"],
-               "measured_samples_per_s": after["samples_per_s"],
-               "before_step_cores": next((i.get("step_cores") for i in before.get("inputs", [])
+               "measured_samples_per_s": after.samples_per_s,
+               "before_step_cores": next((i.get("step_cores") for i in before.inputs
                                           if i.get("step_cores") is not None), None),
-               "before_util": before["device_util"],
+               "before_util": before.device_util,
                "predicted_util": advice["predicted_device_util"],
-               "measured_util": after["device_util"]}
+               "measured_util": after.device_util}
         rows.append(row)
         print(f"round {r}: {advice['kind']}: {row['before_samples_per_s']:.0f} -> measured "
               f"{row['measured_samples_per_s']:.0f} samples/s, predicted "

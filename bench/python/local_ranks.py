@@ -86,7 +86,7 @@ def as_rank(data: str, workers: str, steps: int, out: str) -> None:
             samples += images.shape[0]
     end = time.time()
     report = {"rank": rank, "begin": begin, "end": end, "samples": samples,
-              "workers": loader.workers, "cpu_share": loader.stats()["cpu_share"]}
+              "workers": loader.workers, "cpu_share": loader.stats().cpu_share}
     with open(os.path.join(out, f"report.{rank}"), "w") as f:
         json.dump(report, f)
 

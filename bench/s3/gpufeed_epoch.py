@@ -70,7 +70,7 @@ def run(args):
         first_batch = first_batch or time.monotonic() - start
     seconds = time.monotonic() - start
     stats = loader.stats()
-    kept = {k: v for k, v in stats.items() if k in STATS_KEYS}
+    kept = {k: v for k, v in stats.to_dict().items() if k in STATS_KEYS}
     options = loader.options()
     return {"samples": samples, "seconds": seconds, "samples_per_s": samples / seconds,
             "construct_s": constructed, "first_batch_s": first_batch,

@@ -30,7 +30,7 @@ class SlowImages(TensorDataset):
         return super().__getitem__(index)
 
 
-def train(loader: DataLoader, step_s: float) -> dict:
+def train(loader: DataLoader, step_s: float) -> gpufeed.ProfileResults:
     """One epoch of a plain training loop inside gpufeed.profile; the profile's results."""
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 32 * 32, 10))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -57,9 +57,9 @@ def main() -> None:
 
     print("== before: DataLoader(num_workers=0)")
     before = train(DataLoader(dataset, batch_size=args.batch), args.step_ms / 1000)
-    advice = [r for r in before["profile"]["recommendations"] if r["kind"] == "num_workers"]
+    advice = [r for r in before.profile["recommendations"] if r["kind"] == "num_workers"]
     if not advice:
-        print(f"no num_workers advice: the loop is {before['verdict']}")
+        print(f"no num_workers advice: the loop is {before.verdict}")
         return
     workers = advice[0]["settings"][0]["value"]
     predicted = advice[0]["predicted_device_util"]
@@ -67,7 +67,7 @@ def main() -> None:
     print(f"== after: DataLoader(num_workers={workers}), as advised")
     after = train(DataLoader(dataset, batch_size=args.batch, num_workers=workers),
                   args.step_ms / 1000)
-    print(f"utilization {before['device_util']:.0%} -> {after['device_util']:.0%} "
+    print(f"utilization {before.device_util:.0%} -> {after.device_util:.0%} "
           f"(predicted {predicted:.0%}) with num_workers={workers}")
 
 

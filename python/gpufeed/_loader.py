@@ -10,6 +10,7 @@ import warnings
 from typing import Any, Iterator, Literal, Optional, Sequence, Tuple, Union
 
 from . import _native, _nvjpeg, _profile_state
+from ._stats import LoaderStats
 from ._transform import PLANNED_KEYWORDS, TransformPlan, check_on_batch, plan_transform
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -196,14 +197,14 @@ class Loader:
             workers for what they cannot keep up with; the CPU without engines). ``gpu`` and
             ``auto`` need ``device="cuda"``; libnvjpeg is found in PyPI's ``nvidia-nvjpeg``,
             torchvision's wheel or the CUDA toolkit. The engines' pixels differ from the CPU
-            decoder's by a few levels; ``stats()["decode"]`` counts where each image went.
+            decoder's by a few levels; ``stats().decode`` counts where each image went.
         size: The output ``(height, width)`` (or one int) of a jpeg-layout file or a crop.
         mean: Per-channel mean on the 0-255 scale; default: the file's /meta/mean, else 0.
         stddev: Per-channel std on the 0-255 scale; default: the file's /meta/std, else 255
             (output in [0, 1]).
         shard: ``(rank, world_size)``; default: ``RANK`` and ``WORLD_SIZE`` (torchrun).
         on_error: A sample that cannot be read or decoded: ``"fail"`` (PipelineError naming
-            it) or ``"skip"`` (counted in ``stats()``).
+            it) or ``"skip"`` (counted in ``stats().skipped_samples``).
         images: Your own file's images dataset.
         labels: Your own file's labels dataset; None: no labels.
         layout: Your own file's images layout, ``"nhwc"`` or ``"nchw"``.
@@ -473,10 +474,11 @@ class Loader:
         with self._lock:
             self._next_epoch = int(state["epoch"])  # `for ... in loader` continues it
 
-    def stats(self) -> dict:
+    def stats(self) -> LoaderStats:
         """Counters since the loader started (or reset_stats()): per-stage busy time and items,
-        queue depth, chunk cache, echo counts, memory."""
-        return json.loads(self._native.stats_json())
+        queue depth, chunk cache, echo counts, decode, memory (``.to_dict()``: the JSON
+        pipebench writes for them)."""
+        return LoaderStats.from_dict(json.loads(self._native.stats_json()))
 
     def reset_stats(self) -> None:
         self._native.reset_stats()

@@ -22,8 +22,8 @@ class InputSource(Protocol):
         """Whether the source was closed (its facts are then final)."""
         ...
 
-    def stats(self) -> dict:
-        """Its counters as a dict; ``stats()["samples"]`` the samples it delivered."""
+    def stats(self) -> Any:
+        """Its counters, a gpufeed.LoaderStats; ``stats().samples`` the samples it delivered."""
         ...
 
     def profile_snapshot(self) -> Any:

@@ -83,9 +83,9 @@ def test_cupti_finds_an_item_in_the_step(synthetic_file):
                     loss.item()  # a device-to-host copy: the host waits, the queue drains
                     time.sleep(0.002)
     results = prof.results()
-    check = {c["name"]: c for c in results["practices"]}["host_sync"]
-    assert check["status"] == "warn", prof.summary()
-    assert results["cupti"] is not None and results["cupti"]["records"] > 0
+    check = {c.name: c for c in results.practices}["host_sync"]
+    assert check.status == "warn", prof.summary()
+    assert results.cupti is not None and results.cupti.records > 0
 
 
 def engines_missing():
@@ -109,8 +109,8 @@ def test_decode_on_the_jpeg_engines_is_close_to_the_cpu_path(jpeg_file, decode):
     d = torch.cat([x.flatten() for x in differences])
     print(f"decode={decode} against decode=cpu: mean {d.mean():.2f}, max {d.max():.0f} levels")
     assert d.mean() < 4.0
-    stats = gpu.stats()["decode"]
-    assert stats["mode"] == decode
-    assert stats["engine_images"] + stats["cpu_images"] == 80
+    stats = gpu.stats().decode
+    assert stats.mode == decode
+    assert stats.engine_images + stats.cpu_images == 80
     if decode == "gpu":
-        assert stats["engine_images"] == 80 and stats["engines"]
+        assert stats.engine_images == 80 and stats.engines

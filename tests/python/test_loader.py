@@ -293,7 +293,7 @@ def test_by_default_a_damaged_image_fails_the_epoch(jpeg_file, tmp_path):
             run(size=(24, 32), **keywords)
         assert f"sample {broken}" in str(raised.value), keywords
     # The damage is one a loader may skip: only the default keeps it from doing so.
-    assert run(size=(24, 32), on_error="skip").stats()["skipped_samples"] == 1
+    assert run(size=(24, 32), on_error="skip").stats().skipped_samples == 1
 
 
 def test_properties_and_stats(synthetic_file):
@@ -304,15 +304,15 @@ def test_properties_and_stats(synthetic_file):
     for _ in loader.epoch(0):
         pass
     stats = loader.stats()
-    assert stats["batches"] == 10 and stats["samples"] == 1000
-    assert stats["fresh_batches"] == 10 and stats["echoed_batches"] == 0
-    assert set(stats["stages"]) == {"read", "decode", "assemble", "h2d", "normalize", "echo",
+    assert stats.batches == 10 and stats.samples == 1000
+    assert stats.fresh_batches == 10 and stats.echoed_batches == 0
+    assert set(stats.stages) == {"read", "decode", "assemble", "h2d", "normalize", "echo",
                                     "transform", "wait"}
-    assert stats["stages"]["read"]["items"] > 0 and stats["stages"]["normalize"]["busy_s"] > 0
-    assert stats["cache"]["chunk_reads"] == 32  # 1000 samples in chunks of 32
-    assert stats["memory"]["slot_bytes"] > 0
+    assert stats.stages["read"].items > 0 and stats.stages["normalize"].busy_s > 0
+    assert stats.cache.chunk_reads == 32  # 1000 samples in chunks of 32
+    assert stats.memory.slot_bytes > 0
     loader.reset_stats()
-    assert loader.stats()["batches"] == 0
+    assert loader.stats().batches == 0
     assert "10 batches per epoch" in repr(loader)
 
 
@@ -337,8 +337,8 @@ def test_echoes_are_reaugmented_in_a_python_loop(synthetic_file):
             assert bool((same | flipped).all())
             assert 0 < int(flipped.sum()) < 100, "every echo draws a new flip per sample"
     stats = loader.stats()
-    assert stats["fresh_batches"] == 10 and stats["echoed_batches"] == 20
-    assert stats["reaugmented_batches"] == 20
+    assert stats.fresh_batches == 10 and stats.echoed_batches == 20
+    assert stats.reaugmented_batches == 20
 
 
 def test_numpy_output_and_raw_dlpack_arrays(synthetic_file):
@@ -420,10 +420,10 @@ def test_decode_auto_on_the_cpu_decodes_there_and_counts_it(jpeg_file):
         loader = gpufeed.Loader(jpeg_file, decode="auto", **keywords)
     got = [images.clone() for images, _ in loader.epoch(0)]
     assert all(torch.equal(a, b) for a, b in zip(got, want)) and len(got) == len(want)
-    decode = loader.stats()["decode"]
-    assert decode["mode"] == "cpu"
-    assert decode["cpu_images"] == 80 and decode["engine_images"] == 0
-    assert decode["engines"] is None
+    decode = loader.stats().decode
+    assert decode.mode == "cpu"
+    assert decode.cpu_images == 80 and decode.engine_images == 0
+    assert decode.engines is None
 
 
 def test_nvjpeg_is_found_in_the_environments_wheels():

@@ -31,9 +31,9 @@ most = loader.workers
 for images, labels in loader:
     most = max(most, loader.workers)
 stats = loader.stats()
-tuned = [c["to"] for c in stats["tuning"] if c["knob"] == "workers"]
+tuned = [c.to for c in stats.tuning if c.knob == "workers"]
 report = {"rank": int(os.environ.get("RANK", "0")), "workers": loader.workers,
-          "most": max([most] + tuned), "cpu_share": stats["cpu_share"]}
+          "most": max([most] + tuned), "cpu_share": stats.cpu_share}
 if out:
     with open(f"{out}.{report['rank']}", "w") as f:
         json.dump(report, f)

@@ -34,11 +34,11 @@ def test_a_slow_read_stage_is_named_with_advice(synthetic_file, monkeypatch):
     with gpufeed.profile() as prof:
         run_loop(loader, prof, epochs=2, step_s=0.002)
     results = prof.results()
-    assert results["verdict"] == "highly input-bound", prof.summary()
-    assert results["bottleneck_stage"] == "read"
-    assert results["idle_by_cause"]["input_wait"] > 0.5
-    assert results["device_util"] < 0.5
-    recommendations = results["profile"]["recommendations"]
+    assert results.verdict == "highly input-bound", prof.summary()
+    assert results.bottleneck_stage == "read"
+    assert results.idle_by_cause.input_wait > 0.5
+    assert results.device_util < 0.5
+    recommendations = results.profile["recommendations"]
     assert recommendations, prof.summary()
     # Settings come as data, spelled as the Loader's keywords.
     for rec in recommendations:
@@ -55,22 +55,22 @@ def test_a_loop_the_loader_keeps_up_with(synthetic_file):
     with gpufeed.profile() as prof:
         run_loop(loader, prof, epochs=3, step_s=0.02)
     results = prof.results()
-    assert results["verdict"] == "not input-bound", prof.summary()
-    assert results["device_util"] > 0.8
-    assert results["bottleneck_stage"] is None  # nothing holds the loop back
+    assert results.verdict == "not input-bound", prof.summary()
+    assert results.device_util > 0.8
+    assert results.bottleneck_stage is None  # nothing holds the loop back
     assert "bottleneck stage" not in prof.summary()
-    assert results["steps"] == 30 and results["epochs"] == 3
-    assert results["echo"]["fresh_batches"] == 30
+    assert results.steps == 30 and results.epochs == 3
+    assert results.echo.fresh_batches == 30
 
 
 def test_syncs_marked_inside_steps_are_counted_by_the_practice_check(synthetic_file):
     loader = gpufeed.Loader(synthetic_file, batch_size=100, workers=2)
     with gpufeed.profile() as prof:
         run_loop(loader, prof, epochs=1, step_s=0.005, sync=True)
-    check = {c["name"]: c for c in prof.results()["practices"]}["host_sync"]
-    assert check["finding"].startswith("10 host syncs inside the steps"), check
+    check = {c.name: c for c in prof.results().practices}["host_sync"]
+    assert check.finding.startswith("10 host syncs inside the steps"), check
     # On the CPU a sync costs little (info); on a CUDA device each one drains the queue (warn).
-    assert check["status"] == ("warn" if prof.results()["device"] == "cuda" else "info")
+    assert check.status == ("warn" if prof.results().device == "cuda" else "info")
 
 
 def test_advice_speaks_python_never_a_flag(synthetic_file):
@@ -84,17 +84,17 @@ def test_advice_speaks_python_never_a_flag(synthetic_file):
         batches = sum(1 for _ in loader.epoch(0))
     summary = prof.summary()
     assert "--" not in summary, summary
-    assert prof.results()["steps"] == batches, summary  # a step after each batch
-    determinism = {c["name"]: c for c in prof.results()["practices"]}["determinism"]
-    assert "seed=3" in determinism["finding"], determinism
+    assert prof.results().steps == batches, summary  # a step after each batch
+    determinism = {c.name: c for c in prof.results().practices}["determinism"]
+    assert "seed=3" in determinism.finding, determinism
     with gpufeed.profile() as prof:
         pass  # no batch, no step: the summary says how to get steps
     assert "prof.step()" in prof.summary(), prof.summary()
     with gpufeed.profile() as prof:
         run_loop(loader, prof, epochs=1, step_s=0.001)
-    determinism = {c["name"]: c for c in prof.results()["practices"]}["determinism"]
+    determinism = {c.name: c for c in prof.results().practices}["determinism"]
     if not torch.are_deterministic_algorithms_enabled():
-        assert "torch.use_deterministic_algorithms(True)" in determinism["advice"], determinism
+        assert "torch.use_deterministic_algorithms(True)" in determinism.advice, determinism
     assert "--" not in prof.summary(), prof.summary()
 
 
@@ -104,8 +104,8 @@ def test_only_the_batches_inside_the_profile_count(synthetic_file):
         pass
     with gpufeed.profile() as prof:
         run_loop(loader, prof, epochs=1, step_s=0.001)
-    assert prof.results()["echo"]["fresh_batches"] == 10
-    assert loader.stats()["fresh_batches"] == 20
+    assert prof.results().echo.fresh_batches == 10
+    assert loader.stats().fresh_batches == 20
 
 
 def test_outputs_and_pipebench_analyze(synthetic_file, tmp_path, monkeypatch):
@@ -144,7 +144,7 @@ def test_outputs_are_written_when_the_loop_is_interrupted(synthetic_file, tmp_pa
                 if i == 10:
                     raise KeyboardInterrupt
     assert os.path.getsize(trace) > 0
-    assert prof.results()["steps"] == 11
+    assert prof.results().steps == 11
 
 
 def test_misuse_is_a_usage_error(synthetic_file, tmp_path):

@@ -40,14 +40,15 @@ def busy(seconds: float) -> None:
 
 
 def profile_plain_loop(loader, step_s: float, epochs: int = 1) -> dict:
-    """The loop as a user writes it, with nothing marked, inside a profile: its results."""
+    """The loop as a user writes it, with nothing marked, inside a profile: its results as
+    JSON, with the summary and what the items took."""
     truth = []
     with gpufeed.profile() as prof:
         for _ in range(epochs):
             for images, labels in loader:
                 truth.append(labels)
                 busy(step_s)
-    results = prof.results()
+    results = prof.results().to_dict()
     results["summary"] = prof.summary()
     item_ns = torch.cat(truth)
     results["true_ms_per_sample"] = float(item_ns.sum()) / len(item_ns) * 1e-6
@@ -55,13 +56,14 @@ def profile_plain_loop(loader, step_s: float, epochs: int = 1) -> dict:
 
 
 def profile_marked_loop(loader, inside_s: float, outside_s: float) -> dict:
-    """A loop that marks its steps, with work outside them too: its results."""
+    """A loop that marks its steps, with work outside them too: its results as JSON, with the
+    summary."""
     with gpufeed.profile() as prof:
         for images, labels in loader:
             with prof.step():
                 busy(inside_s)
             busy(outside_s)  # outside the marked step: not the training stage
-    results = prof.results()
+    results = prof.results().to_dict()
     results["summary"] = prof.summary()
     return results
 
@@ -131,8 +133,8 @@ def test_a_mostly_idle_loop_that_does_not_wait_for_input_is_not_called_healthy()
                 busy(0.001)
             busy(0.02)
     results = prof.results()
-    assert results["verdict"] == "not input-bound", prof.summary()
-    assert results["device_util"] < 0.2
+    assert results.verdict == "not input-bound", prof.summary()
+    assert results.device_util < 0.2
     summary = prof.summary()
     assert "idle elsewhere" in summary and "not waiting for input: other" in summary, summary
     assert "recommendations     no change" not in summary, summary
@@ -174,7 +176,7 @@ def test_each_workers_fetches_are_stages_on_a_lane_of_its_own(tmp_path):
     with gpufeed.profile(report=report) as prof:
         for _ in loader:
             busy(0.001)
-    stages = prof.results()["profile"]["stages"]
+    stages = prof.results().profile["stages"]
     assert set(stages) == {"dataset", "collate"}, stages
     # Each worker makes a batch in 32 ms of items, and waits for the loop now and then.
     assert 0.3 < stages["dataset"]["busy_frac"] <= 1.0, stages
@@ -189,7 +191,7 @@ def test_each_workers_fetches_are_stages_on_a_lane_of_its_own(tmp_path):
     with gpufeed.profile() as prof:
         for _ in DataLoader(SlowDataset(48, 0.002), batch_size=8):
             busy(0.001)
-    stages = prof.results()["profile"]["stages"]
+    stages = prof.results().profile["stages"]
     assert stages["dataset"]["share_during_wait"] > 0.8, stages
 
 
@@ -265,7 +267,7 @@ def test_the_cores_a_step_keeps_busy_are_its_own_not_the_loadings(workers):
         with gpufeed.profile() as prof:
             for _ in DataLoader(dataset, batch_size=8, num_workers=workers):
                 step(0.004)
-        (facts,) = [i for i in prof.results()["inputs"] if i.get("diagnosed")]
+        (facts,) = [i for i in prof.results().inputs if i.get("diagnosed")]
         assert low <= facts["step_cores"] <= high, (step.__name__, facts["step_cores"])
 
 
@@ -298,7 +300,7 @@ def test_the_pack_advice_measures_what_it_predicts(tmp_path):
             for steps, (images, labels) in enumerate(loader):
                 busy(0.004)
         loader.close()
-        return prof.results() | {"summary": prof.summary()}
+        return prof.results().to_dict() | {"summary": prof.summary()}
 
     measured = after()
     if abs(measured["device_util"] - predicted) > 0.10:
@@ -320,7 +322,7 @@ def test_items_that_cannot_be_packed_say_why_and_measuring_can_be_skipped():
     with gpufeed.profile(measure_pack=False) as prof:
         for images, labels in DataLoader(SlowDataset(48, 0.002), batch_size=8):
             busy(0.001)
-    assert "packed_sample" not in prof.results()["inputs"][0]
+    assert "packed_sample" not in prof.results().inputs[0]
 
 
 def test_marked_steps_win_over_the_implicit_ones():
@@ -338,9 +340,9 @@ def test_any_iterable_through_prof_input():
         for batch in prof.input(batches()):
             busy(0.001)
     results = prof.results()
-    assert results["timed_batches"] == 12
-    assert results["idle_by_cause"]["input_wait"] > 0.6, prof.summary()
-    assert results["inputs"] == []  # not a DataLoader: no settings to report
+    assert results.timed_batches == 12
+    assert results.idle_by_cause.input_wait > 0.6, prof.summary()
+    assert results.inputs == []  # not a DataLoader: no settings to report
 
 
 def test_a_gpufeed_loader_is_not_timed_twice(synthetic_file):
@@ -366,9 +368,9 @@ def test_dataloaders_are_left_as_they_were_after_the_profile():
 
 def only_site(results, key, count, per_step):
     """The one call site of `key` in `results`, once its count and rate a step are as given."""
-    found = results[key]
-    assert found["count"] == count and found["per_step"] == per_step, found
-    (site,) = found["sites"]
+    found = getattr(results, key)
+    assert found.count == count and found.per_step == per_step, found
+    (site,) = found.sites
     return site
 
 
@@ -389,9 +391,9 @@ def test_host_reads_in_the_step_are_counted_where_they_are_written():
     results = prof.results()
     site = only_site(results, "host_reads", count=18, per_step=3.0)
     assert site["where"] == f"test_profile_dataloader.py:{value_line}" and site["call"] == ".item()"
-    host_sync = {p["name"]: p for p in results["practices"]}["host_sync"]
-    assert "3.00 per step" in host_sync["finding"], host_sync
-    assert f"test_profile_dataloader.py:{value_line} .item()" in host_sync["finding"], host_sync
+    host_sync = {p.name: p for p in results.practices}["host_sync"]
+    assert "3.00 per step" in host_sync.finding, host_sync
+    assert f"test_profile_dataloader.py:{value_line} .item()" in host_sync.finding, host_sync
 
 
 def test_data_parallel_and_empty_cache_are_named_with_what_to_do_instead():
@@ -401,10 +403,10 @@ def test_data_parallel_and_empty_cache_are_named_with_what_to_do_instead():
         for images, labels in loader:
             model(images.float().flatten(1))
             torch.cuda.empty_cache()  # a no-op without CUDA, a slowdown with it
-    loop = {p["name"]: p for p in prof.results()["practices"]}["training_loop"]
-    assert loop["status"] == "warn", loop
-    assert "DataParallel" in loop["finding"] and "called 4 times" in loop["finding"], loop
-    assert "DistributedDataParallel" in loop["advice"] and "empty_cache" in loop["advice"], loop
+    loop = {p.name: p for p in prof.results().practices}["training_loop"]
+    assert loop.status == "warn", loop
+    assert "DataParallel" in loop.finding and "called 4 times" in loop.finding, loop
+    assert "DistributedDataParallel" in loop.advice and "empty_cache" in loop.advice, loop
 
 
 def test_host_tensors_moved_every_step_are_counted_but_the_batch_is_not():
@@ -419,11 +421,11 @@ def test_host_tensors_moved_every_step_are_counted_but_the_batch_is_not():
     results = prof.results()
     site = only_site(results, "host_tensor_moves", count=4, per_step=1.0)
     assert site["where"] == f"test_profile_dataloader.py:{line}" and site["call"] == ".to()"
-    check = {p["name"]: p for p in results["practices"]}["device_tensors"]
-    assert check["status"] == "warn", check
+    check = {p.name: p for p in results.practices}["device_tensors"]
+    assert check.status == "warn", check
     assert f"4 tensors made on the host were moved to the device inside the steps (1.00 per " \
-           f"step; most at test_profile_dataloader.py:{line} .to())" == check["finding"], check
-    assert "device=device" in check["advice"], check
+           f"step; most at test_profile_dataloader.py:{line} .to())" == check.finding, check
+    assert "device=device" in check.advice, check
     del weights
 
 
@@ -435,17 +437,17 @@ def test_evaluation_with_autograd_on_is_named_with_no_grad_as_the_fix():
         for images, labels in loader:
             model(images.float())  # eval() but autograd on: a graph for nothing
     line = inspect.currentframe().f_lineno - 1
-    loop = {p["name"]: p for p in prof.results()["practices"]}["training_loop"]
-    assert loop["status"] == "warn", loop
+    loop = {p.name: p for p in prof.results().practices}["training_loop"]
+    assert loop.status == "warn", loop
     assert f"9 forwards of modules in eval() with autograd on (first at " \
-           f"test_profile_dataloader.py:{line})" in loop["finding"], loop  # 3 modules x 3 steps
-    assert "torch.no_grad()" in loop["advice"], loop
+           f"test_profile_dataloader.py:{line})" in loop.finding, loop  # 3 modules x 3 steps
+    assert "torch.no_grad()" in loop.advice, loop
     with gpufeed.profile() as prof:
         for images, labels in loader:
             with torch.no_grad():
                 model(images.float())
-    loop = {p["name"]: p for p in prof.results()["practices"]}["training_loop"]
-    assert loop["status"] == "ok" and "evaluation without autograd" in loop["finding"], loop
+    loop = {p.name: p for p in prof.results().practices}["training_loop"]
+    assert loop.status == "ok" and "evaluation without autograd" in loop.finding, loop
 
 
 def test_a_clean_loop_and_the_patches_undone():
@@ -481,12 +483,12 @@ def test_a_torch_profiler_trace_of_the_loop_gives_the_same_answer(tmp_path):
                     str(tmp_path / "analysis.json")], check=True, capture_output=True)
     analysis = json.loads((tmp_path / "analysis.json").read_text())
     live = prof.results()
-    assert analysis["verdict"] == live["verdict"], (analysis["verdict"], live["verdict"])
-    assert abs(analysis["device_util"] - live["device_util"]) <= 0.05, (analysis, live)
+    assert analysis["verdict"] == live.verdict, (analysis["verdict"], live.verdict)
+    assert abs(analysis["device_util"] - live.device_util) <= 0.05, (analysis, live)
     # num_workers=0: the main process's fetches are in the trace, so the bottleneck is named
     # as the live profile names it, and the advice is the DataLoader's own setting.
-    assert analysis["bottleneck_stage"] == live["bottleneck_stage"] == "dataset", \
-        (analysis["bottleneck_basis"], live["bottleneck_basis"])
+    assert analysis["bottleneck_stage"] == live.bottleneck_stage == "dataset", \
+        (analysis["bottleneck_basis"], live.profile["bottleneck_basis"])
     assert "ms a batch" in analysis["bottleneck_basis"], analysis["bottleneck_basis"]
     kinds = [rec["kind"] for rec in analysis["recommendations"]]
     assert kinds[0] == "num_workers", analysis["recommendations"]
@@ -531,7 +533,7 @@ def test_the_warm_step_probe_takes_batches_from_workers_early_and_changes_none()
             seen.append(batch.tolist())
             busy(0.001)
     assert seen == plain
-    facts = next(i for i in prof.results()["inputs"] if i["diagnosed"])
+    facts = next(i for i in prof.results().inputs if i["diagnosed"])
     assert 0.0005e9 < facts["warm_step_ns"] < 0.5e9  # a step of about a millisecond
 
 
@@ -578,7 +580,7 @@ def test_without_workers_every_random_number_is_the_one_drawn_without_the_profil
     seen, after, prof = random_loop(draws_at, profiled=True)
     assert seen == plain
     assert after == plain_after
-    facts = next(i for i in prof.results()["inputs"] if i["diagnosed"])
+    facts = next(i for i in prof.results().inputs if i["diagnosed"])
     if draws_at == ():
         assert facts["warm_step_ns"] > 0  # probed: 2 of them in 40 batches
     else:
@@ -652,7 +654,7 @@ def test_a_loop_that_changes_its_dataset_from_its_steps_can_turn_the_probe_off()
             for step, batch in enumerate(DataLoader(dataset, batch_size=4)):
                 seen.append(batch.tolist())
                 dataset.scale = step + 2
-        return seen, next(i for i in prof.results()["inputs"] if i["diagnosed"])
+        return seen, next(i for i in prof.results().inputs if i["diagnosed"])
 
     probed, facts = run()
     assert "warm_step_ns" in facts

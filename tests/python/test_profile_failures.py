@@ -182,7 +182,7 @@ def test_a_stalled_gpufeed_loader_names_its_stage_batch_and_sample(synthetic_fil
     with gpufeed.profile(stall=1.0, measure_pack=False) as prof:
         batches = sum(1 for _ in loader)
     assert batches == 10
-    (stall,) = prof.results()["stalls"]
+    (stall,) = prof.results().stalls
     assert stall["source"] == "a gpufeed.Loader's next batch", stall
     (read,) = [w for w in stall["loader_work"] if w["stage"] == "read"]
     assert read["batch"] == 0 and read["epoch"] == 0 and read["path"] == synthetic_file, stall

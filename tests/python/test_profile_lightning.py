@@ -93,24 +93,24 @@ def test_lightnings_own_calls_are_not_the_users_practices(tmp_path):
     prof, trainer = fit(module, tmp_path)
     results = prof.results()
     assert module.training_steps == trainer.global_step == EPOCHS * 48 // BATCH
-    practices = {p["name"]: p for p in results["practices"]}
+    practices = {p.name: p for p in results.practices}
     loop = practices["training_loop"]
     # Lightning's empty_cache() when fit starts, before any batch, is not the loop's.
-    assert "empty_cache() called" not in loop["finding"] and loop["status"] == "ok", loop
+    assert "empty_cache() called" not in loop.finding and loop.status == "ok", loop
     # Lightning reads the logged values, its checkpoint's monitor and its batch sizes on the
     # host, and moves its modules (.cpu()), itself: none of it is the user's step, and no read
     # is pinned on a file of Lightning's.
-    reads = results["host_reads"]
-    assert reads["count"] == 0 and reads["sites"] == [], reads
-    assert "host reads" not in practices["host_sync"]["finding"], practices["host_sync"]
+    reads = results.host_reads
+    assert reads.count == 0 and reads.sites == [], reads
+    assert "host reads" not in practices["host_sync"].finding, practices["host_sync"]
 
 
 def test_the_training_and_validation_loaders_are_counted_apart(tmp_path):
     module = TinyClassifier()
     prof, trainer = fit(module, tmp_path)
     results = prof.results()
-    by_batch_size = {i["batch_size"]: i for i in results["inputs"]}
-    assert len(results["inputs"]) == 2 and set(by_batch_size) == {BATCH, VALIDATION_BATCH}
+    by_batch_size = {i["batch_size"]: i for i in results.inputs}
+    assert len(results.inputs) == 2 and set(by_batch_size) == {BATCH, VALIDATION_BATCH}
     training, validation = by_batch_size[BATCH], by_batch_size[VALIDATION_BATCH]
     # The training loader's batches are exactly the training steps', its samples theirs.
     assert training["role"] == "training" and training["diagnosed"], training
@@ -126,13 +126,13 @@ def test_the_training_and_validation_loaders_are_counted_apart(tmp_path):
     assert training["starts"] == EPOCHS, training
     assert validation["starts"] == EPOCHS + 1, validation
     # The throughput and the diagnosis are the training loader's.
-    assert results["samples"] == EPOCHS * 48, results["samples"]
+    assert results.samples == EPOCHS * 48, results.samples
     summary = prof.summary()
     assert f"{training['batches']} from DataLoader(num_workers=1, batch_size={BATCH}) " \
            f"(training, diagnosed)" in summary, summary
     assert f"{validation['batches']} from DataLoader(num_workers=1, batch_size=" \
            f"{VALIDATION_BATCH}) (evaluation)" in summary, summary
-    for rec in results["profile"]["recommendations"]:
+    for rec in results.profile["recommendations"]:
         if rec["kind"] == "persistent_workers":
             assert rec["reason"].startswith(f"the workers started {EPOCHS} times"), rec
 
@@ -142,12 +142,12 @@ def test_a_host_read_in_the_users_own_training_step_is_still_found(tmp_path):
     prof, trainer = fit(module, tmp_path)
     source, first = inspect.getsourcelines(TinyClassifier.training_step)
     line = next(n for n, text in enumerate(source, first) if "loss.item()" in text)
-    reads = prof.results()["host_reads"]
-    (site,) = reads["sites"]
+    reads = prof.results().host_reads
+    (site,) = reads.sites
     assert site["where"] == f"test_profile_lightning.py:{line}" and site["call"] == ".item()"
-    assert reads["count"] == trainer.global_step == len(module.losses), reads  # one a step
-    host_sync = {p["name"]: p for p in prof.results()["practices"]}["host_sync"]
-    assert f"test_profile_lightning.py:{line} .item()" in host_sync["finding"], host_sync
+    assert reads.count == trainer.global_step == len(module.losses), reads  # one a step
+    host_sync = {p.name: p for p in prof.results().practices}["host_sync"]
+    assert f"test_profile_lightning.py:{line} .item()" in host_sync.finding, host_sync
 
 
 def test_the_profile_callback_logs_its_live_figures_to_the_trainers_logger(tmp_path):
@@ -167,7 +167,7 @@ def test_the_profile_callback_logs_its_live_figures_to_the_trainers_logger(tmp_p
     trainer.fit(TinyClassifier(), training)
     assert gpufeed.profile.current() is None  # ended with fit
     results = callback.profile.results()
-    (inputs,) = results["inputs"]
+    (inputs,) = results.inputs
     assert inputs["batches"] == trainer.global_step == EPOCHS * 96 // BATCH, inputs
     assert seen, "no live figures in the run"
     events = EventAccumulator(logger.log_dir)
@@ -194,7 +194,7 @@ PLAIN_SCRIPT = """
                 optimizer.zero_grad(); loss.backward(); optimizer.step()
                 print(loss.item(), file=sys.stderr)  # READ
                 torch.cuda.empty_cache()  # EMPTY
-    json.dump(prof.results(), sys.stdout)
+    json.dump(prof.results().to_dict(), sys.stdout)
 """
 
 

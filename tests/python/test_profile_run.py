@@ -31,7 +31,7 @@ def test_a_stage_that_grows_epoch_after_epoch_is_named(workers):
             dataset.cost_s = 0.001 + 0.002 * epoch
             for _ in loader:
                 time.sleep(0.001)
-    run = prof.results()["run"]
+    run = prof.results().run
     assert len(run["epochs"]) == 4, run["epochs"]
     costs = [e["stage_ms_per_sample"]["dataset"] for e in run["epochs"]]
     assert costs == sorted(costs) and costs[-1] > 5 and costs[0] < 3, costs
@@ -49,7 +49,7 @@ def test_a_steady_run_names_no_trend():
         for _ in range(4):
             for _ in loader:
                 time.sleep(0.001)
-    assert prof.results()["run"]["trends"] == [], prof.summary()
+    assert prof.results().run["trends"] == [], prof.summary()
 
 
 def test_live_lines_reach_a_callback_and_a_real_summary_writer(tmp_path, capsys):
@@ -91,7 +91,7 @@ def test_a_failing_callback_is_dropped_and_the_loop_goes_on(capsys):
     with gpufeed.profile(every=0.01, callback=broken, measure_pack=False) as prof:
         steps = sum(1 for _ in loader for _ in [time.sleep(0.002)])
     assert steps == 8
-    notes = prof.results()["notes"]
+    notes = prof.results().notes
     assert any("the callback raised KeyError" in n for n in notes), notes
     assert capsys.readouterr().err.count("the callback raised KeyError") == 1
 
@@ -115,8 +115,8 @@ def test_profile_memory_stays_flat_over_a_million_steps():
             elif i == steps - 1:
                 growth = rss() - start  # the run's own memory: the diagnosis after it aside
     results = prof.results()
-    assert results["steps"] == steps - 1 or results["steps"] == steps, results["steps"]
-    assert len(results["run"]["windows"]) <= 256
+    assert results.steps == steps - 1 or results.steps == steps, results.steps
+    assert len(results.run["windows"]) <= 256
     assert growth <= 5 << 20, f"{growth / (1 << 20):.1f} MiB over {steps} steps"
 
 
@@ -133,14 +133,14 @@ def test_code_after_the_last_batch_is_not_a_step():
         model.cpu()
         labels.float().mean().item()  # teardown's read, after the last batch
     results = prof.results()
-    assert results["host_reads"]["count"] == 0, results["host_reads"]
-    assert results["steps"] == 5, results["steps"]  # the 6th ran into the teardown: dropped
+    assert results.host_reads.count == 0, results.host_reads
+    assert results.steps == 5, results.steps  # the 6th ran into the teardown: dropped
     with gpufeed.profile(measure_pack=False) as prof:
         for images, labels in loader:
             labels.float().mean().item()
     line = inspect.currentframe().f_lineno - 1
-    reads = prof.results()["host_reads"]
-    assert reads["count"] == 16 and reads["sites"][0]["where"].endswith(f":{line}"), reads
+    reads = prof.results().host_reads
+    assert reads.count == 16 and reads.sites[0]["where"].endswith(f":{line}"), reads
 
 
 def test_the_run_ends_with_the_loop_not_with_the_remedy_measured_after_it(synthetic_file):
@@ -210,8 +210,8 @@ def test_a_torch_whose_dataloader_internals_differ_is_timed_by_next_alone(monkey
         seen = [images[:, 0, 0, 0].tolist() for images, _ in loader]  # item i is full of i
     assert seen == [list(range(i, i + 8)) for i in range(0, 48, 8)]  # the loop as it was
     results = prof.results()
-    assert results["timed_batches"] == 6 and results["idle_by_cause"]["input_wait"] > 0.3
-    (note,) = [n for n in results["notes"] if "DataLoader iterators" in n]
+    assert results.timed_batches == 6 and results.idle_by_cause.input_wait > 0.3
+    (note,) = [n for n in results.notes if "DataLoader iterators" in n]
     assert "each next() is timed as a whole" in note, note
     assert capsys.readouterr().err.count("each next() is timed as a whole") == 1
     assert dataloader.DataLoader.__iter__ is torch_1_6_iter  # restored

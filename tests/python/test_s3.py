@@ -103,10 +103,10 @@ def test_the_loader_reads_an_s3_file_exactly_as_the_local_file(s3_env, synthetic
     remote_loader = gpufeed.Loader(url, **settings)
     remote = batches(remote_loader, 1)
     same_batches(local, remote)
-    network = remote_loader.stats()["network"]
-    assert network is not None and network["requests"] > 0
-    assert network["retries"] == 0
-    assert gpufeed.Loader(synthetic_file, **settings).stats()["network"] is None
+    network = remote_loader.stats().network
+    assert network is not None and network.requests > 0
+    assert network.retries == 0
+    assert gpufeed.Loader(synthetic_file, **settings).stats().network is None
 
 
 def test_a_jpeg_layout_file_reads_the_same_from_s3(s3_env, jpeg_file):
@@ -163,12 +163,12 @@ def test_automatic_read_requests_are_what_the_workers_can_take(s3_env, synthetic
     for workers, expected in ((1, 32), (3, 96)):
         loader = gpufeed.Loader(url, batch_size=100, workers=workers, device="cpu")
         try:
-            assert loader.stats()["network"]["read_requests"] == expected
+            assert loader.stats().network.read_requests == expected
         finally:
             loader.close()
     loader = gpufeed.Loader(url, batch_size=100, workers=1, device="cpu", read_requests=200)
     try:
-        assert loader.stats()["network"]["read_requests"] == 200  # as told
+        assert loader.stats().network.read_requests == 200  # as told
     finally:
         loader.close()
 
@@ -190,14 +190,14 @@ def test_cache_dir_serves_the_next_epoch_from_disk(s3_env, synthetic_file, tmp_p
     cache = tmp_path / "cache"
     loader = gpufeed.Loader(url, cache_dir=cache, **settings)
     first = batches(loader, 0)
-    fetched = loader.stats()["network"]["requests"]
+    fetched = loader.stats().network.requests
     loader.close()  # returns once what was read is written: the cache writes in the background
     files = [p for p in cache.rglob("*") if p.is_file()]
     assert files and not any(p.name.startswith(".tmp-") for p in files)
     loader = gpufeed.Loader(url, cache_dir=cache, **settings)
     loader.reset_stats()
     second = batches(loader, 1)
-    assert loader.stats()["network"]["requests"] == 0, "the second epoch read the disk"
+    assert loader.stats().network.requests == 0, "the second epoch read the disk"
     same_batches(second, batches(gpufeed.Loader(synthetic_file, **settings), 1))
     assert len(first) == len(second) and fetched > 0
 
@@ -215,10 +215,10 @@ def test_a_failing_server_slows_the_job_and_loses_nothing(s3_env, synthetic_file
         same_batches(batches(gpufeed.Loader(synthetic_file, **settings), 0), remote)
         seen = np.concatenate([labels for _, labels in remote])
         assert len(seen) == 1000
-        network = loader.stats()["network"]
-        assert network["retries"] > 0
+        network = loader.stats().network
+        assert network.retries > 0
         if fault == "503":
-            assert network["throttled"] > 0
+            assert network.throttled > 0
     finally:
         proxy.stop()
 
@@ -264,7 +264,7 @@ def test_a_jpeg_layout_file_in_chunk_order_is_read_in_blocks(s3_env, jpeg_file):
         loader = gpufeed.Loader(url, order=order, **settings)
         loader.reset_stats()
         batches(loader, 0)
-        return loader.stats()["network"]["requests"]
+        return loader.stats().network.requests
 
     chunk, random = requests_of("chunk"), requests_of("random")
     assert chunk <= 2, f"{chunk} GETs for a file of one block"
@@ -307,9 +307,9 @@ def test_a_get_rate_cap_is_kept_under_and_the_advice_removes_requests(s3_env, jp
         loader = gpufeed.Loader(url, **settings)
         remote = batches(loader, 0)
         same_batches(batches(gpufeed.Loader(jpeg_file, **settings), 0), remote)
-        network = loader.stats()["network"]
-        assert network["throttled"] > 0 and network["rate_limit"] > 0, network
-        assert network["rate_wait_s"] > 0, network
+        network = loader.stats().network
+        assert network.throttled > 0 and network.rate_limit > 0, network
+        assert network.rate_wait_s > 0, network
         tool = os.environ.get("GPUFEED_PIPEBENCH")
         if not tool:
             return
@@ -389,7 +389,7 @@ def test_a_stalled_get_is_named_in_the_profiles_stall_report(s3_env, synthetic_f
     finally:
         timer.cancel()
         proxy.stop()
-    (stall,) = prof.results()["stalls"]
+    (stall,) = prof.results().stalls
     assert stall["source"] == "a gpufeed.Loader's next batch", stall
     (read,) = [w for w in stall["loader_work"] if w["stage"] == "read"][:1]
     assert read["path"] == url and read["for_s"] >= 1.0, stall

@@ -209,7 +209,7 @@ def test_gs_urls_read_through_the_xml_api(gs_env, tmp_path):
     assert samples_of(gpufeed.Loader("gs://data/gcs/", **SETTINGS)) == local
     by_glob = gpufeed.Loader("gs://data/gcs/0?/shard-*.h5", **SETTINGS)
     assert samples_of(by_glob) == local
-    assert by_glob.stats()["network"]["requests"] > 0
+    assert by_glob.stats().network.requests > 0
     with pytest.raises(gpufeed.FormatError, match=r"gs://data/gcs/missing.h5") as error:
         gpufeed.Loader("gs://data/gcs/missing.h5", device="cpu")
     assert "hmac-secret-never-shown" not in str(error.value)

@@ -80,7 +80,7 @@ with tempfile.TemporaryDirectory() as work:
         for x, y in loader:
             time.sleep(0.002)
     loader.close()
-    assert prof.results()["steps"] == 6, prof.summary()
+    assert prof.results().steps == 6, prof.summary()
     analysis = os.path.join(work, "analysis.json")
     subprocess.run([os.path.join(scripts, "pipebench"), "analyze", trace, "--json", analysis],
                    check=True, capture_output=True)

@@ -30,7 +30,7 @@ def write_outputs(prof: Any) -> None:
         path = paths["json"]
         temporary = f"{path}.tmp.{os.getpid()}"
         with open(temporary, "w") as f:
-            f.write(_json.dumps(prof.results(), indent=2) + "\n")
+            f.write(_json.dumps(results(prof, report), indent=2) + "\n")
         os.replace(temporary, path)
 
 
@@ -70,7 +70,8 @@ def _fed_samples(prof: Any) -> int:
 
 
 def results(prof: Any, report: _native.ProfileReport) -> dict:
-    """Profile `prof`'s results (gpufeed.profile.results()) from its finished `report`."""
+    """Profile `prof`'s results from its finished `report`, as the JSON object
+    (gpufeed.profile.results() is its ProfileResults)."""
     out = _json.loads(report.json())
     out["inputs"] = list(prof._dataloaders.facts.values())
     out["timed_batches"] = prof.waits.batches
@@ -101,7 +102,7 @@ def run_lines(facts: dict) -> str:
     lines = [t["text"] for t in facts["run"]["trends"]]
     for stall in facts["stalls"]:
         lines.append(f"stall       no batch for {stall['waited_s']:.0f} s (see the report "
-                     "printed then, kept in results()[\"stalls\"])")
+                     "printed then, kept in results().stalls)")
     for death in facts["worker_deaths"]:
         lines.append("worker      " + death["notes"][0].replace("gpufeed.profile: ", ""))
     lines += [f"note        {note}" for note in facts["notes"]]

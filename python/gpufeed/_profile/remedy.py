@@ -245,10 +245,10 @@ def _read_for(loader: Any, read_s: float) -> tuple:
         for images, _ in loader:
             if begin is None:
                 begin, cpu = time.perf_counter(), time.process_time_ns()
-                transform_s = loader.stats()["stages"]["transform"]["busy_s"]
+                transform_s = loader.stats().stages["transform"].busy_s
                 continue
             delivered += len(images)
     elapsed = time.perf_counter() - begin
     cpu = time.process_time_ns() - cpu
-    transform_s = loader.stats()["stages"]["transform"]["busy_s"] - transform_s
+    transform_s = loader.stats().stages["transform"].busy_s - transform_s
     return delivered, elapsed, cpu, transform_s

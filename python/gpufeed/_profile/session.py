@@ -13,6 +13,7 @@ from .dataloader import DataLoaders, ProfiledInput
 from .finish import finish
 from .habits import watch_habits
 from .live import LiveFigures, RunRecord
+from .results import ProfileResults
 from .ranges import _Range, _StepRange, add_cupti_directories
 from .timing import InputTiming
 from .state import Clock, Habits, Probes, Steps, Waits, machine_busy_ns
@@ -268,7 +269,7 @@ class profile(InputTiming):
         for loader, baseline, epochs in self._loaders.values():
             if loader.closed:
                 continue
-            samples = loader.stats()["samples"]
+            samples = loader.stats().samples
             if samples > best_samples:
                 best, best_samples = (loader, baseline, epochs), samples
         return best
@@ -299,13 +300,14 @@ class profile(InputTiming):
                 outputs.input_line(self))
         return text + outputs.run_lines(self._run_facts())
 
-    def results(self) -> dict:
-        """The diagnosis as data: pipebench's --json keys (samples_per_s, device_util,
-        idle_by_cause, bottleneck_stage, verdict, stages, echo, practices, profile, ...), and
-        ``inputs``: the DataLoaders the loop read, each with its settings and its own counters
-        (batches, samples, fetches, starts), its ``role`` ("training" or "evaluation", by the
-        modules its batches went through) and whether it is the one ``diagnosed``: the one
-        that fed the training steps, whose samples are ``samples``; ``run``: the whole run's
-        windows and epochs and their ``trends``; ``stalls``, ``worker_deaths`` and ``notes``
-        (what the profile could not watch)."""
-        return outputs.results(self, self._finished())
+    def results(self) -> ProfileResults:
+        """The diagnosis as data, a gpufeed.ProfileResults (``.to_dict()``: the JSON ``json=``
+        writes): pipebench's --json keys (samples_per_s, device_util, idle_by_cause,
+        bottleneck_stage, verdict, stages, echo, practices, profile, ...), and ``inputs``: the
+        DataLoaders the loop read, each with its settings and its own counters (batches,
+        samples, fetches, starts), its ``role`` ("training" or "evaluation", by the modules its
+        batches went through) and whether it is the one ``diagnosed``: the one that fed the
+        training steps, whose samples are ``samples``; ``run``: the whole run's windows and
+        epochs and their ``trends``; ``stalls``, ``worker_deaths`` and ``notes`` (what the
+        profile could not watch)."""
+        return ProfileResults.from_dict(outputs.results(self, self._finished()))

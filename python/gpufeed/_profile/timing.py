@@ -212,6 +212,6 @@ def _loader_stages(busiest: Any) -> tuple:
     if busiest is None:
         return {}, 0
     stats = busiest[0].stats()
-    stages = {name: int(stage.get("busy_s", 0.0) * 1e9)
-              for name, stage in stats.get("stages", {}).items() if name not in ("wait", "step")}
-    return stages, int(stats.get("samples", 0))
+    stages = {name: int(stage.busy_s * 1e9)
+              for name, stage in stats.stages.items() if name not in ("wait", "step")}
+    return stages, stats.samples

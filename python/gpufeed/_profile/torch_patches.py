@@ -6,7 +6,7 @@ each worker was sent), ``Tensor.item/.cpu/.numpy/.tolist/.to/.cuda``, ``DataPara
 ``torch.cuda.empty_cache`` and a global module forward pre-hook (the loop's habits).
 
 Where a torch lacks what a patch needs, the patch is not made and the profile says so once
-(stderr and ``results()["notes"]``): without the iterators' internals each DataLoader ``next()``
+(stderr and ``results().notes``): without the iterators' internals each DataLoader ``next()``
 is timed as a whole through ``DataLoader.__iter__`` (no fetches, no probe, no workers' samples).
 A patch's own bookkeeping never breaks the loop: the original runs whatever it does."""
 
