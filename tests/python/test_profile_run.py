@@ -160,11 +160,11 @@ def test_the_run_ends_with_the_loop_not_with_the_remedy_measured_after_it(synthe
         exit_began = time.monotonic()
     exit_s = time.monotonic() - exit_began
     results = prof.results()
-    (fed,) = [i for i in results["inputs"] if i["diagnosed"]]
+    (fed,) = [i for i in results.inputs if i["diagnosed"]]
     assert fed["packed_sample"]["items"] > 0, fed  # the remedy was measured at the exit
     assert exit_s > 0.3, exit_s  # ... which took time: the check below can fail
-    assert loop_s - 0.2 <= results["wall_s"] <= loop_s + 0.1, (results["wall_s"], loop_s, exit_s)
-    assert results["samples"] == 2000, results["samples"]  # the Loader's two epochs
+    assert loop_s - 0.2 <= results.wall_s <= loop_s + 0.1, (results.wall_s, loop_s, exit_s)
+    assert results.samples == 2000, results.samples  # the Loader's two epochs
 
 
 def test_the_cores_other_processes_keep_busy_are_in_the_pools_facts():
@@ -180,7 +180,7 @@ def test_the_cores_other_processes_keep_busy_are_in_the_pools_facts():
     finally:
         spinner.kill()
         spinner.wait()
-    (fed,) = [i for i in prof.results()["inputs"] if i["diagnosed"]]
+    (fed,) = [i for i in prof.results().inputs if i["diagnosed"]]
     assert fed["other_cores"] >= 0.6, fed
 
 
