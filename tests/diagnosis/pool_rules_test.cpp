@@ -222,9 +222,14 @@ TEST(Recommendation, TheCoresOtherProcessesKeepBusyAreNotTheLoadersToTake) {
   facts.input_pool->other_cores = 0.5;
   ASSERT_EQ(recommend(r, facts)[0].kind, "pack");
   EXPECT_NEAR(recommend(r, facts)[0].predicted_samples_per_s, 16e9 / 335, 16e9 / 335 * 1e-3);
-  // More than the cores but one: the loop keeps one.
+  // Others busier still: they took from the step what it lacked of its two cores, no more.
   facts.input_pool->other_cores = 5;
   EXPECT_NEAR(recommend(r, facts)[0].predicted_samples_per_s, 16e9 / 335, 16e9 / 335 * 1e-3);
+  // A one-thread step leaves its other core idle by its nature: others that fill it leave it
+  // to the loader (the period of 281.5 of PackingForAOneThreadCpuStep...).
+  facts = packed_cpu_loop_facts(r, 300);
+  facts.input_pool->other_cores = 0.9;
+  EXPECT_NEAR(recommend(r, facts)[0].predicted_samples_per_s, 16e9 / 281.5, 1e3);
 }
 
 TEST(Recommendation, AdviceIsRankedBySamplesASecondWhereAStepOnTheCpuIsSlowedByTheInput) {

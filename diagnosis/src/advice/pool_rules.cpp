@@ -193,7 +193,15 @@ std::optional<PoolModel> pool_model(const GapReport& r, const InputPoolFacts& p,
   m.workers = p.workers;
   m.step_cores = p.step_cores;
   m.cores = cores;
-  m.others = std::clamp(p.other_cores, 0.0, std::max(0.0, static_cast<double>(cores) - 1));
+  if (m.step_cores > PoolModel::kOneThread && cores > 0) {
+    // The machine's other processes take from the loop what its step was seen to lack: a step
+    // of several threads measured short of a whole core (1.82 of 2) beside them was short of
+    // that core. A one-thread step's other core is idle by the step's nature: others fill it
+    // while it is idle and leave it to a loader that wants it.
+    const double whole = std::min(std::ceil(m.step_cores), static_cast<double>(cores));
+    m.others = std::clamp(std::min(p.other_cores, whole - m.step_cores), 0.0,
+                          static_cast<double>(cores) - 1);
+  }
   m.period_now = window(r) / steps;
   m.wait_now = idle(r, GapCause::input_wait) / steps;
   m.warm = static_cast<double>(p.warm_step_ns);
