@@ -18,8 +18,9 @@ struct DatasetSource {
   std::unique_ptr<formats::RawShards> raw;
   std::unique_ptr<formats::JpegShards> jpeg;
 
-  /// Opens `options.path` (or `paths`): its shards, with the reader their layout needs; throws
-  /// FormatError for a bad file or shard and UsageError for options the layout cannot honour.
+  /// Opens `options.source.path` (or `paths`): its shards, with the reader their layout needs;
+  /// throws FormatError for a bad file or shard and UsageError for options the layout cannot
+  /// honour.
   static DatasetSource open(const LoaderOptions& options);
 
   /// The open reader, whichever layout it reads.

@@ -344,7 +344,7 @@ TEST(SweepGrid, DecodeIsAnAxisOfItsOwn) {
   EXPECT_TRUE(contains(describe(points[1]), "decode gpu")) << describe(points[1]);
   LoaderOptions o;
   points[1].apply_to(o);
-  EXPECT_EQ(o.decode, Decode::gpu);
+  EXPECT_EQ(o.image.decode, Decode::gpu);
   EXPECT_EQ(SweepPoint::of(o).decode, Decode::gpu);
   axes.decode = "cpu,nvjpeg";
   EXPECT_THROW((void)parse_grid(axes, SweepPoint{}, 8), UsageError);
@@ -454,8 +454,8 @@ TEST(SweepConfirmation, EveryKnobIsAPointOfTheGrid) {
   // A point moves LoaderOptions there and back, typed all the way.
   LoaderOptions o;
   with_setting(p, Setting::of(Knob::prefetch, 8)).apply_to(o);
-  EXPECT_EQ(o.prefetch, 8u);
-  EXPECT_EQ(o.order, Order::random);
+  EXPECT_EQ(o.resources.prefetch, 8u);
+  EXPECT_EQ(o.sampling.order, Order::random);
   EXPECT_EQ(SweepPoint::of(o), with_setting(p, Setting::of(Knob::prefetch, 8)));
   EXPECT_EQ(flag_spelling(Setting::of(Knob::cache_bytes, 1024ull << 20)), "--cache-mb 1024");
   EXPECT_EQ(flag_spelling(Setting::of(Order::chunk)), "--order chunk");

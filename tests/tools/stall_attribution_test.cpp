@@ -86,10 +86,10 @@ class StallAttribution : public SharedDataset<StallAttribution> {
  protected:
   static Outcome run(const std::optional<std::string>& stall, const Consumer& consumer) {
     LoaderOptions o;
-    o.path = data_;
-    o.batch_size = 16;
-    o.workers = 1;
-    o.order = Order::sequential;
+    o.source.path = data_;
+    o.sampling.batch_size = 16;
+    o.resources.workers = 1;
+    o.sampling.order = Order::sequential;
     const testing::StallOverride injected(
         stall ? std::optional(StallInjection::parse(*stall, "--inject-stall")) : std::nullopt);
     std::optional<ScopedHook> hook;

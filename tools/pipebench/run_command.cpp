@@ -46,8 +46,8 @@ testing::StallOverride stall_override_for(BenchOptions& options) {
 LoaderOptions loader_options_for(const BenchOptions& options, const BenchDataset& data,
                                  const DeviceChoice& device) {
   LoaderOptions o = options.loader;
-  o.path = data.path();
-  o.device = device.used;
+  o.source.path = data.path();
+  o.output.device = device.used;
   return o;
 }
 

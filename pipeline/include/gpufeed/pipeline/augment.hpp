@@ -13,7 +13,7 @@ struct SampleAugment {
   std::uint32_t flip = 0;  ///< 0 or 1 (a 32-bit field keeps the struct 12 bytes, no padding)
 };
 
-/// LoaderOptions::augment: what the loader does to every sample it delivers.
+/// LoaderOptions::image.augment: what the loader does to every sample it delivers.
 enum class Augment {
   none,       ///< the image as stored (jpeg: resized to the output size)
   flip,       ///< mirrored left-right with probability 1/2, drawn per (seed, epoch, sample)
@@ -27,7 +27,7 @@ Augment parse_augment(const std::string& text);
 
 /// Whether echo `repeat` (1, 2, ...) of `sample` is mirrored relative to the sample's fresh
 /// delivery in `epoch`: a fair coin per (seed, epoch, sample, repeat); false for repeat 0.
-/// Re-augmented echoes (LoaderOptions::reaugment_echoes) show each repeat with this flip.
+/// Re-augmented echoes (LoaderOptions::echo.reaugment) show each repeat with this flip.
 bool echo_flip(std::uint64_t seed, std::uint64_t epoch, std::uint64_t sample, std::uint32_t repeat);
 
 /// LoaderOptions::on_error: what a sample that cannot be decoded does to the run. A read that

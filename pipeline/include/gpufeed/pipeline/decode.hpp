@@ -1,5 +1,5 @@
 #pragma once
-// LoaderOptions::decode: where a jpeg-layout file's JPEGs are decoded (the CPU, or the GPU's
+// LoaderOptions::image.decode: where a jpeg-layout file's JPEGs are decoded (the CPU, or the GPU's
 // hardware JPEG engines through nvJPEG), and what the loader knows of nvJPEG on this machine.
 #include <array>
 #include <cstdint>

@@ -9,7 +9,7 @@
 
 namespace gpufeed {
 
-/// LoaderOptions::geometry: Resize, then one crop, then flips, as torchvision composes them
+/// LoaderOptions::image.geometry: Resize, then one crop, then flips, as torchvision composes them
 /// (`Resize(256), CenterCrop(224)`, `RandomResizedCrop(224, scale, ratio)`, `RandomCrop(32,
 /// padding=4)`, `RandomHorizontalFlip(p)`, `RandomVerticalFlip(p)`). The loader never
 /// materializes the intermediate images: each sample's crop becomes one box of the stored
