@@ -8,7 +8,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "random.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -217,4 +217,4 @@ EpochPlan ConsumerPlace::plan_from(const LoaderState& s) const {
   return plan;
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -5,7 +5,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/storage/object_store.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -114,4 +114,4 @@ formats::SampleShape DatasetSource::slot_shape(const LoaderOptions& options) con
   return {h, w, 3, formats::Layout::nhwc};
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

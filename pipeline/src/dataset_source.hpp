@@ -10,7 +10,7 @@
 #include "gpufeed/formats/shards.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Exactly one of `raw` and `jpeg` is set. Immutable after open(); thread-safe to read.
 struct DatasetSource {
@@ -40,4 +40,4 @@ struct DatasetSource {
   [[nodiscard]] formats::SampleShape slot_shape(const LoaderOptions& options) const;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

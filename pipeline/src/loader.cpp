@@ -6,7 +6,7 @@
 
 #include "loader_core.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 // ---- Batch ----
 
@@ -231,4 +231,4 @@ void Loader::reset_stats() {
   core_->reset_stats();
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -13,7 +13,7 @@
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/range.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -107,8 +107,8 @@ LoaderCore::LoaderCore(LoaderOptions opts)
       work_(options, arena_),
       sampler_(work_.source().shard_map(), sampler_options(options)),
       batches_per_epoch_(count_batches(options, sampler_)),
-      label_mix_(gpufeed::label_mix(work_.source().labels(), sampler_.global_order(0),
-                                    options.sampling.batch_size)),
+      label_mix_(pipeline::label_mix(work_.source().labels(), sampler_.global_order(0),
+                                     options.sampling.batch_size)),
       notices_(loader_notices(options, label_mix_, work_.decode_notice())),
       slots_(plan_slots(options, shape().bytes(), work_.staging() != nullptr,
                         work_.reaugments_echoes(), work_.keeps_raw()),
@@ -263,4 +263,4 @@ void LoaderCore::wait_ready(const Slot& slot, void* stream) const {
   if (CudaStaging* staging = work_.staging()) staging->wait_ready(slot, stream);
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

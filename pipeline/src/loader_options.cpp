@@ -3,7 +3,7 @@
 #include "gpufeed/base/fields.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace {
 
@@ -69,4 +69,4 @@ Geometry loader_geometry(const LoaderOptions& o, bool jpeg) {
   return g;
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

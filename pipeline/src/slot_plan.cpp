@@ -5,7 +5,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -63,4 +63,4 @@ SlotPlan plan_slots(const LoaderOptions& o, std::uint64_t sample_bytes, bool sta
   return plan;
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -25,7 +25,7 @@
 #include "hooks.hpp"
 #include "in_flight.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -608,4 +608,4 @@ void StageWork::reset_stats() {
   if (gpu_samples_) gpu_samples_->reset_stats();
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

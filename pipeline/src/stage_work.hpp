@@ -22,7 +22,7 @@
 #include "raw_samples.hpp"
 #include "slot_pool.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 class CudaStaging;
 
@@ -136,4 +136,4 @@ class StageWork {
   storage::ObjectStoreStats network_base_;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -181,7 +181,8 @@ void bind_loader(nb::module_& m) {
         const formats::SampleShape out = g.output({height, width, 3, formats::Layout::nhwc});
         nb::list draws;
         for (std::uint64_t s = 0; s < samples; ++s) {
-          const Placement p = place(g, width, height, out.width, out.height, seed, epoch, s);
+          const pipeline::Placement p =
+              pipeline::place(g, width, height, out.width, out.height, seed, epoch, s);
           draws.append(nb::make_tuple(p.box.left, p.box.top, p.box.width(), p.box.height(),
                                       p.inner_x, p.inner_y, p.hflip, p.vflip));
         }

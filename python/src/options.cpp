@@ -319,8 +319,10 @@ const std::map<std::string, Setter>& setters() {
        [](LoaderOptions& o, nb::handle v) {
          o.image.geometry.resize_max = static_cast<std::uint32_t>(to_count("resize_max", v));
        }},
-      {"crop", [](LoaderOptions& o,
-                  nb::handle v) { o.image.geometry.crop = parse_crop(to_text("crop", v)); }},
+      {"crop",
+       [](LoaderOptions& o, nb::handle v) {
+         o.image.geometry.crop = pipeline::parse_crop(to_text("crop", v));
+       }},
       {"crop_scale",
        [](LoaderOptions& o, nb::handle v) {
          to_pair("crop_scale", v, o.image.geometry.scale_min, o.image.geometry.scale_max);

@@ -29,7 +29,7 @@
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 constexpr std::uint32_t kOut = 64;
@@ -272,4 +272,4 @@ TEST(CropResizeKernel, EqualsItsCpuArithmeticBitForBit) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

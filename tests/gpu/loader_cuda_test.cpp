@@ -15,7 +15,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 constexpr formats::SampleShape kShape{16, 16, 3, formats::Layout::nhwc};
@@ -179,4 +179,4 @@ TEST_F(CudaLoader, HalfTypesAndEchoes) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -14,7 +14,7 @@
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using namespace std::chrono_literals;
@@ -160,4 +160,4 @@ TEST_F(Concurrency, AnEpochStartedElsewhereWaitsForAReaugmentInProgress) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -17,7 +17,7 @@
 #include "gpufeed/profiler/clock.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using namespace std::chrono_literals;
@@ -143,4 +143,4 @@ TEST_F(Consumer, SlotsHeldForGoodAreAnErrorNamingPrefetch) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -17,7 +17,7 @@
 #include "scoped_env.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 namespace {
 
 using testing::ScopedEnv;
@@ -162,4 +162,4 @@ TEST_F(SharedLoader, CountsGivenAreTakenAsTheyAre) {
 }
 
 }  // namespace
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -17,7 +17,7 @@
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -128,4 +128,4 @@ TEST(Nvjpeg, TheLibraryOfTheHeaderLoadsWithoutAGpu) {
 #endif
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -16,7 +16,7 @@
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using Action = EchoStage::Action;
@@ -290,4 +290,4 @@ TEST_F(EchoLoader, ReaugmentingCanBeTurnedOff) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -20,7 +20,7 @@
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -209,4 +209,4 @@ TEST_F(GeometryLoader, AugmentBesideAGeometryIsRefused) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

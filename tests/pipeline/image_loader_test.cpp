@@ -20,7 +20,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -157,4 +157,4 @@ TEST_F(MixedFormats, ADamagedPngFailsWithItsIndexOrIsReplaced) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

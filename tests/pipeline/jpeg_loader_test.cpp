@@ -20,7 +20,7 @@
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -152,4 +152,4 @@ TEST_F(JpegLoader, RawOnlyOptionsAreRefusedClearly) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

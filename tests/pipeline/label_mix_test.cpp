@@ -12,7 +12,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -66,4 +66,4 @@ TEST(LabelMix, TheLoaderSaysOnceThatAClassSortedFileInChunkOrderMixesPoorly) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

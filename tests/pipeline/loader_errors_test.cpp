@@ -16,7 +16,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -158,4 +158,4 @@ TEST(LoaderErrors, MissingFileIsAFormatError) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

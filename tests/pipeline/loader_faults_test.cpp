@@ -36,7 +36,7 @@
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
@@ -589,4 +589,4 @@ TEST_F(StageFaults, ALoaderDestroyedWhileAnErrorUnwindsWithBatchesHeldDoesNotHan
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

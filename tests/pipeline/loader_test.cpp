@@ -17,7 +17,7 @@
 #include "gpufeed/pipeline/normalize.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using formats::Layout;
@@ -301,4 +301,4 @@ TEST_F(LoaderTest, ReportsTheQueueDepthTheConsumerFound) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -13,7 +13,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 void PrintTo(const EpochSegment& s, std::ostream* os) {
   *os << "{" << s.world_size << " ranks, " << s.samples_per_rank << " samples each}";
@@ -234,4 +234,4 @@ TEST_F(Resume, AStateWhoseNextSamplesDifferIsRefused) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -17,7 +17,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -223,4 +223,4 @@ TEST_F(Shards, AGlobMatchingNothingIsAUsageError) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

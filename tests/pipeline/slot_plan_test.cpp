@@ -9,7 +9,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 namespace {
 
 constexpr std::uint64_t kSample = 64 * 64 * 3;
@@ -124,4 +124,4 @@ TEST(SlotPlan, RefusesPoolsOverSixtyFourGiB) {
 }
 
 }  // namespace
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -11,7 +11,7 @@
 #include "scoped_env.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -83,4 +83,4 @@ TEST(StallInjection, Parses) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -19,7 +19,7 @@
 #include "temp_dir.hpp"
 #include "worker_gate.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
@@ -266,4 +266,4 @@ TEST_F(AutoLoader, BadBudgetsNameTheirField) {
 }
 
 }  // namespace
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

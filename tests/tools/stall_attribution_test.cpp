@@ -93,7 +93,8 @@ class StallAttribution : public SharedDataset<StallAttribution> {
     const testing::StallOverride injected(
         stall ? std::optional(StallInjection::parse(*stall, "--inject-stall")) : std::nullopt);
     std::optional<ScopedHook> hook;
-    if (consumer.until_next_ready) hook.emplace(detail::test_hooks.delivered, count_delivery);
+    if (consumer.until_next_ready)
+      hook.emplace(pipeline::detail::test_hooks.delivered, count_delivery);
     deliveries.reset();
     Loader loader(o);
     profiler::Recorder& recorder = profiler::Recorder::global();

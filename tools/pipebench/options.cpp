@@ -156,7 +156,7 @@ void set_size(LoaderOptions& lo, const std::string& text) {
 void add_geometry_options(CLI::App& cmd, LoaderOptions& lo) {
   Geometry& g = lo.image.geometry;
   cmd.add_option_function<std::string>(
-      "--resize", [&g](const std::string& v) { parse_resize(v, g); },
+      "--resize", [&g](const std::string& v) { pipeline::parse_resize(v, g); },
       "N (the shorter side, Resize(N)) or HxW, before the crop");
   cmd.add_option("--resize-max", g.resize_max, "Resize's max_size for the longer side")
       ->check(CLI::Range(0, 16384));
@@ -170,18 +170,22 @@ void add_geometry_options(CLI::App& cmd, LoaderOptions& lo) {
          "bilinear, bicubic or area (Pillow's, antialiased)")
       ->check(CLI::IsMember({"bilinear", "bicubic", "area"}));
   cmd.add_option_function<std::string>(
-      "--crop", [&g](const std::string& v) { g.crop = parse_crop(v); },
+      "--crop", [&g](const std::string& v) { g.crop = pipeline::parse_crop(v); },
       "none, center, random or random-resized, to --size");
   cmd.add_option_function<std::string>(
       "--crop-scale",
-      [&g](const std::string& v) { parse_range("crop_scale", v, g.scale_min, g.scale_max); },
+      [&g](const std::string& v) {
+        pipeline::parse_range("crop_scale", v, g.scale_min, g.scale_max);
+      },
       "LOW,HIGH: random-resized area fraction (default 0.08,1)");
   cmd.add_option_function<std::string>(
       "--crop-ratio",
-      [&g](const std::string& v) { parse_range("crop_ratio", v, g.ratio_min, g.ratio_max); },
+      [&g](const std::string& v) {
+        pipeline::parse_range("crop_ratio", v, g.ratio_min, g.ratio_max);
+      },
       "LOW,HIGH: random-resized aspect ratio (default 0.75,1.333)");
   cmd.add_option_function<std::string>(
-      "--crop-padding", [&g](const std::string& v) { parse_padding(v, g); },
+      "--crop-padding", [&g](const std::string& v) { pipeline::parse_padding(v, g); },
       "N, H,V or L,T,R,B: random crop's zero padding");
   cmd.add_flag("--pad-if-needed", g.pad_if_needed, "random crop: pad images smaller than it");
   cmd.add_option("--hflip", g.hflip, "probability of a horizontal flip")
@@ -208,7 +212,9 @@ void add_sample_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--report", o.report, "write a self-contained HTML report to OUT.html");
   cmd.add_option_function<std::string>(
       "--inject-stall",
-      [&o](const std::string& v) { o.inject_stall = StallInjection::parse(v, "--inject-stall"); },
+      [&o](const std::string& v) {
+        o.inject_stall = pipeline::StallInjection::parse(v, "--inject-stall");
+      },
       "STAGE:MS@EVERY: sleep MS ms in STAGE every EVERY batches");
 }
 

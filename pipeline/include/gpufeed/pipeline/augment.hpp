@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// What normalization does to one sample beyond (x - mean) / std: take the output window at
 /// (crop_y, crop_x) of the stored image, and mirror it left-right when `flip` is set.
@@ -40,4 +40,14 @@ enum class OnError {
 OnError parse_on_error(const std::string& text);
 std::string to_string(OnError on_error);
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::Augment;
+using pipeline::kAugmentNames;
+using pipeline::OnError;
+using pipeline::parse_augment;
+using pipeline::parse_on_error;
+using pipeline::to_string;
 }  // namespace gpufeed

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// LoaderOptions::echo: 1 (off), N (every batch N times) or auto[:CAP], and whether echoes
 /// of an augmented batch are flipped anew.
@@ -72,4 +72,9 @@ class EchoStage {
   std::uint64_t echoed_ = 0;
 };
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::EchoOptions;
 }  // namespace gpufeed

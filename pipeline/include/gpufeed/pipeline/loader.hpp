@@ -26,7 +26,7 @@
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace detail {
 class LoaderCore;
@@ -341,4 +341,20 @@ class Loader {
   std::shared_ptr<detail::LoaderCore> core_;
 };
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::Batch;
+using pipeline::check_options;
+using pipeline::Epoch;
+using pipeline::ImageOptions;
+using pipeline::Loader;
+using pipeline::loader_geometry;
+using pipeline::LoaderOptions;
+using pipeline::OutputOptions;
+using pipeline::ResourceOptions;
+using pipeline::SamplingOptions;
+using pipeline::SourceOptions;
+using pipeline::StorageOptions;
 }  // namespace gpufeed

@@ -13,7 +13,7 @@
 #include "gpufeed/base/stages.hpp"
 #include "gpufeed/storage/object_store.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 struct StageStats {
   std::int64_t busy_ns = 0;  ///< summed over all threads working in the stage
@@ -123,4 +123,13 @@ struct StageCounters {
   void reset() noexcept;
 };
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::DecodeStats;
+using pipeline::LoaderStats;
+using pipeline::NetworkStats;
+using pipeline::StageStats;
+using pipeline::TuningChange;
 }  // namespace gpufeed
