@@ -36,13 +36,13 @@
 
 namespace {
 
-using gpufeed::CudaEvent;
-using gpufeed::device_alloc;
-using gpufeed::DeviceMemory;
 using gpufeed::DType;
-using gpufeed::make_event;
-using gpufeed::NormalizeSpec;
 using gpufeed::formats::Layout;
+using gpufeed::pipeline::CudaEvent;
+using gpufeed::pipeline::device_alloc;
+using gpufeed::pipeline::DeviceMemory;
+using gpufeed::pipeline::make_event;
+using gpufeed::pipeline::NormalizeSpec;
 using nlohmann::json;
 
 constexpr std::uint32_t kBatch = 256;
@@ -91,7 +91,7 @@ NormalizeSpec imagenet_spec(std::uint32_t in_side, std::uint32_t out_side, Layou
   spec.out_layout = out_layout;
   spec.dtype = dtype;
   const float mean[3] = {123.675f, 116.28f, 103.53f}, sd[3] = {58.395f, 57.12f, 57.375f};
-  spec.params = gpufeed::NormalizeParams::make(mean, sd, 3);
+  spec.params = gpufeed::pipeline::NormalizeParams::make(mean, sd, 3);
   return spec;
 }
 
@@ -112,7 +112,7 @@ NormalizeBuffers normalize_buffers(const NormalizeSpec& spec, bool crop_flip) {
   const std::vector<std::uint8_t> host = random_bytes(in_bytes, 1);
   GPUFEED_CUDA_CHECK(cudaMemcpy(d.in.get(), host.data(), in_bytes, cudaMemcpyHostToDevice));
   if (crop_flip) {
-    std::vector<gpufeed::SampleAugment> a(kBatch);
+    std::vector<gpufeed::pipeline::SampleAugment> a(kBatch);
     std::mt19937 rng(3);
     const std::uint32_t slack = spec.in.height - spec.out_height + 1;
     for (auto& s : a)
@@ -157,17 +157,18 @@ json bench_normalize(const NormalizeSpec& spec, bool crop_flip, cudaStream_t str
   // `stream` does not wait for the legacy stream the copies above ran on.
   GPUFEED_CUDA_CHECK(cudaDeviceSynchronize());
   const auto* in = static_cast<const std::uint8_t*>(d.in.get());
-  const auto* augments = static_cast<const gpufeed::SampleAugment*>(d.augments.get());
+  const auto* augments = static_cast<const gpufeed::pipeline::SampleAugment*>(d.augments.get());
   const std::size_t moved = kBatch * (spec.out_elements() + spec.out_bytes());
   const auto [kernel_s, copy_s, ratio] = time_against_copy(moved, stream, [&] {
-    gpufeed::launch_normalize(spec, in, kBatch, augments, d.out.get(), stream);
+    gpufeed::pipeline::launch_normalize(spec, in, kBatch, augments, d.out.get(), stream);
   });
   // Which kernel the launches took (normalize_plan.cpp), for reading the figure.
-  const char* kernel = gpufeed::normalize_device::plan_launch(gpufeed::normalize_kernel_args(spec),
-                                                              in, kBatch, augments, d.out.get(), 1)
-                               .elementwise
-                           ? "elementwise"
-                           : "rows";
+  const char* kernel =
+      gpufeed::pipeline::normalize_device::plan_launch(
+          gpufeed::pipeline::normalize_kernel_args(spec), in, kBatch, augments, d.out.get(), 1)
+              .elementwise
+          ? "elementwise"
+          : "rows";
   const std::string name = case_name(spec, crop_flip);
   const double kernel_gbps = gbps(static_cast<double>(moved), kernel_s);
   const double copy_gbps = gbps(static_cast<double>(moved), copy_s);
@@ -186,11 +187,12 @@ json bench_staged_h2d() {
   constexpr std::uint32_t kSlots = 4;
   constexpr int kBatches = 48;
   const NormalizeSpec spec = imagenet_spec(224, 224, Layout::nhwc, Layout::nchw, DType::bfloat16);
-  gpufeed::detail::CudaStaging staging(0, spec, kBatch);
-  const gpufeed::detail::SlotFormat format{gpufeed::Device::cuda(0), spec.dtype, spec.out_layout,
-                                           spec.in};
-  gpufeed::detail::SlotPool pool(format, kSlots, kBatch, spec.in.bytes(), 0,
-                                 [&](std::uint64_t n) { return staging.allocate_host(n); });
+  gpufeed::pipeline::detail::CudaStaging staging(0, spec, kBatch);
+  const gpufeed::pipeline::detail::SlotFormat format{gpufeed::Device::cuda(0), spec.dtype,
+                                                     spec.out_layout, spec.in};
+  gpufeed::pipeline::detail::SlotPool pool(
+      format, kSlots, kBatch, spec.in.bytes(), 0,
+      [&](std::uint64_t n) { return staging.allocate_host(n); });
   const std::size_t bytes = std::size_t{kBatch} * spec.in.bytes();
   const std::vector<std::uint8_t> fill = random_bytes(bytes, 2);
   for (const auto& slot : pool.slots()) {
@@ -198,10 +200,10 @@ json bench_staged_h2d() {
     std::memcpy(slot->raw.get(), fill.data(), bytes);
     slot->count = kBatch;
   }
-  gpufeed::StageCounters counters;
+  gpufeed::pipeline::StageCounters counters;
   auto run = [&](int batches) {
     for (int i = 0; i < batches; ++i) {
-      gpufeed::detail::Slot& slot = *pool.slots()[static_cast<std::size_t>(i) % kSlots];
+      gpufeed::pipeline::detail::Slot& slot = *pool.slots()[static_cast<std::size_t>(i) % kSlots];
       staging.reclaim(slot, counters);  // the wait the loader's workers do before reusing a slot
       staging.submit(slot);
     }
@@ -220,10 +222,10 @@ json bench_staged_h2d() {
   // The reference: cudaMemcpyAsync of the same bytes from one pinned buffer, back to back.
   void* raw = nullptr;
   GPUFEED_CUDA_CHECK(cudaHostAlloc(&raw, bytes, cudaHostAllocDefault));
-  const gpufeed::PinnedMemory host(raw);
+  const gpufeed::pipeline::PinnedMemory host(raw);
   std::memcpy(host.get(), fill.data(), bytes);
   const DeviceMemory device = device_alloc(bytes);
-  const gpufeed::CudaStream stream_owner = gpufeed::make_stream();
+  const gpufeed::pipeline::CudaStream stream_owner = gpufeed::pipeline::make_stream();
   cudaStream_t stream = stream_owner.get();
   auto plain = [&](int copies) {
     for (int i = 0; i < copies; ++i) {
@@ -238,7 +240,7 @@ json bench_staged_h2d() {
   const double plain_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kBatches;
   const double ratio = plain_s / staged_s;
-  const gpufeed::detail::StagingStats stats = staging.stats();
+  const gpufeed::pipeline::detail::StagingStats stats = staging.stats();
   std::printf(
       "h2d %ux224x224x3 uint8 through the loader's slots %7.1f GB/s (copy alone %7.1f GB/s) | "
       "plain pinned cudaMemcpyAsync %7.1f GB/s | ratio %.2f %s\n",
@@ -270,16 +272,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: bench_gpu [--json FILE]\n");
     return 2;
   }
-  if (gpufeed::cuda_device_count() == 0) {
+  if (gpufeed::pipeline::cuda_device_count() == 0) {
     std::printf("no CUDA device: not measured\n");
     return 0;
   }
   try {
     json out;
-    out["device"] = gpufeed::describe_device("cuda:0");
+    out["device"] = gpufeed::pipeline::describe_device("cuda:0");
     std::printf("device: %s\n", out["device"].get<std::string>().c_str());
     GPUFEED_CUDA_CHECK(cudaSetDevice(0));
-    const gpufeed::CudaStream stream = gpufeed::make_stream();
+    const gpufeed::pipeline::CudaStream stream = gpufeed::pipeline::make_stream();
     json cases = json::array();
     double worst = 1e30;
     std::string worst_case;

@@ -101,13 +101,13 @@ class PlainDecode {
 
 gpufeed::LoaderOptions loader_options(const Args& a) {
   gpufeed::LoaderOptions o;
-  o.path = a.data;
-  o.batch_size = 64;
-  o.workers = a.workers;
-  o.order = gpufeed::Order::random;
-  o.height = a.height;
-  o.width = a.width;
-  o.augment = a.augment;
+  o.source.path = a.data;
+  o.sampling.batch_size = 64;
+  o.resources.workers = a.workers;
+  o.sampling.order = gpufeed::Order::random;
+  o.image.height = a.height;
+  o.image.width = a.width;
+  o.image.augment = a.augment;
   return o;
 }
 

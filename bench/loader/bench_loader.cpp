@@ -243,15 +243,15 @@ json stages_json(const gpufeed::LoaderStats& stats) {
 
 int run_loader(const Args& a) {
   gpufeed::LoaderOptions o;
-  o.path = a.data;
-  o.batch_size = a.batch;
-  o.workers = a.workers;
-  o.prefetch = a.prefetch;
-  o.order = gpufeed::parse_order(a.order);
-  o.seed = a.seed;
-  if (a.cache_mb) o.cache_bytes = *a.cache_mb << 20;
-  o.use_index = !a.no_index;
-  o.device = a.device;
+  o.source.path = a.data;
+  o.sampling.batch_size = a.batch;
+  o.resources.workers = a.workers;
+  o.resources.prefetch = a.prefetch;
+  o.sampling.order = gpufeed::parse_order(a.order);
+  o.sampling.seed = a.seed;
+  if (a.cache_mb) o.storage.cache_bytes = *a.cache_mb << 20;
+  o.source.use_index = !a.no_index;
+  o.output.device = a.device;
 
   const std::uint64_t baseline_rss = current_rss_bytes();
   const auto t_open = Clock::now();
@@ -296,13 +296,13 @@ int run_loader(const Args& a) {
   json out;
   out["mode"] = "loader";
   out["data"] = a.data;
-  out["order"] = gpufeed::to_string(o.order);
+  out["order"] = gpufeed::to_string(o.sampling.order);
   out["workers"] = loader.workers();
   out["batch"] = a.batch;
   out["epochs"] = a.epochs;
   out["steady_epochs"] = a.epochs - 1;
   out["max_batches"] = a.max_batches;
-  out["device"] = o.device.str();
+  out["device"] = o.output.device.str();
   out["sample_shape"] = gpufeed::formats::to_string(shape);
   out["compression"] = ds.compression();
   out["read_path"] = ds.read_path_name();
@@ -320,7 +320,7 @@ int run_loader(const Args& a) {
   out["baseline_rss_bytes"] = baseline_rss;
   out["rss_after_open_bytes"] = rss_after_open;
   out["slot_bytes"] = total.slot_bytes;
-  out["cache_budget_bytes"] = o.cache_bytes;
+  out["cache_budget_bytes"] = o.storage.cache_bytes;
   out["cache_peak_bytes"] = total.cache_peak_bytes;
   out["cache_hits"] = total.cache_hits;
   out["cache_misses"] = total.cache_misses;

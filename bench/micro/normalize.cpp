@@ -1,7 +1,7 @@
 // uint8 -> float32 NCHW normalization of one batch (256 x 64x64x3) on the CPU:
-// gpufeed::normalize_cpu (vectorized) vs gpufeed::normalize_reference (plain double loop) vs a
-// memcpy of the float output size (the memory-bandwidth floor for writing the output); and
-// uint8 NHWC -> NCHW (gpufeed::planar_cpu) vs a memcpy of the uint8 batch.
+// gpufeed::pipeline::normalize_cpu (vectorized) vs gpufeed::pipeline::normalize_reference (plain
+// double loop) vs a memcpy of the float output size (the memory-bandwidth floor for writing the
+// output); and uint8 NHWC -> NCHW (gpufeed::pipeline::planar_cpu) vs a memcpy of the uint8 batch.
 //
 // Bytes processed are bytes moved: input read + output written for normalize, source read +
 // destination written for memcpy, so the bytes/s columns compare directly.
@@ -64,9 +64,9 @@ void time_batch_writes(benchmark::State& state, const void* out, std::int64_t by
 void BM_NormalizeCpu(benchmark::State& state, Layout layout) {
   const SampleShape shape = shape_for(layout);
   BatchBuffers buf(shape);
-  const auto params = gpufeed::NormalizeParams::make(kMean, kStd, shape.channels);
+  const auto params = gpufeed::pipeline::NormalizeParams::make(kMean, kStd, shape.channels);
   time_batch_writes(state, buf.out.data(), buf.moved_bytes(), [&] {
-    gpufeed::normalize_cpu(buf.in.data(), shape, kBatch, params, buf.out.data());
+    gpufeed::pipeline::normalize_cpu(buf.in.data(), shape, kBatch, params, buf.out.data());
   });
 }
 BENCHMARK_CAPTURE(BM_NormalizeCpu, nhwc, Layout::nhwc)->UseRealTime();
@@ -76,7 +76,8 @@ void BM_NormalizeReference(benchmark::State& state, Layout layout) {
   const SampleShape shape = shape_for(layout);
   BatchBuffers buf(shape);
   time_batch_writes(state, buf.out.data(), buf.moved_bytes(), [&] {
-    gpufeed::normalize_reference(buf.in.data(), shape, kBatch, kMean, kStd, buf.out.data());
+    gpufeed::pipeline::normalize_reference(buf.in.data(), shape, kBatch, kMean, kStd,
+                                           buf.out.data());
   });
 }
 BENCHMARK_CAPTURE(BM_NormalizeReference, nhwc, Layout::nhwc)->UseRealTime();
@@ -88,8 +89,9 @@ void BM_PlanarCpu(benchmark::State& state, Layout layout) {
   const SampleShape shape = shape_for(layout);
   BatchBuffers buf(shape);
   std::vector<std::uint8_t> out(buf.in.size());
-  time_batch_writes(state, out.data(), static_cast<std::int64_t>(2 * buf.in.size()),
-                    [&] { gpufeed::planar_cpu(buf.in.data(), shape, kBatch, out.data()); });
+  time_batch_writes(state, out.data(), static_cast<std::int64_t>(2 * buf.in.size()), [&] {
+    gpufeed::pipeline::planar_cpu(buf.in.data(), shape, kBatch, out.data());
+  });
 }
 BENCHMARK_CAPTURE(BM_PlanarCpu, nhwc, Layout::nhwc)->UseRealTime();
 

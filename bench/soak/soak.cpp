@@ -116,32 +116,33 @@ Setting draw(std::mt19937_64& rng, const std::string& raw, const std::string& jp
   Setting s;
   s.jpeg = pick(3) == 0;
   LoaderOptions& o = s.options;
-  o.path = s.jpeg ? jpeg : raw;
-  o.shard = gpufeed::Shard{};
-  o.keep_raw = true;  // the soak checks Batch::raw()'s pixels
-  o.workers = static_cast<unsigned>(1 + pick(3));
-  o.prefetch = static_cast<unsigned>(1 + pick(4));
-  o.batch_size = std::vector<std::uint32_t>{7, 16, 32}[pick(3)];
-  o.order = std::vector<gpufeed::Order>{gpufeed::Order::random, gpufeed::Order::sequential,
-                                        gpufeed::Order::chunk}[pick(3)];
-  o.seed = rng();
-  o.drop_last = pick(4) == 0;
+  o.source.path = s.jpeg ? jpeg : raw;
+  o.sampling.shard = gpufeed::Shard{};
+  o.output.keep_raw = true;  // the soak checks Batch::raw()'s pixels
+  o.resources.workers = static_cast<unsigned>(1 + pick(3));
+  o.resources.prefetch = static_cast<unsigned>(1 + pick(4));
+  o.sampling.batch_size = std::vector<std::uint32_t>{7, 16, 32}[pick(3)];
+  o.sampling.order = std::vector<gpufeed::Order>{gpufeed::Order::random, gpufeed::Order::sequential,
+                                                 gpufeed::Order::chunk}[pick(3)];
+  o.sampling.seed = rng();
+  o.sampling.drop_last = pick(4) == 0;
   // Tiny caches: one byte (one chunk kept), a few chunks, or plenty.
-  o.cache_bytes = std::vector<std::uint64_t>{1, 120 << 10, 64 << 20}[pick(3)];
+  o.storage.cache_bytes = std::vector<std::uint64_t>{1, 120 << 10, 64 << 20}[pick(3)];
   o.echo = gpufeed::EchoOptions::parse(std::vector<const char*>{"1", "2", "auto:2"}[pick(3)]);
   if (s.jpeg) {
-    o.height = 16;
-    o.width = 16;
+    o.image.height = 16;
+    o.image.width = 16;
     o.on_error = gpufeed::OnError::skip;
-    o.augment = std::vector<gpufeed::Augment>{gpufeed::Augment::none, gpufeed::Augment::flip,
-                                              gpufeed::Augment::crop_flip}[pick(3)];
+    o.image.augment = std::vector<gpufeed::Augment>{gpufeed::Augment::none, gpufeed::Augment::flip,
+                                                    gpufeed::Augment::crop_flip}[pick(3)];
   } else if (pick(2) == 0) {
-    o.augment = gpufeed::Augment::flip;
+    o.image.augment = gpufeed::Augment::flip;
   }
-  s.describe = std::string(s.jpeg ? "jpeg" : "raw") + " workers " + o.workers.str() + " prefetch " +
-               o.prefetch.str() + " batch " + std::to_string(o.batch_size) + " cache " +
-               std::to_string(o.cache_bytes) + " echo " + o.echo.to_string() + " seed " +
-               std::to_string(o.seed);
+  s.describe = std::string(s.jpeg ? "jpeg" : "raw") + " workers " + o.resources.workers.str() +
+               " prefetch " + o.resources.prefetch.str() + " batch " +
+               std::to_string(o.sampling.batch_size) + " cache " +
+               std::to_string(o.storage.cache_bytes) + " echo " + o.echo.to_string() + " seed " +
+               std::to_string(o.sampling.seed);
   return s;
 }
 
@@ -166,7 +167,7 @@ std::string check_epoch(const Setting& s, const std::vector<std::uint64_t>& seen
     if (!broken && count[i] == 0) ++missing;
   }
   // drop_last drops up to batch_size - 1 samples of the epoch's tail.
-  if (!s.options.drop_last && missing != 0) {
+  if (!s.options.sampling.drop_last && missing != 0) {
     return std::to_string(missing) + " samples never delivered";
   }
   if (!s.jpeg && extra != 0) return std::to_string(extra) + " samples delivered twice";
@@ -199,7 +200,7 @@ void run_one_loader(std::mt19937_64& rng, const Setting& s, Totals& t) {
         ++t.echoed;
       } else {
         seen.insert(seen.end(), b.sample_indices().begin(), b.sample_indices().end());
-        if (!s.jpeg && s.options.augment == gpufeed::Augment::none &&
+        if (!s.jpeg && s.options.image.augment == gpufeed::Augment::none &&
             b.raw()[0] != pixel(b.sample_indices()[0], 0)) {
           t.problems.push_back(s.describe + ": wrong pixels for sample " +
                                std::to_string(b.sample_indices()[0]));
@@ -223,8 +224,8 @@ void run_one_loader(std::mt19937_64& rng, const Setting& s, Totals& t) {
     const std::uint64_t skipped = loader.stats().skipped_samples - skipped_before;
     t.skipped += skipped;
     const std::uint64_t share = s.jpeg ? kJpegSamples : kRawSamples;
-    const std::uint64_t b = s.options.batch_size;
-    const std::uint64_t expected = s.options.drop_last ? share / b * b : share;
+    const std::uint64_t b = s.options.sampling.batch_size;
+    const std::uint64_t expected = s.options.sampling.drop_last ? share / b * b : share;
     const std::string problem = check_epoch(s, seen, skipped, expected);
     if (!problem.empty())
       t.problems.push_back(s.describe + " epoch " + std::to_string(e) + ": " + problem);

@@ -11,18 +11,19 @@ RunFacts run_facts(const Loader& loader, const LoaderStats& stats) {
   f.workers = loader.workers();
   f.prefetch = stats.prefetch;
   f.echo = o.echo;
-  f.cuda = o.device.is_cuda();  // the device the loader resolved
+  f.cuda = o.output.device.is_cuda();  // the device the loader resolved
   f.sample = loader.sample_shape();
-  f.batch_size = o.batch_size;
+  f.batch_size = o.sampling.batch_size;
   f.samples_per_chunk = loader.dataset().samples_per_chunk();
   f.chunks = loader.dataset().num_chunks();
   f.encoded = loader.jpeg_dataset() != nullptr;
-  f.seed = o.seed;
-  f.order = o.order;
-  f.cache_bytes = o.cache_bytes;
-  f.augment = o.augment;
+  f.seed = o.sampling.seed;
+  f.order = o.sampling.order;
+  f.cache_bytes = o.storage.cache_bytes;
+  f.augment = o.image.augment;
   f.label_mix = loader.label_mix();
-  if (const Shard shard = o.shard.value_or(Shard::from_environment()); shard.world_size > 1) {
+  if (const Shard shard = o.sampling.shard.value_or(Shard::from_environment());
+      shard.world_size > 1) {
     f.rank = static_cast<std::int32_t>(shard.rank);
     f.world_size = static_cast<std::int32_t>(shard.world_size);
   }

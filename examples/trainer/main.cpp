@@ -41,11 +41,11 @@ int main(int argc, char** argv) try {
     return 2;
   }
   gpufeed::LoaderOptions options;  // every field has a default; the path is the one to set
-  options.path = argv[1];
-  options.batch_size = 64;
-  options.device = argc > 2 ? argv[2] : "cpu";  // parsed here; the loader resolves "auto"
+  options.source.path = argv[1];
+  options.sampling.batch_size = 64;
+  options.output.device = argc > 2 ? argv[2] : "cpu";  // parsed here; the loader resolves "auto"
   gpufeed::Loader loader(options);
-  const gpufeed::Device device = loader.options().device;  // the CPU or cuda:N
+  const gpufeed::Device device = loader.options().output.device;  // the CPU or cuda:N
 
   const auto& labels = loader.dataset().labels();  // raw or jpeg layout alike
   const std::int64_t classes =

@@ -4,7 +4,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/crop.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 std::string to_string(Augment augment) {
   return name_of(kAugmentNames, augment);
@@ -33,4 +33,4 @@ std::string to_string(OnError on_error) {
   return on_error == OnError::skip ? "skip" : "fail";
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 ChunkCache::ChunkCache(std::uint64_t budget_bytes)
     : budget_(budget_bytes), spares_(std::make_shared<SpareBuffers>(budget_bytes / 8)) {}
@@ -116,4 +116,4 @@ void ChunkCache::clear() {
   spares_->clear();
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

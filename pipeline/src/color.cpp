@@ -11,7 +11,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace {
 
@@ -115,4 +115,4 @@ void color_program(std::span<const float> src, std::span<float> dst, std::size_t
   if (in != out) std::copy_n(in, n, out);  // every step skipped
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -8,7 +8,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "random.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -113,7 +113,7 @@ const std::string& ConsumerPlace::fingerprint() const {
       for (std::uint64_t i = 0; i < source_.num_samples(); ++i) d.add(source_.jpeg->sample_size(i));
     }
     std::error_code ec;
-    d.add(std::filesystem::file_size(options_.path, ec));
+    d.add(std::filesystem::file_size(options_.source.path, ec));
     add_shard_list_of(source_.dataset(), d);
     fingerprint_ = d.hex();
   });
@@ -142,16 +142,16 @@ LoaderState ConsumerPlace::state() const {
     s.segments.push_back({sampler_.options().shard.world_size, place_.consumed});
     s.echo_repeats = place_.echo_repeats;
   }
-  s.dataset = options_.path;
+  s.dataset = options_.source.path;
   s.fingerprint = fingerprint();
   s.next_samples = next_samples(s.epoch, s.segments);
   s.samples = source_.num_samples();
-  s.seed = options_.seed;
-  s.order = options_.order;
-  s.chunk_window = options_.chunk_window;
-  s.batch_size = options_.batch_size;
-  s.drop_tail = options_.drop_tail;
-  s.drop_last = options_.drop_last;
+  s.seed = options_.sampling.seed;
+  s.order = options_.sampling.order;
+  s.chunk_window = options_.sampling.chunk_window;
+  s.batch_size = options_.sampling.batch_size;
+  s.drop_tail = options_.sampling.drop_tail;
+  s.drop_last = options_.sampling.drop_last;
   s.echo = options_.echo.to_string();
   s.rank = sampler_.options().shard.rank;
   return s;
@@ -161,17 +161,20 @@ void ConsumerPlace::restore(const LoaderState& s) {
   if (s.fingerprint != fingerprint() || s.samples != source_.num_samples()) {
     refuse("it belongs to another dataset: taken on " + s.dataset + " (" +
            std::to_string(s.samples) + " samples, fingerprint " + s.fingerprint + ") but " +
-           options_.path + " has " + std::to_string(source_.num_samples()) +
+           options_.source.path + " has " + std::to_string(source_.num_samples()) +
            " samples, fingerprint " + fingerprint() + "; restore it into a loader of that file");
   }
-  expect_same("seed", std::to_string(s.seed), std::to_string(options_.seed));
-  expect_same("order", to_string(s.order), to_string(options_.order));
-  expect_same("batch_size", std::to_string(s.batch_size), std::to_string(options_.batch_size));
-  expect_same("drop_tail", s.drop_tail ? "true" : "false", options_.drop_tail ? "true" : "false");
-  expect_same("drop_last", s.drop_last ? "true" : "false", options_.drop_last ? "true" : "false");
+  expect_same("seed", std::to_string(s.seed), std::to_string(options_.sampling.seed));
+  expect_same("order", to_string(s.order), to_string(options_.sampling.order));
+  expect_same("batch_size", std::to_string(s.batch_size),
+              std::to_string(options_.sampling.batch_size));
+  expect_same("drop_tail", s.drop_tail ? "true" : "false",
+              options_.sampling.drop_tail ? "true" : "false");
+  expect_same("drop_last", s.drop_last ? "true" : "false",
+              options_.sampling.drop_last ? "true" : "false");
   if (s.order == Order::chunk) {
     expect_same("chunk_window", std::to_string(s.chunk_window),
-                std::to_string(options_.chunk_window));
+                std::to_string(options_.sampling.chunk_window));
   }
   for (const EpochSegment& seg : s.segments) {
     if (seg.world_size == 0) refuse("a segment has world_size 0");
@@ -206,7 +209,7 @@ EpochPlan ConsumerPlace::plan_from(const LoaderState& s) const {
   const bool fixed_echo = !echo.adaptive && echo.factor > 1 && s.echo == echo.to_string();
   if (fixed_echo && s.echo_repeats + 1 < echo.factor && plan.start > 0) {
     // Stopped between the echoes of a batch: read it again and deliver the echoes it lacks.
-    const std::uint64_t b = options_.batch_size;
+    const std::uint64_t b = options_.sampling.batch_size;
     plan.start -= (plan.start - 1) % b + 1;
     plan.replay = true;
     plan.echoes_done = s.echo_repeats;
@@ -214,4 +217,4 @@ EpochPlan ConsumerPlace::plan_from(const LoaderState& s) const {
   return plan;
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

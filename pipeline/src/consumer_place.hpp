@@ -13,7 +13,7 @@
 #include "gpufeed/pipeline/loader_state.hpp"
 #include "gpufeed/pipeline/sampler.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Where an epoch starts: after the `closed` segments, from the `start`-th sample of this
 /// rank's share. With `replay`, the batch at `start` was delivered before a restart, with
@@ -75,4 +75,4 @@ class ConsumerPlace {
   mutable std::string fingerprint_;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

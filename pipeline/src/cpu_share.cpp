@@ -15,7 +15,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -75,4 +75,4 @@ CpuShare this_process_share() {
   return share_cores(mask, launcher, local_world_size());
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

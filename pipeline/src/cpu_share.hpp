@@ -3,7 +3,7 @@
 // (workers=0; workers=auto with cpu_budget=0): the ranks of a node take its cores once between
 // them, not once each.
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// One rank's share of the cores, and what it was computed from (stats().cpu_share).
 struct CpuShare {
@@ -34,4 +34,4 @@ struct CpuShare {
 /// positive number.
 [[nodiscard]] CpuShare this_process_share();
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

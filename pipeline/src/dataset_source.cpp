@@ -5,7 +5,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/storage/object_store.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -13,35 +13,37 @@ constexpr std::uint32_t kDefaultJpegSide = 224;
 
 formats::ReaderOptions raw_options(const LoaderOptions& o) {
   formats::ReaderOptions r;
-  r.images = o.images;
-  r.labels = o.labels;
-  r.layout = o.layout;
-  r.use_index = o.use_index;
+  r.images = o.source.images;
+  r.labels = o.source.labels;
+  r.layout = o.source.layout;
+  r.use_index = o.source.use_index;
   return r;
 }
 
 void check_raw_options(const LoaderOptions& o, const formats::SampleShape& stored) {
-  if (o.geometry.active()) {
+  if (o.image.geometry.active()) {
     const formats::SampleShape out = loader_geometry(o, false).output(stored);
-    if (o.height != 0 && o.geometry.crop == Geometry::Crop::none &&
-        (o.height != out.height || o.width != out.width)) {
-      throw OptionError("size", "{size}=" + std::to_string(o.height) + "x" +
-                                    std::to_string(o.width) + " without a crop: " + o.path +
-                                    " stores " + formats::to_string(stored) +
-                                    " images; set {resize} to change their size");
+    if (o.image.height != 0 && o.image.geometry.crop == Geometry::Crop::none &&
+        (o.image.height != out.height || o.image.width != out.width)) {
+      throw OptionError(
+          "size", "{size}=" + std::to_string(o.image.height) + "x" + std::to_string(o.image.width) +
+                      " without a crop: " + o.source.path + " stores " +
+                      formats::to_string(stored) + " images; set {resize} to change their size");
     }
     return;
   }
-  if (o.augment == Augment::crop_flip || o.augment == Augment::center) {
+  if (o.image.augment == Augment::crop_flip || o.image.augment == Augment::center) {
     throw OptionError("augment",
-                      "{augment}=" + to_string(o.augment) +
+                      "{augment}=" + to_string(o.image.augment) +
                           " is the short spelling for jpeg-layout files; on a raw file say the "
                           "crop itself: {crop}=random-resized (or {resize} and "
                           "{crop}=center) with {size}, and {hflip}");
   }
-  if ((o.height != 0 && o.height != stored.height) || (o.width != 0 && o.width != stored.width)) {
-    throw OptionError("size", "{size}=" + std::to_string(o.height) + "x" + std::to_string(o.width) +
-                                  ": " + o.path + " stores " + formats::to_string(stored) +
+  if ((o.image.height != 0 && o.image.height != stored.height) ||
+      (o.image.width != 0 && o.image.width != stored.width)) {
+    throw OptionError("size", "{size}=" + std::to_string(o.image.height) + "x" +
+                                  std::to_string(o.image.width) + ": " + o.source.path +
+                                  " stores " + formats::to_string(stored) +
                                   " images, delivered at that size unless {resize} or {crop} "
                                   "changes it: drop {size}, or set {resize}");
   }
@@ -51,29 +53,30 @@ void check_raw_options(const LoaderOptions& o, const formats::SampleShape& store
 
 DatasetSource DatasetSource::open(const LoaderOptions& options) {
   DatasetSource s;
-  const std::vector<std::string> specs =
-      options.paths.empty() ? std::vector<std::string>{options.path} : options.paths;
+  const std::vector<std::string> specs = options.source.paths.empty()
+                                             ? std::vector<std::string>{options.source.path}
+                                             : options.source.paths;
   formats::ShardList list = formats::resolve_shards(specs);
-  if (!options.path.empty()) list.name = options.path;
+  if (!options.source.path.empty()) list.name = options.source.path;
   formats::ShardOpening opening;
-  opening.cache_dir = options.cache_dir;
-  opening.cache_dir_bytes = options.cache_dir_bytes;
+  opening.cache_dir = options.storage.cache_dir;
+  opening.cache_dir_bytes = options.storage.cache_dir_bytes;
   const std::string& first = list.files.front().path;
-  if (!options.cache_dir.empty() && storage::is_object_url(first)) {
-    storage::use_cache_dir(first, options.cache_dir, options.cache_dir_bytes);
+  if (!options.storage.cache_dir.empty() && storage::is_object_url(first)) {
+    storage::use_cache_dir(first, options.storage.cache_dir, options.storage.cache_dir_bytes);
   }
   // A manifest says the layout; else the first shard does (a shard of another layout is named
   // by the reader that cannot read it).
   s.layout = list.layout == "jpeg"  ? formats::FileLayout::jpeg
              : list.layout == "raw" ? formats::FileLayout::raw
-                                    : formats::probe_layout(first, options.images);
+                                    : formats::probe_layout(first, options.source.images);
   if (s.layout == formats::FileLayout::jpeg) {
     formats::JpegReaderOptions j;
-    j.labels = options.labels;
+    j.labels = options.source.labels;
     s.jpeg = std::make_unique<formats::JpegShards>(list, j, opening);
-    if (options.height > 4096 || options.width > 4096) {
-      throw OptionError("size", "{size}=" + std::to_string(options.height) + "x" +
-                                    std::to_string(options.width) +
+    if (options.image.height > 4096 || options.image.width > 4096) {
+      throw OptionError("size", "{size}=" + std::to_string(options.image.height) + "x" +
+                                    std::to_string(options.image.width) +
                                     " is too large; use at most 4096x4096");
     }
   } else {
@@ -100,15 +103,15 @@ const std::optional<formats::ChannelStats>& DatasetSource::channel_stats() const
 }
 
 formats::SampleShape DatasetSource::slot_shape(const LoaderOptions& options) const {
-  if (options.geometry.active()) {
+  if (options.image.geometry.active()) {
     const formats::SampleShape stored =
         raw ? raw->sample_shape() : formats::SampleShape{0, 0, 3, formats::Layout::nhwc};
     return loader_geometry(options, !raw).output(stored);
   }
   if (raw) return raw->sample_shape();
-  const std::uint32_t h = options.height != 0 ? options.height : kDefaultJpegSide;
-  const std::uint32_t w = options.width != 0 ? options.width : kDefaultJpegSide;
+  const std::uint32_t h = options.image.height != 0 ? options.image.height : kDefaultJpegSide;
+  const std::uint32_t w = options.image.width != 0 ? options.image.width : kDefaultJpegSide;
   return {h, w, 3, formats::Layout::nhwc};
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -10,7 +10,7 @@
 #include "gpufeed/formats/shards.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Exactly one of `raw` and `jpeg` is set. Immutable after open(); thread-safe to read.
 struct DatasetSource {
@@ -18,8 +18,9 @@ struct DatasetSource {
   std::unique_ptr<formats::RawShards> raw;
   std::unique_ptr<formats::JpegShards> jpeg;
 
-  /// Opens `options.path` (or `paths`): its shards, with the reader their layout needs; throws
-  /// FormatError for a bad file or shard and UsageError for options the layout cannot honour.
+  /// Opens `options.source.path` (or `paths`): its shards, with the reader their layout needs;
+  /// throws FormatError for a bad file or shard and UsageError for options the layout cannot
+  /// honour.
   static DatasetSource open(const LoaderOptions& options);
 
   /// The open reader, whichever layout it reads.
@@ -39,4 +40,4 @@ struct DatasetSource {
   [[nodiscard]] formats::SampleShape slot_shape(const LoaderOptions& options) const;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

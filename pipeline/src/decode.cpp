@@ -3,7 +3,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/base/names.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 std::string to_string(Decode decode) {
   return name_of(kDecodeNames, decode);
@@ -14,4 +14,4 @@ Decode parse_decode(const std::string& text) {
   throw OptionError("decode", "unknown {decode} '" + text + "'; use cpu, gpu or auto");
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

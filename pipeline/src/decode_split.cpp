@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 double DecodeSplit::Ring::quantile(double q) const {
   const std::size_t n = std::min(count, kWindow);
@@ -54,4 +54,4 @@ std::uint32_t DecodeSplit::cpu_share(std::uint32_t decodable, unsigned workers) 
   return static_cast<std::uint32_t>(std::lround(share * decodable));
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

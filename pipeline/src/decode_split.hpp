@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <mutex>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 class DecodeSplit {
  public:
@@ -51,4 +51,4 @@ class DecodeSplit {
   Ring engine_, cpu_, consumer_;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -2,7 +2,7 @@
 
 #include "gpufeed/profiler/clock.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 void DeliveryCounters::note_ready_depth(std::int64_t depth) noexcept {
   if (depth < 0) return;
@@ -42,4 +42,4 @@ void DeliveryCounters::reset() noexcept {
   start_ns_ = profiler::now_ns();
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -6,7 +6,7 @@
 
 #include "gpufeed/pipeline/stats.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 class DeliveryCounters {
  public:
@@ -29,4 +29,4 @@ class DeliveryCounters {
   std::atomic<std::uint64_t> ready_sum_{0}, ready_count_{0}, ready_max_{0}, ready_last_{0};
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -7,7 +7,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/device.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 int cuda_device_count() noexcept {
   int count = 0;
@@ -66,4 +66,4 @@ std::string describe_device(const Device& device) {
          std::to_string(prop.minor) + ", " + memory + ")";
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -3,7 +3,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 std::string to_string(DType dtype) {
   return name_of(kDTypeNames, dtype);
@@ -23,4 +23,4 @@ std::size_t dtype_size(DType dtype) {
   return dtype == DType::uint8 ? 1 : 2;
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

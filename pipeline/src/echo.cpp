@@ -2,7 +2,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace {
 
@@ -71,4 +71,4 @@ bool EchoStage::holds_current() const {
                            : echoes_of_current_ + 1 < options_.factor;
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -10,7 +10,7 @@
 #include "gpufeed/profiler/range.hpp"
 #include "hooks.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace flow = oneapi::tbb::flow;
 using Clock = std::chrono::steady_clock;
@@ -259,4 +259,4 @@ void EpochRun::cancel_and_wait() {
   drop_echo_hold();
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -16,7 +16,7 @@
 #include "slot_pool.hpp"
 #include "stage_work.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// A batch travelling through the graph: its position in the epoch and the slot it fills.
 struct Ticket {
@@ -127,4 +127,4 @@ class EpochRun {
   oneapi::tbb::flow::function_node<Ticket, oneapi::tbb::flow::continue_msg> deliver_;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -10,7 +10,7 @@
 #include "gpufeed/formats/image.hpp"
 #include "image_samples.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace {
 
@@ -216,4 +216,4 @@ void flip_horizontal(std::uint8_t* pixels, std::uint32_t height, std::uint32_t w
 
 }  // namespace detail
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

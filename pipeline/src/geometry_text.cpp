@@ -9,7 +9,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/geometry.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace {
 
@@ -177,4 +177,4 @@ std::string Geometry::describe() const {
   return text.empty() ? "none" : text;
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

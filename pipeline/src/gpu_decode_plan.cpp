@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -122,4 +122,4 @@ void crop_resize_on_host(const CropResizeBatch& batch, const std::uint8_t* regio
   }
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

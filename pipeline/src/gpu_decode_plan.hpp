@@ -9,7 +9,7 @@
 #include "gpufeed/formats/resize.hpp"
 #include "gpufeed/pipeline/geometry.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// A rectangle of a stored image, in its pixels.
 struct Roi {
@@ -71,4 +71,4 @@ class CropResizeBatch {
 void crop_resize_on_host(const CropResizeBatch& batch, const std::uint8_t* regions,
                          std::uint8_t* out, std::uint32_t out_width, std::uint32_t out_height);
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

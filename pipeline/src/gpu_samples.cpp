@@ -7,7 +7,7 @@
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/range.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -157,4 +157,4 @@ void GpuSamples::reset_stats() {
   for (auto& n : cpu_by_route_) n = 0;
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -21,7 +21,7 @@
 #include "image_samples.hpp"
 #include "slot_pool.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// One batch on the engines: the lane it decodes on and, per batch position, where its image
 /// goes and the plan for it. Leased by the worker that assembles the batch.
@@ -86,4 +86,4 @@ class GpuSamples {
   std::array<std::atomic<std::uint64_t>, 5> cpu_by_route_{};
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

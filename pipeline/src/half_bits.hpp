@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace half_detail {
 
@@ -113,4 +113,4 @@ inline std::uint16_t double_to_bf16_bits(double d) {
   return float_to_bf16_bits(half_detail::round_to_odd_float(d));
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

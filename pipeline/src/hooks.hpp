@@ -2,7 +2,7 @@
 // Points where tests pause the pipeline to make an interleaving happen on purpose.
 #include <atomic>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Null in production: each costs one relaxed load. Set them only while no loader runs.
 struct TestHooks {
@@ -26,4 +26,4 @@ inline void run_hook(const std::atomic<void (*)()>& hook) {
   if (auto* f = hook.load(std::memory_order_relaxed)) f();
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

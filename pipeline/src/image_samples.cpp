@@ -12,7 +12,7 @@
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/range.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -150,4 +150,4 @@ void ImageSamples::decode_placed(std::uint64_t sample, std::uint64_t epoch,
   render({s.whole.view(), 0, 0, info.width, info.height}, p, dst, s.resizer, filter_);
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

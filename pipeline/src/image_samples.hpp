@@ -12,7 +12,7 @@
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/geometry.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Time one decode spent reading bytes and decoding + resizing, for the stage counters.
 struct DecodeTiming {
@@ -88,4 +88,4 @@ class ImageSamples {
 void flip_horizontal(std::uint8_t* pixels, std::uint32_t height, std::uint32_t width,
                      std::uint32_t channels, bool planar);
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

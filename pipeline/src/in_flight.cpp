@@ -7,7 +7,7 @@
 #include "gpufeed/pipeline/in_flight.hpp"
 #include "gpufeed/profiler/clock.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace {
 
@@ -52,4 +52,4 @@ std::vector<WorkInFlight> work_in_flight() {
   return out;
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -8,7 +8,7 @@
 
 #include "gpufeed/base/stages.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 class WorkScope {
  public:
@@ -35,4 +35,4 @@ class WorkScope {
   std::atomic<std::int64_t> sample_{-1};
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

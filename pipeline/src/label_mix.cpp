@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 double LabelMix::ratio() const {
   if (batches == 0 || random_distinct <= 0) return 1.0;
@@ -52,4 +52,4 @@ LabelMix label_mix(std::span<const std::int64_t> labels, std::span<const std::ui
   return mix;
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -6,7 +6,7 @@
 
 #include "loader_core.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 // ---- Batch ----
 
@@ -149,9 +149,10 @@ namespace {
 
 /// `paths` named in `path` when it names nothing: messages and states speak of the dataset.
 LoaderOptions with_dataset_name(LoaderOptions o) {
-  if (o.path.empty() && o.paths.size() == 1) o.path = o.paths.front();
-  if (o.path.empty() && o.paths.size() > 1) {
-    o.path = o.paths.front() + " (and " + std::to_string(o.paths.size() - 1) + " more)";
+  if (o.source.path.empty() && o.source.paths.size() == 1) o.source.path = o.source.paths.front();
+  if (o.source.path.empty() && o.source.paths.size() > 1) {
+    o.source.path =
+        o.source.paths.front() + " (and " + std::to_string(o.source.paths.size() - 1) + " more)";
   }
   return o;
 }
@@ -230,4 +231,4 @@ void Loader::reset_stats() {
   core_->reset_stats();
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -13,7 +13,7 @@
 #include "gpufeed/profiler/clock.hpp"
 #include "gpufeed/profiler/range.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -23,39 +23,42 @@ constexpr unsigned kStartWorkers = 2;  // workers=auto starts here (or at the bu
 /// left open (workers=0, cpu_budget=0) is the rank's share of the cores, so the ranks of a node
 /// (and the tuner, which stays within the arena) take its cores once between them.
 unsigned resolve_workers(const LoaderOptions& o, const CpuShare& share) {
-  if (o.workers.is_auto()) return o.cpu_budget != 0 ? o.cpu_budget : share.cores;
-  const unsigned workers = o.workers.value_or(0);
+  if (o.resources.workers.is_auto())
+    return o.resources.cpu_budget != 0 ? o.resources.cpu_budget : share.cores;
+  const unsigned workers = o.resources.workers.value_or(0);
   return workers != 0 ? workers : share.cores;
 }
 
 SamplerOptions sampler_options(const LoaderOptions& o) {
   SamplerOptions s;
-  s.order = o.order;
-  s.seed = o.seed;
-  s.shard = o.shard ? *o.shard : Shard::from_environment();
-  s.drop_tail = o.drop_tail;
-  s.chunk_window = o.chunk_window;
+  s.order = o.sampling.order;
+  s.seed = o.sampling.seed;
+  s.shard = o.sampling.shard ? *o.sampling.shard : Shard::from_environment();
+  s.drop_tail = o.sampling.drop_tail;
+  s.chunk_window = o.sampling.chunk_window;
   return s;
 }
 
 std::uint64_t count_batches(const LoaderOptions& o, const Sampler& sampler) {
   const std::uint64_t per_rank = sampler.samples_per_rank();
-  if (o.batch_size > per_rank) {
-    throw OptionError("batch_size", "{batch_size}=" + std::to_string(o.batch_size) +
+  if (o.sampling.batch_size > per_rank) {
+    throw OptionError("batch_size", "{batch_size}=" + std::to_string(o.sampling.batch_size) +
                                         " is larger than the " + std::to_string(per_rank) +
                                         " samples rank " +
                                         std::to_string(sampler.options().shard.rank) +
                                         " reads per epoch; lower {batch_size} or use a larger "
                                         "dataset");
   }
-  return o.drop_last ? per_rank / o.batch_size : (per_rank + o.batch_size - 1) / o.batch_size;
+  return o.sampling.drop_last ? per_rank / o.sampling.batch_size
+                              : (per_rank + o.sampling.batch_size - 1) / o.sampling.batch_size;
 }
 
 /// A file whose labels run in sorted stretches, read in chunk order: batches of few classes.
 std::vector<std::string> order_notices(const LoaderOptions& o, const LabelMix& mix) {
-  if (o.order != Order::chunk || !mix.poor()) return {};
+  if (o.sampling.order != Order::chunk || !mix.poor()) return {};
   const auto whole = [](double v) { return std::to_string(std::lround(v)); };
-  return {o.path + ": its labels run in sorted stretches, so batches in {order}=chunk hold " +
+  return {o.source.path +
+          ": its labels run in sorted stretches, so batches in {order}=chunk hold " +
           whole(mix.median_distinct) + " distinct labels (median) against " +
           whole(mix.random_distinct) +
           " in a random order; repack it shuffled (h5pack convert and gpufeed.pack shuffle "
@@ -66,11 +69,12 @@ std::vector<std::string> order_notices(const LoaderOptions& o, const LabelMix& m
 /// output settings only a CUDA device delivers.
 LoaderOptions with_resolved_device(LoaderOptions o) {
   check_options(o);
-  o.device = resolve_device(o.device);
-  if (o.device.is_cpu() && ((o.dtype != DType::float32 && o.dtype != DType::uint8) ||
-                            o.output_layout != formats::Layout::nchw)) {
-    throw OptionError("dtype", "{dtype}=" + to_string(o.dtype) +
-                                   ", {output_layout}=" + formats::to_string(o.output_layout) +
+  o.output.device = resolve_device(o.output.device);
+  if (o.output.device.is_cpu() &&
+      ((o.output.dtype != DType::float32 && o.output.dtype != DType::uint8) ||
+       o.output.layout != formats::Layout::nchw)) {
+    throw OptionError("dtype", "{dtype}=" + to_string(o.output.dtype) +
+                                   ", {output_layout}=" + formats::to_string(o.output.layout) +
                                    " needs a CUDA device; the CPU device delivers float32 or "
                                    "uint8, NCHW");
   }
@@ -79,7 +83,7 @@ LoaderOptions with_resolved_device(LoaderOptions o) {
 
 /// What the slots deliver: the resolved device's output of samples of `sample`.
 SlotFormat slot_format(const LoaderOptions& o, const formats::SampleShape& sample) {
-  return {o.device, o.dtype, o.output_layout, sample};
+  return {o.output.device, o.output.dtype, o.output.layout, sample};
 }
 
 std::vector<std::string> loader_notices(const LoaderOptions& o, const LabelMix& mix,
@@ -103,8 +107,8 @@ LoaderCore::LoaderCore(LoaderOptions opts)
       work_(options, arena_),
       sampler_(work_.source().shard_map(), sampler_options(options)),
       batches_per_epoch_(count_batches(options, sampler_)),
-      label_mix_(gpufeed::label_mix(work_.source().labels(), sampler_.global_order(0),
-                                    options.batch_size)),
+      label_mix_(pipeline::label_mix(work_.source().labels(), sampler_.global_order(0),
+                                     options.sampling.batch_size)),
       notices_(loader_notices(options, label_mix_, work_.decode_notice())),
       slots_(plan_slots(options, shape().bytes(), work_.staging() != nullptr,
                         work_.reaugments_echoes(), work_.keeps_raw()),
@@ -124,7 +128,7 @@ LoaderCore::LoaderCore(LoaderOptions opts)
   arena_.initialize();
   const auto threads = static_cast<unsigned>(arena_.max_concurrency());
   TunerLimits limits;
-  limits.workers = options.workers.is_auto();
+  limits.workers = options.resources.workers.is_auto();
   limits.prefetch = slots_.plan.tuned_prefetch;
   limits.max_workers = threads;
   limits.max_prefetch = slots_.plan.max_prefetch;
@@ -150,7 +154,7 @@ void LoaderCore::start_epoch(std::uint64_t epoch) {
   spec.epoch = epoch;
   spec.order = sampler_.epoch_order(epoch, plan.closed, plan.start);
   spec.batches = batches_for(spec.order.size());
-  spec.index_base = plan.start / options.batch_size;
+  spec.index_base = plan.start / options.sampling.batch_size;
   spec.replay = plan.replay;
   spec.echoes_done = plan.echoes_done;
   spec.echo = options.echo;
@@ -211,8 +215,8 @@ unsigned LoaderCore::active_workers() const {
 }
 
 std::uint64_t LoaderCore::batches_for(std::uint64_t samples) const {
-  const std::uint64_t b = options.batch_size;
-  return options.drop_last ? samples / b : (samples + b - 1) / b;
+  const std::uint64_t b = options.sampling.batch_size;
+  return options.sampling.drop_last ? samples / b : (samples + b - 1) / b;
 }
 
 void LoaderCore::stop() {
@@ -259,4 +263,4 @@ void LoaderCore::wait_ready(const Slot& slot, void* stream) const {
   if (CudaStaging* staging = work_.staging()) staging->wait_ready(slot, stream);
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -23,7 +23,7 @@
 #include "tuning_window.hpp"
 #include "worker_gate.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Everything a loader owns. Shared by the Loader and by every Batch it handed out, so a batch
 /// may outlive its loader. Thread-safe where batches need it (slot release, stats).
@@ -92,4 +92,4 @@ class LoaderCore {
   std::shared_ptr<EpochRun> run_;  // destroyed first: its graph runs the stage work
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -4,7 +4,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace {
 
@@ -95,4 +95,4 @@ LoaderState LoaderState::from_json(const std::string& text) {
   return s;
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -6,7 +6,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 NormalizeParams NormalizeParams::make(std::span<const float> mean, std::span<const float> std,
                                       std::uint32_t channels) {
@@ -179,4 +179,4 @@ void normalize_reference(const std::uint8_t* in, const formats::SampleShape& sha
   }
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -7,7 +7,7 @@
 #include "gpufeed/pipeline/normalize_spec.hpp"
 #include "half_bits.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 void NormalizeSpec::validate() const {
   const std::string where = "normalize " + formats::to_string(in) + " -> " +
@@ -111,4 +111,4 @@ void normalize_reference(const NormalizeSpec& spec, const std::uint8_t* in, std:
   }
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

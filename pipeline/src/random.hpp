@@ -5,7 +5,7 @@
 #include <iterator>
 #include <utility>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 __extension__ using uint128 = unsigned __int128;
 
@@ -55,4 +55,4 @@ void shuffle(It first, It last, SplitMix64& rng) {
   }
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -5,7 +5,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/image.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 RawSamples::RawSamples(std::string path, const formats::SampleShape& stored,
                        const Geometry& geometry, formats::ResizeFilter filter, std::uint64_t seed)
@@ -21,7 +21,7 @@ void RawSamples::place(const std::uint8_t* in, std::uint64_t sample, std::uint64
   const std::uint32_t h = stored_.height, w = stored_.width, c = stored_.channels;
   Placement p;
   try {
-    p = gpufeed::place(geometry_, w, h, output_.width, output_.height, seed_, epoch, sample);
+    p = pipeline::place(geometry_, w, h, output_.width, output_.height, seed_, epoch, sample);
   } catch (const UsageError& e) {
     throw FormatError(path_ + ": sample " + std::to_string(sample) + ": " + e.what());
   }
@@ -42,4 +42,4 @@ void RawSamples::place(const std::uint8_t* in, std::uint64_t sample, std::uint64
   render(part, p, dst, s.resizer, filter_);
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

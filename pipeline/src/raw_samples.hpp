@@ -10,7 +10,7 @@
 #include "gpufeed/formats/scratch_pool.hpp"
 #include "gpufeed/pipeline/geometry.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Places stored uint8 samples (NHWC, or NCHW transposed first) into output samples of
 /// Geometry::output(stored) (HWC). Thread-safe: each call leases a resizer and a transpose
@@ -41,4 +41,4 @@ class RawSamples {
   mutable formats::detail::ScratchPool<Scratch> scratch_;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -9,7 +9,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "random.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 std::string to_string(Order order) {
   return order_name(order);
@@ -153,4 +153,4 @@ std::vector<std::uint64_t> Sampler::epoch_order(std::uint64_t epoch,
   return mine;
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

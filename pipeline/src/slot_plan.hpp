@@ -5,7 +5,7 @@
 
 #include "gpufeed/pipeline/loader.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// A loader's slot pools, sized once at start: the deepest prefetch queue the pools hold and the
 /// depth the loader starts at (prefetch=auto moves between the two).
@@ -31,4 +31,4 @@ struct SlotPlan {
 SlotPlan plan_slots(const LoaderOptions& options, std::uint64_t sample_bytes, bool staging,
                     bool reaugments_echoes, bool keeps_raw);
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

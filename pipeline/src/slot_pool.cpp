@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <new>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 void HostFree::operator()(void* p) const noexcept {
   if (pinned) {
@@ -94,4 +94,4 @@ bool Slots::unref(Slot* slot) noexcept {
   return true;
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

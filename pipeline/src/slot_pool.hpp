@@ -13,7 +13,7 @@
 #include "gpufeed/pipeline/dtype.hpp"
 #include "slot_plan.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Frees host memory: with cudaFreeHost when it was pinned, std::free otherwise.
 struct HostFree {
@@ -136,4 +136,4 @@ struct Slots {
   bool unref(Slot* slot) noexcept;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

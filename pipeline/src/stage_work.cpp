@@ -25,7 +25,7 @@
 #include "hooks.hpp"
 #include "in_flight.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -33,9 +33,9 @@ NormalizeParams normalize_params(const LoaderOptions& o, const DatasetSource& so
                                  std::uint32_t channels) {
   const std::vector<float> zero(channels, 0.0f), full(channels, 255.0f);
   // uint8 output is not normalized: the file's statistics are not read (nor refused).
-  if (o.dtype == DType::uint8) return NormalizeParams::make(zero, full, channels);
-  if (!o.mean.empty() || !o.stddev.empty())
-    return NormalizeParams::make(o.mean, o.stddev, channels);
+  if (o.output.dtype == DType::uint8) return NormalizeParams::make(zero, full, channels);
+  if (!o.output.mean.empty() || !o.output.stddev.empty())
+    return NormalizeParams::make(o.output.mean, o.output.stddev, channels);
   if (const auto& stats = source.channel_stats();
       stats && stats->mean.size() == channels && stats->stddev.size() == channels) {
     // A constant channel (an alpha plane, a synthetic image) has std 0: the default divides
@@ -51,23 +51,24 @@ NormalizeParams normalize_params(const LoaderOptions& o, const DatasetSource& so
 
 std::unique_ptr<CudaStaging> make_staging(const LoaderOptions& o, const formats::SampleShape& shape,
                                           const NormalizeParams& norm) {
-  if (o.device.is_cpu()) return nullptr;
+  if (o.output.device.is_cpu()) return nullptr;
   NormalizeSpec spec;
   spec.in = shape;
   spec.out_height = shape.height;
   spec.out_width = shape.width;
-  spec.out_layout = o.output_layout;
-  spec.dtype = o.dtype;
+  spec.out_layout = o.output.layout;
+  spec.dtype = o.output.dtype;
   spec.params = norm;
   spec.validate();
-  return std::make_unique<CudaStaging>(o.device.index, spec, o.batch_size);
+  return std::make_unique<CudaStaging>(o.output.device.index, spec, o.sampling.batch_size);
 }
 
 std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const DatasetSource& source,
                                                const formats::SampleShape& shape) {
   if (!source.jpeg) return std::nullopt;
   return std::optional<ImageSamples>(std::in_place, *source.jpeg, shape.height, shape.width,
-                                     o.augment, loader_geometry(o, true), o.resize_filter, o.seed);
+                                     o.image.augment, loader_geometry(o, true),
+                                     o.image.resize_filter, o.sampling.seed);
 }
 
 /// decode=gpu|auto on a CUDA device with a jpeg-layout file: the engines, or null. decode=gpu
@@ -75,16 +76,16 @@ std::optional<ImageSamples> make_image_samples(const LoaderOptions& o, const Dat
 std::unique_ptr<GpuSamples> make_gpu_samples(const LoaderOptions& o, const DatasetSource& source,
                                              const std::optional<ImageSamples>& images,
                                              std::string& notice) {
-  if (o.decode == Decode::cpu) return nullptr;
-  const bool gpu = o.decode == Decode::gpu;
+  if (o.image.decode == Decode::cpu) return nullptr;
+  const bool gpu = o.image.decode == Decode::gpu;
   if (!images) {
     if (gpu) {
-      throw OptionError("decode", "{decode}=gpu decodes a jpeg-layout file's images; " + o.path +
-                                      " holds raw pixels: use {decode}=cpu");
+      throw OptionError("decode", "{decode}=gpu decodes a jpeg-layout file's images; " +
+                                      o.source.path + " holds raw pixels: use {decode}=cpu");
     }
     return nullptr;
   }
-  if (o.device.is_cpu()) {
+  if (o.output.device.is_cpu()) {
     if (gpu) {
       throw OptionError("decode",
                         "{decode}=gpu needs a CUDA device and this loader's {device} is "
@@ -94,7 +95,8 @@ std::unique_ptr<GpuSamples> make_gpu_samples(const LoaderOptions& o, const Datas
     return nullptr;
   }
   try {
-    return std::make_unique<GpuSamples>(o.decode, o.device.index, *source.jpeg, *images);
+    return std::make_unique<GpuSamples>(o.image.decode, o.output.device.index, *source.jpeg,
+                                        *images);
   } catch (const UsageError& e) {
     if (gpu) throw;
     notice = std::string("{decode}=auto decodes on the CPU: ") + e.what();
@@ -103,9 +105,10 @@ std::unique_ptr<GpuSamples> make_gpu_samples(const LoaderOptions& o, const Datas
 }
 
 std::optional<RawSamples> make_raw_samples(const LoaderOptions& o, const DatasetSource& source) {
-  if (!source.raw || !o.geometry.active()) return std::nullopt;
-  return std::optional<RawSamples>(std::in_place, o.path, source.raw->sample_shape(),
-                                   loader_geometry(o, false), o.resize_filter, o.seed);
+  if (!source.raw || !o.image.geometry.active()) return std::nullopt;
+  return std::optional<RawSamples>(std::in_place, o.source.path, source.raw->sample_shape(),
+                                   loader_geometry(o, false), o.image.resize_filter,
+                                   o.sampling.seed);
 }
 
 /// Runs a stage's work; running out of memory in it becomes a message that says what to do
@@ -144,9 +147,9 @@ StageWork::StageWork(const LoaderOptions& options, oneapi::tbb::task_arena& aren
       norm_(normalize_params(options, source_, shape_.channels)),
       staging_(make_staging(options, shape_, norm_)),
       gpu_samples_(make_gpu_samples(options, source_, image_samples_, decode_notice_)),
-      cache_(options.cache_bytes),
-      direct_(!options.keep_raw && !staging_ && !image_samples_ && !raw_samples_ &&
-              options.augment == Augment::none && !options.echo.enabled()) {
+      cache_(options.storage.cache_bytes),
+      direct_(!options.output.keep_raw && !staging_ && !image_samples_ && !raw_samples_ &&
+              options.image.augment == Augment::none && !options.echo.enabled()) {
   if (source_.dataset().remote()) network_base_ = source_.dataset().network();
 }
 
@@ -154,9 +157,9 @@ StageWork::~StageWork() = default;
 
 void StageWork::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position,
                         std::uint64_t index, const std::vector<std::uint64_t>& order) const {
-  const std::uint64_t first = position * options_.batch_size;
+  const std::uint64_t first = position * options_.sampling.batch_size;
   const auto count = static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(options_.batch_size, order.size() - first));
+      std::min<std::uint64_t>(options_.sampling.batch_size, order.size() - first));
   slot.epoch = epoch;
   slot.index = index;
   slot.count = count;
@@ -176,9 +179,10 @@ void StageWork::prepare(Slot& slot, std::uint64_t epoch, std::uint64_t position,
 
 storage::ReadAhead StageWork::read_ahead() const {
   storage::ReadAhead r;
-  r.budget_bytes = std::max<std::uint64_t>(std::uint64_t{64} << 20, options_.cache_bytes / 2);
-  if (!options_.read_requests.is_auto()) {
-    r.requests = options_.read_requests.value_or(r.requests);
+  r.budget_bytes =
+      std::max<std::uint64_t>(std::uint64_t{64} << 20, options_.storage.cache_bytes / 2);
+  if (!options_.storage.read_requests.is_auto()) {
+    r.requests = options_.storage.read_requests.value_or(r.requests);
     return r;
   }
   // Enough GETs of the file's mean read to fill half the budget: the other half holds what was
@@ -204,7 +208,7 @@ storage::ReadAhead StageWork::read_ahead() const {
 void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
   const formats::Dataset& d = source_.dataset();
   if (!d.remote()) return;
-  if (source_.jpeg && options_.order != Order::chunk) {
+  if (source_.jpeg && options_.sampling.order != Order::chunk) {
     // Sample by sample: each image's own range (a block fetched for one image would waste it).
     d.plan_sample_reads(order, read_ahead());
     return;
@@ -214,8 +218,9 @@ void StageWork::plan_reads(const std::vector<std::uint64_t>& order) const {
   std::vector<std::uint64_t> units;
   std::vector<std::uint64_t> batch;
   storage::ReadAhead settings = read_ahead();
-  for (std::uint64_t first = 0; first < order.size(); first += options_.batch_size) {
-    const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + options_.batch_size);
+  for (std::uint64_t first = 0; first < order.size(); first += options_.sampling.batch_size) {
+    const std::uint64_t end =
+        std::min<std::uint64_t>(order.size(), first + options_.sampling.batch_size);
     batch.clear();
     for (std::uint64_t i = first; i < end; ++i) {
       const std::uint64_t unit = map.chunk_of(order[i]);
@@ -252,7 +257,7 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
       return reader.view_chunk(chunk);
     };
   }
-  WorkScope work(options_.path, Stage::read, slot.epoch, slot.index);
+  WorkScope work(options_.source.path, Stage::read, slot.epoch, slot.index);
   while (i < end && !stopping_.load(std::memory_order_relaxed)) {
     work.sample(slot.indices[slot.by_chunk[i]]);
     chunk = map.chunk_of(slot.indices[slot.by_chunk[i]]);
@@ -293,7 +298,7 @@ void StageWork::copy_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
 
 void StageWork::assemble(Slot& slot) {
   if (staging_) staging_->reclaim(slot, counters);
-  const WorkScope work(options_.path, first_stage(), slot.epoch, slot.index);
+  const WorkScope work(options_.source.path, first_stage(), slot.epoch, slot.index);
   // Injected stalls sit outside the assemble range, in a range of their own stage.
   maybe_stall(Stage::read, slot);
   maybe_stall(Stage::decode, slot);
@@ -310,7 +315,7 @@ void StageWork::assemble(Slot& slot) {
       } else {
         copy_samples(slot, r.begin(), r.end());
       }
-      if (options_.augment == Augment::flip && !image_samples_)
+      if (options_.image.augment == Augment::flip && !image_samples_)
         flip_samples(slot, r.begin(), r.end());
     });
   });
@@ -318,7 +323,7 @@ void StageWork::assemble(Slot& slot) {
 }
 
 void StageWork::decode_samples(Slot& slot, std::uint32_t begin, std::uint32_t end) {
-  WorkScope work(options_.path, Stage::decode, slot.epoch, slot.index);
+  WorkScope work(options_.source.path, Stage::decode, slot.epoch, slot.index);
   for (std::uint32_t i = begin; i < end && !stopping_.load(std::memory_order_relaxed); ++i) {
     work.sample(slot.indices[i]);
     decode_or_replace(slot, i);
@@ -389,7 +394,7 @@ void StageWork::warn_engine_refusal(const std::string& why) {
   std::fprintf(stderr,
                "gpufeed: warning: the JPEG engines refused a batch of %s (%s); its images were "
                "decoded on the CPU, and so will be any other batch they refuse\n",
-               options_.path.c_str(), why.c_str());
+               options_.source.path.c_str(), why.c_str());
 }
 
 void StageWork::consumer_took(std::uint32_t images, std::int64_t wait_ns) {
@@ -429,7 +434,7 @@ void StageWork::flip_samples(Slot& slot, std::uint32_t begin, std::uint32_t end)
   // The same positions copy_samples() filled for this range: by_chunk[begin, end).
   for (std::uint32_t i = begin; i < end; ++i) {
     const std::uint32_t pos = slot.by_chunk[i];
-    if (!formats::random_flip(options_.seed, slot.epoch, slot.indices[pos])) continue;
+    if (!formats::random_flip(options_.sampling.seed, slot.epoch, slot.indices[pos])) continue;
     flip_horizontal(slot.raw.get() + pos * shape_.bytes(), shape_.height, shape_.width,
                     shape_.channels, shape_.layout == formats::Layout::nchw);
   }
@@ -483,7 +488,7 @@ void StageWork::normalize(Slot& slot) {
 void StageWork::convert_on_host(const std::uint8_t* in, Slot& slot, std::uint32_t position,
                                 std::uint32_t count) const {
   const std::uint64_t offset = std::uint64_t{position} * shape_.bytes();
-  if (options_.dtype == DType::uint8) {
+  if (options_.output.dtype == DType::uint8) {
     // The pixels as they are, NCHW: a transpose of HWC samples, a copy of CHW ones.
     planar_cpu(in, shape_, count, slot.images.get() + offset);
   } else {
@@ -504,9 +509,9 @@ void StageWork::normalize_on_host(Slot& slot) {
 bool StageWork::reaugments_echoes() const {
   // An echo's flip is a fair coin relative to the fresh one: it keeps the flip's distribution
   // only where that is a fair coin too.
-  return options_.reaugment_echoes && options_.echo.enabled() &&
-         (options_.augment == Augment::flip || options_.augment == Augment::crop_flip ||
-          options_.geometry.hflip == 0.5);
+  return options_.echo.reaugment && options_.echo.enabled() &&
+         (options_.image.augment == Augment::flip || options_.image.augment == Augment::crop_flip ||
+          options_.image.geometry.hflip == 0.5);
 }
 
 void StageWork::reaugment(Slot& from, Slot& target, std::uint32_t repeat) {
@@ -523,7 +528,7 @@ void StageWork::reaugment(Slot& from, Slot& target, std::uint32_t repeat) {
     // The device keeps the fresh batch's pixels; the kernel applies this repeat's flips.
     std::vector<std::uint8_t> flips(from.count);
     for (std::uint32_t i = 0; i < from.count; ++i) {
-      flips[i] = echo_flip(options_.seed, from.epoch, from.indices[i], repeat) ? 1 : 0;
+      flips[i] = echo_flip(options_.sampling.seed, from.epoch, from.indices[i], repeat) ? 1 : 0;
     }
     staging_->reaugment(from, target, flips, repeat);
   } else {
@@ -534,8 +539,8 @@ void StageWork::reaugment(Slot& from, Slot& target, std::uint32_t repeat) {
     // The host pixels show repeat target.repeat; mirror the samples whose flip changes.
     for (std::uint32_t i = 0; i < target.count; ++i) {
       const std::uint64_t sample = target.indices[i];
-      if (echo_flip(options_.seed, target.epoch, sample, target.repeat) ==
-          echo_flip(options_.seed, target.epoch, sample, repeat)) {
+      if (echo_flip(options_.sampling.seed, target.epoch, sample, target.repeat) ==
+          echo_flip(options_.sampling.seed, target.epoch, sample, repeat)) {
         continue;
       }
       flip_horizontal(target.raw.get() + i * shape_.bytes(), shape_.height, shape_.width,
@@ -603,4 +608,4 @@ void StageWork::reset_stats() {
   if (gpu_samples_) gpu_samples_->reset_stats();
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -22,7 +22,7 @@
 #include "raw_samples.hpp"
 #include "slot_pool.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 class CudaStaging;
 
@@ -31,7 +31,7 @@ class CudaStaging;
 /// nothing of epochs, pools or tuning. Thread-safe where the graph needs it (counters, cache).
 class StageWork {
  public:
-  /// Opens the dataset `options.path` and, for a CUDA device, the staging; `options` and
+  /// Opens the dataset `options.source.path` and, for a CUDA device, the staging; `options` and
   /// `arena` must outlive the stage work (reaugment() enters the arena).
   StageWork(const LoaderOptions& options, oneapi::tbb::task_arena& arena);
   ~StageWork();
@@ -60,7 +60,7 @@ class StageWork {
   /// The stage the first node is: decode for an encoded layout, else read.
   [[nodiscard]] Stage first_stage() const { return image_samples_ ? Stage::decode : Stage::read; }
 
-  /// Echoes get a new flip (LoaderOptions::reaugment_echoes with a flipping augment).
+  /// Echoes get a new flip (LoaderOptions::echo.reaugment with a flipping augment).
   [[nodiscard]] bool reaugments_echoes() const;
   /// Shows batch `from` as echo `repeat` in `target` (`from` itself, or a slot of the echo
   /// pool): mirrors the samples whose flip differs from the fresh delivery and normalizes again
@@ -136,4 +136,4 @@ class StageWork {
   storage::ObjectStoreStats network_base_;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -5,7 +5,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 std::string StallInjection::str() const {
   return std::string(stage_name(stage)) + ":" + std::to_string(ms) + "@" + std::to_string(every);
@@ -37,7 +37,10 @@ StallInjection StallInjection::parse(const std::string& text, std::string_view s
   return s;
 }
 
-namespace testing {
+}  // namespace gpufeed::pipeline
+
+namespace gpufeed::testing {
+
 namespace {
 
 std::mutex override_mutex;
@@ -66,5 +69,4 @@ StallOverride::~StallOverride() {
   current_override = previous_;
 }
 
-}  // namespace testing
-}  // namespace gpufeed
+}  // namespace gpufeed::testing

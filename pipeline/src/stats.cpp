@@ -1,6 +1,6 @@
 #include "gpufeed/pipeline/stats.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 double LoaderStats::busy_fraction(Stage s) const {
   if (wall_ns <= 0) return 0.0;
@@ -70,4 +70,4 @@ void StageCounters::reset() noexcept {
   for (auto& i : items) i.store(0, std::memory_order_relaxed);
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <utility>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -107,4 +107,4 @@ std::optional<TuningChange> Tuner::observe(const TunerWindow& w) {
   return std::nullopt;
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

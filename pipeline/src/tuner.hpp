@@ -7,7 +7,7 @@
 
 #include "gpufeed/pipeline/stats.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// What the tuner reads over one window: differences of the loader's counters.
 struct TunerWindow {
@@ -75,4 +75,4 @@ class Tuner {
   std::optional<Trial> trial_;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

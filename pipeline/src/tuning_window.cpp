@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 
@@ -62,4 +62,4 @@ std::vector<TuningChange> TuningWindow::log() const {
   return log_;
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -10,7 +10,7 @@
 #include "gpufeed/pipeline/stats.hpp"
 #include "tuner.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Owns the tuner and the window it judges (the consumer's thread), and the log of the changes
 /// the loader applied (read from any thread).
@@ -41,4 +41,4 @@ class TuningWindow {
   std::vector<TuningChange> log_;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 WorkerGate::WorkerGate(oneapi::tbb::task_arena& arena, unsigned threads, unsigned active)
     : oneapi::tbb::task_scheduler_observer(arena),
@@ -71,4 +71,4 @@ void WorkerGate::park() {
   cv_.notify_all();
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

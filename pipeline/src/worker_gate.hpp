@@ -7,7 +7,7 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_scheduler_observer.h>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Parks arena threads: a thread that takes a park task blocks in it while at least `active`
 /// other threads are in the arena, so about `active` threads take the loader's work. It counts
@@ -51,4 +51,4 @@ class WorkerGate : private oneapi::tbb::task_scheduler_observer {
   bool closing_ = false;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

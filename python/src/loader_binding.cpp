@@ -73,7 +73,7 @@ nb::object NativeLoader::next() {
     if (batch) {
       if (!*batch) return nb::none();
       return nb::cast(Delivery{std::make_shared<HeldBatch>(std::move(*batch)),
-                               !loader.options().labels.empty()});
+                               !loader.options().source.labels.empty()});
     }
     if (PyErr_CheckSignals() != 0) throw nb::python_error();
   }
@@ -155,7 +155,7 @@ void bind_loader(nb::module_& m) {
                      return out;
                    })
       .def_prop_ro("encoded", [](NativeLoader& l) { return l.get().jpeg_dataset() != nullptr; })
-      .def_prop_ro("device", [](NativeLoader& l) { return l.get().options().device.str(); })
+      .def_prop_ro("device", [](NativeLoader& l) { return l.get().options().output.device.str(); })
       .def_prop_ro("sample_shape", [](NativeLoader& l) {
         const formats::SampleShape s = l.get().sample_shape();
         return std::make_tuple(s.height, s.width, s.channels);
@@ -181,7 +181,8 @@ void bind_loader(nb::module_& m) {
         const formats::SampleShape out = g.output({height, width, 3, formats::Layout::nhwc});
         nb::list draws;
         for (std::uint64_t s = 0; s < samples; ++s) {
-          const Placement p = place(g, width, height, out.width, out.height, seed, epoch, s);
+          const pipeline::Placement p =
+              pipeline::place(g, width, height, out.width, out.height, seed, epoch, s);
           draws.append(nb::make_tuple(p.box.left, p.box.top, p.box.width(), p.box.height(),
                                       p.inner_x, p.inner_y, p.hflip, p.vflip));
         }

@@ -109,23 +109,23 @@ std::vector<float> to_floats(const char* key, nb::handle value) {
 
 void set_size(LoaderOptions& o, nb::handle value) {
   if (value.is_none()) {
-    o.height = o.width = 0;
+    o.image.height = o.image.width = 0;
     return;
   }
   if (PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
-    o.height = o.width = static_cast<std::uint32_t>(to_count("size", value, 1, 4096));
+    o.image.height = o.image.width = static_cast<std::uint32_t>(to_count("size", value, 1, 4096));
     return;
   }
   if (!PySequence_Check(value.ptr()) || nb::isinstance<nb::str>(value) || nb::len(value) != 2) {
     bad_type("size", value, "(height, width), an int for a square, or None");
   }
-  o.height = static_cast<std::uint32_t>(to_count("size", value[0], 1, 4096));
-  o.width = static_cast<std::uint32_t>(to_count("size", value[1], 1, 4096));
+  o.image.height = static_cast<std::uint32_t>(to_count("size", value[0], 1, 4096));
+  o.image.width = static_cast<std::uint32_t>(to_count("size", value[1], 1, 4096));
 }
 
 void set_shard(LoaderOptions& o, nb::handle value) {
   if (value.is_none()) {
-    o.shard.reset();
+    o.sampling.shard.reset();
     return;
   }
   if (!PySequence_Check(value.ptr()) || nb::isinstance<nb::str>(value) || nb::len(value) != 2) {
@@ -137,17 +137,20 @@ void set_shard(LoaderOptions& o, nb::handle value) {
     throw_usage("shard=" + nb::cast<std::string>(nb::repr(value)) + ": rank " +
                 std::to_string(rank) + " is not below world_size " + std::to_string(world));
   }
-  o.shard = Shard{rank, world};
+  o.sampling.shard = Shard{rank, world};
 }
 
+/// The schedule alone: reaugment_echoes is a keyword of its own, given before or after.
 void set_echo(LoaderOptions& o, nb::handle value) {
+  std::string text;
   if (PyLong_Check(value.ptr()) && !PyBool_Check(value.ptr())) {
-    o.echo = EchoOptions::parse(std::to_string(to_count("echo", value, 1, 64)));
+    text = std::to_string(to_count("echo", value, 1, 64));
   } else if (nb::isinstance<nb::str>(value)) {
-    o.echo = EchoOptions::parse(nb::cast<std::string>(value));
+    text = nb::cast<std::string>(value);
   } else {
     bad_type("echo", value, "an int factor, 'auto' or 'auto:CAP'");
   }
+  o.echo = EchoOptions::parse(text).with_reaugment(o.echo.reaugment);
 }
 
 /// A probability, 0 to 1.
@@ -180,7 +183,7 @@ void to_pair(const char* key, nb::handle value, double& low, double& high) {
 
 /// resize=None | N (the shorter side) | (h, w).
 void set_resize(LoaderOptions& o, nb::handle value) {
-  Geometry& g = o.geometry;
+  Geometry& g = o.image.geometry;
   if (value.is_none()) {
     g.resize = Geometry::Resize::none;
     g.resize_height = g.resize_width = 0;
@@ -213,10 +216,10 @@ void set_padding(LoaderOptions& o, nb::handle value) {
   } else {
     bad_type("crop_padding", value, "an int, (horizontal, vertical) or (left, top, right, bottom)");
   }
-  o.geometry.pad_left = p[0];
-  o.geometry.pad_top = p[1];
-  o.geometry.pad_right = p[2];
-  o.geometry.pad_bottom = p[3];
+  o.image.geometry.pad_left = p[0];
+  o.image.geometry.pad_top = p[1];
+  o.image.geometry.pad_right = p[2];
+  o.image.geometry.pad_bottom = p[3];
 }
 
 formats::ResizeFilter parse_filter(const std::string& text) {
@@ -230,97 +233,113 @@ using Setter = std::function<void(LoaderOptions&, nb::handle)>;
 
 const std::map<std::string, Setter>& setters() {
   static const std::map<std::string, Setter> table = {
-      {"images", [](LoaderOptions& o, nb::handle v) { o.images = to_text("images", v); }},
-      {"labels",
-       [](LoaderOptions& o, nb::handle v) { o.labels = v.is_none() ? "" : to_text("labels", v); }},
+      {"images", [](LoaderOptions& o, nb::handle v) { o.source.images = to_text("images", v); }},
+      {"labels", [](LoaderOptions& o,
+                    nb::handle v) { o.source.labels = v.is_none() ? "" : to_text("labels", v); }},
       {"layout",
        [](LoaderOptions& o, nb::handle v) {
          if (v.is_none()) {
-           o.layout.reset();
+           o.source.layout.reset();
          } else {
-           o.layout = formats::parse_layout(to_text("layout", v));
+           o.source.layout = formats::parse_layout(to_text("layout", v));
          }
        }},
       {"batch_size",
        [](LoaderOptions& o, nb::handle v) {
-         o.batch_size = static_cast<std::uint32_t>(to_count("batch_size", v));
+         o.sampling.batch_size = static_cast<std::uint32_t>(to_count("batch_size", v));
        }},
-      {"workers", [](LoaderOptions& o, nb::handle v) { o.workers = to_auto_count("workers", v); }},
+      {"workers",
+       [](LoaderOptions& o, nb::handle v) { o.resources.workers = to_auto_count("workers", v); }},
       {"prefetch",
-       [](LoaderOptions& o, nb::handle v) { o.prefetch = to_auto_count("prefetch", v); }},
+       [](LoaderOptions& o, nb::handle v) { o.resources.prefetch = to_auto_count("prefetch", v); }},
       {"cpu_budget",
        [](LoaderOptions& o, nb::handle v) {
-         o.cpu_budget = static_cast<unsigned>(to_count("cpu_budget", v));
+         o.resources.cpu_budget = static_cast<unsigned>(to_count("cpu_budget", v));
        }},
       {"memory_bytes",
-       [](LoaderOptions& o, nb::handle v) { o.memory_bytes = to_count("memory_bytes", v); }},
-      {"order", [](LoaderOptions& o, nb::handle v) { o.order = parse_order(to_text("order", v)); }},
-      {"seed", [](LoaderOptions& o, nb::handle v) { o.seed = to_count("seed", v); }},
-      {"chunk_window",
-       [](LoaderOptions& o, nb::handle v) { o.chunk_window = to_count("chunk_window", v); }},
+       [](LoaderOptions& o, nb::handle v) {
+         o.resources.memory_bytes = to_count("memory_bytes", v);
+       }},
+      {"order",
+       [](LoaderOptions& o, nb::handle v) { o.sampling.order = parse_order(to_text("order", v)); }},
+      {"seed", [](LoaderOptions& o, nb::handle v) { o.sampling.seed = to_count("seed", v); }},
+      {"chunk_window", [](LoaderOptions& o,
+                          nb::handle v) { o.sampling.chunk_window = to_count("chunk_window", v); }},
       {"cache_bytes",
-       [](LoaderOptions& o, nb::handle v) { o.cache_bytes = to_count("cache_bytes", v); }},
-      {"cache_dir", [](LoaderOptions& o,
-                       nb::handle v) { o.cache_dir = v.is_none() ? "" : to_text("cache_dir", v); }},
+       [](LoaderOptions& o, nb::handle v) { o.storage.cache_bytes = to_count("cache_bytes", v); }},
+      {"cache_dir",
+       [](LoaderOptions& o, nb::handle v) {
+         o.storage.cache_dir = v.is_none() ? "" : to_text("cache_dir", v);
+       }},
       {"paths",
        [](LoaderOptions& o, nb::handle v) {
-         for (nb::handle p : nb::iter(v)) o.paths.push_back(to_text("paths", p));
+         for (nb::handle p : nb::iter(v)) o.source.paths.push_back(to_text("paths", p));
        }},
       {"cache_dir_bytes",
-       [](LoaderOptions& o, nb::handle v) { o.cache_dir_bytes = to_count("cache_dir_bytes", v); }},
+       [](LoaderOptions& o, nb::handle v) {
+         o.storage.cache_dir_bytes = to_count("cache_dir_bytes", v);
+       }},
       {"read_requests",
-       [](LoaderOptions& o, nb::handle v) { o.read_requests = to_auto_count("read_requests", v); }},
+       [](LoaderOptions& o, nb::handle v) {
+         o.storage.read_requests = to_auto_count("read_requests", v);
+       }},
       {"shard", set_shard},
-      {"drop_tail", [](LoaderOptions& o, nb::handle v) { o.drop_tail = to_bool("drop_tail", v); }},
-      {"drop_last", [](LoaderOptions& o, nb::handle v) { o.drop_last = to_bool("drop_last", v); }},
-      {"mean", [](LoaderOptions& o, nb::handle v) { o.mean = to_floats("mean", v); }},
-      {"stddev", [](LoaderOptions& o, nb::handle v) { o.stddev = to_floats("stddev", v); }},
-      {"use_index", [](LoaderOptions& o, nb::handle v) { o.use_index = to_bool("use_index", v); }},
+      {"drop_tail",
+       [](LoaderOptions& o, nb::handle v) { o.sampling.drop_tail = to_bool("drop_tail", v); }},
+      {"drop_last",
+       [](LoaderOptions& o, nb::handle v) { o.sampling.drop_last = to_bool("drop_last", v); }},
+      {"mean", [](LoaderOptions& o, nb::handle v) { o.output.mean = to_floats("mean", v); }},
+      {"stddev", [](LoaderOptions& o, nb::handle v) { o.output.stddev = to_floats("stddev", v); }},
+      {"use_index",
+       [](LoaderOptions& o, nb::handle v) { o.source.use_index = to_bool("use_index", v); }},
       {"device",
-       [](LoaderOptions& o, nb::handle v) { o.device = Device::parse(to_device_text(v)); }},
-      {"dtype", [](LoaderOptions& o, nb::handle v) { o.dtype = parse_dtype(to_dtype_text(v)); }},
+       [](LoaderOptions& o, nb::handle v) { o.output.device = Device::parse(to_device_text(v)); }},
+      {"dtype",
+       [](LoaderOptions& o, nb::handle v) { o.output.dtype = parse_dtype(to_dtype_text(v)); }},
       {"output_layout",
        [](LoaderOptions& o, nb::handle v) {
-         o.output_layout = formats::parse_layout(to_text("output_layout", v));
+         o.output.layout = formats::parse_layout(to_text("output_layout", v));
        }},
       {"echo", set_echo},
       {"reaugment_echoes",
-       [](LoaderOptions& o, nb::handle v) { o.reaugment_echoes = to_bool("reaugment_echoes", v); }},
+       [](LoaderOptions& o, nb::handle v) { o.echo.reaugment = to_bool("reaugment_echoes", v); }},
       {"size", set_size},
       {"resize_filter",
        [](LoaderOptions& o, nb::handle v) {
-         o.resize_filter = parse_filter(to_text("resize_filter", v));
+         o.image.resize_filter = parse_filter(to_text("resize_filter", v));
        }},
-      {"augment",
-       [](LoaderOptions& o, nb::handle v) { o.augment = parse_augment(to_text("augment", v)); }},
+      {"augment", [](LoaderOptions& o,
+                     nb::handle v) { o.image.augment = parse_augment(to_text("augment", v)); }},
       {"decode",
-       [](LoaderOptions& o, nb::handle v) { o.decode = parse_decode(to_text("decode", v)); }},
+       [](LoaderOptions& o, nb::handle v) { o.image.decode = parse_decode(to_text("decode", v)); }},
       {"on_error",
        [](LoaderOptions& o, nb::handle v) { o.on_error = parse_on_error(to_text("on_error", v)); }},
       {"resize", set_resize},
       {"resize_max",
        [](LoaderOptions& o, nb::handle v) {
-         o.geometry.resize_max = static_cast<std::uint32_t>(to_count("resize_max", v));
+         o.image.geometry.resize_max = static_cast<std::uint32_t>(to_count("resize_max", v));
        }},
       {"crop",
-       [](LoaderOptions& o, nb::handle v) { o.geometry.crop = parse_crop(to_text("crop", v)); }},
+       [](LoaderOptions& o, nb::handle v) {
+         o.image.geometry.crop = pipeline::parse_crop(to_text("crop", v));
+       }},
       {"crop_scale",
        [](LoaderOptions& o, nb::handle v) {
-         to_pair("crop_scale", v, o.geometry.scale_min, o.geometry.scale_max);
+         to_pair("crop_scale", v, o.image.geometry.scale_min, o.image.geometry.scale_max);
        }},
       {"crop_ratio",
        [](LoaderOptions& o, nb::handle v) {
-         to_pair("crop_ratio", v, o.geometry.ratio_min, o.geometry.ratio_max);
+         to_pair("crop_ratio", v, o.image.geometry.ratio_min, o.image.geometry.ratio_max);
        }},
       {"crop_padding", set_padding},
       {"pad_if_needed",
        [](LoaderOptions& o, nb::handle v) {
-         o.geometry.pad_if_needed = to_bool("pad_if_needed", v);
+         o.image.geometry.pad_if_needed = to_bool("pad_if_needed", v);
        }},
       {"hflip",
-       [](LoaderOptions& o, nb::handle v) { o.geometry.hflip = to_probability("hflip", v); }},
+       [](LoaderOptions& o, nb::handle v) { o.image.geometry.hflip = to_probability("hflip", v); }},
       {"vflip",
-       [](LoaderOptions& o, nb::handle v) { o.geometry.vflip = to_probability("vflip", v); }},
+       [](LoaderOptions& o, nb::handle v) { o.image.geometry.vflip = to_probability("vflip", v); }},
   };
   return table;
 }
@@ -334,7 +353,7 @@ std::string field_keyword(std::string_view field) {
 
 LoaderOptions options_from_keywords(const std::string& path, const nb::dict& keywords) {
   LoaderOptions o;
-  o.path = path;
+  o.source.path = path;
   const auto& table = setters();
   for (auto [key, value] : keywords) {
     const std::string name = nb::cast<std::string>(key);
@@ -350,42 +369,42 @@ LoaderOptions options_from_keywords(const std::string& path, const nb::dict& key
 nb::dict default_keywords() {
   const LoaderOptions o;
   nb::dict d;
-  d["images"] = o.images;
-  d["labels"] = o.labels;
+  d["images"] = o.source.images;
+  d["labels"] = o.source.labels;
   d["layout"] = nb::none();
-  d["batch_size"] = o.batch_size;
+  d["batch_size"] = o.sampling.batch_size;
   const auto count = [](const AutoCount& c) {
     return c.is_auto() ? nb::object(nb::str("auto")) : nb::object(nb::int_(c.value_or(0)));
   };
-  d["workers"] = count(o.workers);
-  d["prefetch"] = count(o.prefetch);
-  d["cpu_budget"] = o.cpu_budget;
-  d["memory_bytes"] = o.memory_bytes;
-  d["order"] = to_string(o.order);
-  d["seed"] = o.seed;
-  d["chunk_window"] = o.chunk_window;
-  d["cache_bytes"] = o.cache_bytes;
-  d["read_requests"] = count(o.read_requests);
+  d["workers"] = count(o.resources.workers);
+  d["prefetch"] = count(o.resources.prefetch);
+  d["cpu_budget"] = o.resources.cpu_budget;
+  d["memory_bytes"] = o.resources.memory_bytes;
+  d["order"] = to_string(o.sampling.order);
+  d["seed"] = o.sampling.seed;
+  d["chunk_window"] = o.sampling.chunk_window;
+  d["cache_bytes"] = o.storage.cache_bytes;
+  d["read_requests"] = count(o.storage.read_requests);
   d["cache_dir"] = nb::none();
-  d["cache_dir_bytes"] = o.cache_dir_bytes;
+  d["cache_dir_bytes"] = o.storage.cache_dir_bytes;
   d["shard"] = nb::none();
-  d["drop_tail"] = o.drop_tail;
-  d["drop_last"] = o.drop_last;
+  d["drop_tail"] = o.sampling.drop_tail;
+  d["drop_last"] = o.sampling.drop_last;
   d["mean"] = nb::none();
   d["stddev"] = nb::none();
-  d["use_index"] = o.use_index;
-  d["device"] = o.device.str();
-  d["dtype"] = to_string(o.dtype);
-  d["output_layout"] = formats::to_string(o.output_layout);
+  d["use_index"] = o.source.use_index;
+  d["device"] = o.output.device.str();
+  d["dtype"] = to_string(o.output.dtype);
+  d["output_layout"] = formats::to_string(o.output.layout);
   d["echo"] = o.echo.adaptive ? nb::object(nb::str(o.echo.to_string().c_str()))
                               : nb::object(nb::int_(o.echo.factor));
-  d["reaugment_echoes"] = o.reaugment_echoes;
+  d["reaugment_echoes"] = o.echo.reaugment;
   d["size"] = nb::none();
   d["resize_filter"] = "bilinear";
-  d["augment"] = to_string(o.augment);
-  d["decode"] = to_string(o.decode);
+  d["augment"] = to_string(o.image.augment);
+  d["decode"] = to_string(o.image.decode);
   d["on_error"] = to_string(o.on_error);
-  const Geometry& g = o.geometry;
+  const Geometry& g = o.image.geometry;
   d["resize"] = nb::none();
   d["resize_max"] = g.resize_max;
   d["crop"] = to_string(g.crop);

@@ -175,7 +175,7 @@ void bind_profile(nb::module_& m) {
       "work_in_flight",
       [] {
         nb::list out;
-        for (const WorkInFlight& w : work_in_flight()) {
+        for (const pipeline::WorkInFlight& w : pipeline::work_in_flight()) {
           nb::dict d;
           d["path"] = w.path;
           d["stage"] = w.stage;
@@ -207,7 +207,7 @@ void bind_profile(nb::module_& m) {
       "range_name",
       [](const std::string& name) { return profiler::Recorder::global().register_name(name); },
       nb::arg("name"), "The recorder's id of a range name (\"step\", \"sync\", ...).");
-  m.def("cuda_device_count", &cuda_device_count);
+  m.def("cuda_device_count", &pipeline::cuda_device_count);
   m.def(
       "add_cupti_directory",
       [](const std::string& directory) {

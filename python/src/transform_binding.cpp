@@ -40,7 +40,7 @@ void color_program(const Images& src, Output& dst, const Ops& ops, const Factors
         "color_program: expected images [n, 3, H, W] and an output of their shape, ops and "
         "factors [n, steps], norms [steps, 6]");
   }
-  std::vector<ColorStep> program(k);
+  std::vector<pipeline::ColorStep> program(k);
   for (std::size_t j = 0; j < k; ++j) {
     for (std::size_t c = 0; c < 3; ++c) {
       program[j].mean[c] = norms(j, c);
@@ -49,7 +49,7 @@ void color_program(const Images& src, Output& dst, const Ops& ops, const Factors
   }
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < k; ++j) {
-      if (ops(i, j) > static_cast<std::uint8_t>(ColorOp::normalize)) {
+      if (ops(i, j) > static_cast<std::uint8_t>(pipeline::ColorOp::normalize)) {
         throw UsageError("color_program: op code " + std::to_string(ops(i, j)) + " of sample " +
                          std::to_string(i) + " is not a colour step");
       }
@@ -62,11 +62,12 @@ void color_program(const Images& src, Output& dst, const Ops& ops, const Factors
   nb::gil_scoped_release release;
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < k; ++j) {
-      program[j].op = static_cast<ColorOp>(ops(i, j));  // this sample's; mean and std stay
+      program[j].op =
+          static_cast<pipeline::ColorOp>(ops(i, j));  // this sample's; mean and std stay
       program[j].factor = factors(i, j);
     }
-    color_program(std::span<const float>(in + i * image, image),
-                  std::span<float>(out + i * image, image), pixels, program);
+    pipeline::color_program(std::span<const float>(in + i * image, image),
+                            std::span<float>(out + i * image, image), pixels, program);
   }
 }
 

@@ -16,14 +16,14 @@ namespace gpufeed::testing {
 inline LoaderOptions jpeg_loader_options(const std::string& path, std::uint64_t seed,
                                          std::uint32_t height, std::uint32_t width) {
   LoaderOptions o;
-  o.path = path;
-  o.batch_size = 8;
-  o.workers = 2;
-  o.order = Order::random;
-  o.seed = seed;
-  o.height = height;
-  o.width = width;
-  o.shard = Shard{};
+  o.source.path = path;
+  o.sampling.batch_size = 8;
+  o.resources.workers = 2;
+  o.sampling.order = Order::random;
+  o.sampling.seed = seed;
+  o.image.height = height;
+  o.image.width = width;
+  o.sampling.shard = Shard{};
   return o;
 }
 
@@ -32,14 +32,14 @@ inline LoaderOptions jpeg_loader_options(const std::string& path, std::uint64_t 
 inline LoaderOptions random_order_options(const std::string& path, std::uint32_t batch_size,
                                           std::uint64_t seed) {
   LoaderOptions o;
-  o.path = path;
-  o.batch_size = batch_size;
-  o.workers = 2;
-  o.prefetch = 2;
-  o.order = Order::random;
-  o.seed = seed;
-  o.shard = Shard{};
-  o.keep_raw = true;  // the tests compare Batch::raw()
+  o.source.path = path;
+  o.sampling.batch_size = batch_size;
+  o.resources.workers = 2;
+  o.resources.prefetch = 2;
+  o.sampling.order = Order::random;
+  o.sampling.seed = seed;
+  o.sampling.shard = Shard{};
+  o.output.keep_raw = true;  // the tests compare Batch::raw()
   return o;
 }
 
@@ -48,13 +48,13 @@ inline LoaderOptions random_order_options(const std::string& path, std::uint32_t
 inline LoaderOptions windowed_options(const std::string& path, Order order, std::uint64_t seed,
                                       std::uint64_t chunk_window, Shard shard) {
   LoaderOptions o;
-  o.path = path;
-  o.batch_size = 20;
-  o.workers = 2;
-  o.order = order;
-  o.seed = seed;
-  o.chunk_window = chunk_window;
-  o.shard = shard;
+  o.source.path = path;
+  o.sampling.batch_size = 20;
+  o.resources.workers = 2;
+  o.sampling.order = order;
+  o.sampling.seed = seed;
+  o.sampling.chunk_window = chunk_window;
+  o.sampling.shard = shard;
   return o;
 }
 
@@ -70,7 +70,7 @@ inline std::optional<OptionError> loader_option_error(const LoaderOptions& o) {
 
 /// What a sequential epoch 0 of `o` fails with: the error's text, or empty when it ends cleanly.
 inline std::string sequential_epoch_error(LoaderOptions o) {
-  o.order = Order::sequential;
+  o.sampling.order = Order::sequential;
   Loader loader(o);
   loader.start_epoch(0);
   try {

@@ -34,6 +34,11 @@ inline void PrintTo(DType dtype, std::ostream* os) {
 
 namespace testing {
 
+using pipeline::normalize_reference;
+using pipeline::NormalizeParams;
+using pipeline::NormalizeSpec;
+using pipeline::SampleAugment;
+
 /// ImageNet-like constants for 1-4 channels; `crop` takes a window of 3/4 of each side. For
 /// uint8 output, integer means and powers of two as stds: exact in float and in double, so the
 /// rounding of the kernels and of the reference agree, and each channel's differ.

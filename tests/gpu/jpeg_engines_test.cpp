@@ -29,7 +29,7 @@
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 constexpr std::uint32_t kOut = 64;
@@ -80,18 +80,18 @@ class JpegEngines : public ::testing::Test {
   }
   LoaderOptions options(Decode decode) const {
     LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 32;
-    o.workers = 4;
-    o.order = Order::random;
-    o.seed = 5;
-    o.shard = Shard{};
-    o.device = "cuda:0";
-    o.dtype = DType::uint8;
-    o.output_layout = formats::Layout::nhwc;
-    o.geometry = crop_flip();
-    o.height = o.width = kOut;
-    o.decode = decode;
+    o.source.path = path_;
+    o.sampling.batch_size = 32;
+    o.resources.workers = 4;
+    o.sampling.order = Order::random;
+    o.sampling.seed = 5;
+    o.sampling.shard = Shard{};
+    o.output.device = "cuda:0";
+    o.output.dtype = DType::uint8;
+    o.output.layout = formats::Layout::nhwc;
+    o.image.geometry = crop_flip();
+    o.image.height = o.image.width = kOut;
+    o.image.decode = decode;
     return o;
   }
   testing::TempDir dir_;
@@ -272,4 +272,4 @@ TEST(CropResizeKernel, EqualsItsCpuArithmeticBitForBit) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -15,7 +15,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 constexpr formats::SampleShape kShape{16, 16, 3, formats::Layout::nhwc};
@@ -28,13 +28,13 @@ class CudaLoader : public ::testing::Test {
   }
   LoaderOptions options(const std::string& device) const {
     LoaderOptions o = testing::random_order_options(path_, 32, 9);
-    o.device = device;
+    o.output.device = device;
     return o;
   }
   /// Echo factor 3 of flipped batches: every echo re-augmented.
   LoaderOptions flip_echo_options(const std::string& device) const {
     LoaderOptions o = options(device);
-    o.augment = Augment::flip;
+    o.image.augment = Augment::flip;
     o.echo = EchoOptions::parse("3");
     return o;
   }
@@ -155,7 +155,7 @@ TEST_F(CudaLoader, EchoesOfAHeldBatchEqualTheCpuLoaders) {
 TEST_F(CudaLoader, HalfTypesAndEchoes) {
   for (DType dtype : {DType::float16, DType::bfloat16}) {
     LoaderOptions o = options("cuda:0");
-    o.dtype = dtype;
+    o.output.dtype = dtype;
     o.echo = EchoOptions::parse("2");
     Loader gpu(o);
     Loader cpu(options("cpu"));
@@ -179,4 +179,4 @@ TEST_F(CudaLoader, HalfTypesAndEchoes) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

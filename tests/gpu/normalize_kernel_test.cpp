@@ -18,7 +18,7 @@
 #include "gpufeed/pipeline/normalize_spec.hpp"
 #include "normalize_expect.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using formats::Layout;
@@ -194,4 +194,4 @@ TEST_F(GpuTest, EmptyBatchLaunchesNothing) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 ChunkCache::LoadFn fill(std::uint8_t value, std::atomic<int>* loads = nullptr) {
@@ -189,4 +189,4 @@ TEST(ChunkCache, AHandleMayOutliveItsCache) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

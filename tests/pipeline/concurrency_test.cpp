@@ -14,7 +14,7 @@
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using namespace std::chrono_literals;
@@ -30,12 +30,12 @@ class Concurrency : public ::testing::Test {
 
   [[nodiscard]] LoaderOptions options() const {
     LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 8;
-    o.workers = 2;
-    o.prefetch = 1;  // two slots
-    o.order = Order::sequential;
-    o.shard = Shard{};
+    o.source.path = path_;
+    o.sampling.batch_size = 8;
+    o.resources.workers = 2;
+    o.resources.prefetch = 1;  // two slots
+    o.sampling.order = Order::sequential;
+    o.sampling.shard = Shard{};
     return o;
   }
 
@@ -93,8 +93,8 @@ void release_and_wait_for_a_delivery() {
 TEST_F(Concurrency, WorkersDeliverWhileTheConsumerReaugmentsAnEcho) {
   LoaderOptions o = options();
   o.echo = EchoOptions::parse("2");
-  o.augment = Augment::flip;
-  o.prefetch = 2;  // three slots
+  o.image.augment = Augment::flip;
+  o.resources.prefetch = 2;  // three slots
   Loader loader(o);
   ScopedHook delivered(test_hooks.delivered, count_delivery);
   delivered_count.reset();
@@ -136,7 +136,7 @@ TEST_F(Concurrency, AnEpochStartedElsewhereWaitsForAReaugmentInProgress) {
   // without the queue's lock: the stop must wait until next() no longer writes the slot.
   LoaderOptions o = options();
   o.echo = EchoOptions::parse("2");
-  o.augment = Augment::flip;
+  o.image.augment = Augment::flip;
   Loader loader(o);
   reaugment_entered.reset();
   reaugment_may_finish.reset();
@@ -160,4 +160,4 @@ TEST_F(Concurrency, AnEpochStartedElsewhereWaitsForAReaugmentInProgress) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

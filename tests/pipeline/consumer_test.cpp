@@ -17,7 +17,7 @@
 #include "gpufeed/profiler/clock.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using namespace std::chrono_literals;
@@ -32,12 +32,12 @@ class Consumer : public ::testing::Test {
 
   [[nodiscard]] LoaderOptions options() const {
     LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 8;
-    o.workers = 2;
-    o.prefetch = 1;  // two slots: the one in flight and the consumer's
-    o.order = Order::sequential;
-    o.shard = Shard{};
+    o.source.path = path_;
+    o.sampling.batch_size = 8;
+    o.resources.workers = 2;
+    o.resources.prefetch = 1;  // two slots: the one in flight and the consumer's
+    o.sampling.order = Order::sequential;
+    o.sampling.shard = Shard{};
     return o;
   }
 
@@ -143,4 +143,4 @@ TEST_F(Consumer, SlotsHeldForGoodAreAnErrorNamingPrefetch) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -17,7 +17,7 @@
 #include "scoped_env.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 namespace {
 
 using testing::ScopedEnv;
@@ -112,10 +112,10 @@ class SharedLoader : public ::testing::Test {
 
   [[nodiscard]] LoaderOptions options(AutoCount workers) const {
     LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 32;
-    o.workers = workers;
-    o.shard = Shard{};
+    o.source.path = path_;
+    o.sampling.batch_size = 32;
+    o.resources.workers = workers;
+    o.sampling.shard = Shard{};
     return o;
   }
 
@@ -133,7 +133,7 @@ TEST_F(SharedLoader, TheDefaultWorkersAreTheRanksShare) {
 
 TEST_F(SharedLoader, TheTunerStaysWithinTheShare) {
   LoaderOptions o = options(AutoCount::automatic());
-  o.prefetch = 2;
+  o.resources.prefetch = 2;
   const testing::StallOverride stall(StallInjection{Stage::read, 3, 1});  // the consumer waits
   Loader loader(o);
   EXPECT_EQ(loader.stats().workers, 1u);
@@ -152,7 +152,7 @@ TEST_F(SharedLoader, TheTunerStaysWithinTheShare) {
 TEST_F(SharedLoader, CountsGivenAreTakenAsTheyAre) {
   EXPECT_EQ(Loader(options(3)).stats().workers, 3u);
   LoaderOptions o = options(AutoCount::automatic());
-  o.cpu_budget = 3;
+  o.resources.cpu_budget = 3;
   const testing::StallOverride stall(StallInjection{Stage::read, 3, 1});
   Loader loader(o);
   EXPECT_EQ(loader.stats().workers, 2u);  // starts at 2, within the budget given
@@ -162,4 +162,4 @@ TEST_F(SharedLoader, CountsGivenAreTakenAsTheyAre) {
 }
 
 }  // namespace
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

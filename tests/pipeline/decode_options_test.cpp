@@ -17,7 +17,7 @@
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -53,8 +53,8 @@ TEST(Decode, ParsesItsThreeValuesAndRefusesOthersNamingTheSetting) {
 
 TEST_F(DecodeOptions, GpuOnTheCpuDeviceIsRefusedInOneLine) {
   LoaderOptions o = testing::jpeg_loader_options(path_, 1, 32, 32);
-  o.device = Device::cpu();
-  o.decode = Decode::gpu;
+  o.output.device = Device::cpu();
+  o.image.decode = Decode::gpu;
   const auto e = testing::loader_option_error(o);
   ASSERT_TRUE(e) << "decode=gpu ran on the CPU device";
   EXPECT_EQ(e->field(), "decode");
@@ -66,9 +66,9 @@ TEST_F(DecodeOptions, GpuOnTheCpuDeviceIsRefusedInOneLine) {
 
 TEST_F(DecodeOptions, AutoOnTheCpuDeviceDecodesOnTheCpuAsCpuDoes) {
   LoaderOptions o = testing::jpeg_loader_options(path_, 1, 32, 32);
-  o.device = Device::cpu();
+  o.output.device = Device::cpu();
   LoaderOptions a = o;
-  a.decode = Decode::automatic;
+  a.image.decode = Decode::automatic;
   Loader cpu(o), automatic(a);
   EXPECT_TRUE(automatic.notices().empty());  // nothing to say: there is no GPU to use
   auto x = cpu.epoch(0).begin(), y = automatic.epoch(0).begin();
@@ -87,12 +87,12 @@ TEST_F(DecodeOptions, GpuOnARawFileIsRefusedNamingTheFile) {
   const std::string raw = dir_.file("raw.h5");
   testing::write_dataset(raw, 8, {8, 8, 3, formats::Layout::nhwc}, 4);
   LoaderOptions o = testing::random_order_options(raw, 4, 1);
-  o.decode = Decode::gpu;
+  o.image.decode = Decode::gpu;
   const auto e = testing::loader_option_error(o);
   ASSERT_TRUE(e) << "decode=gpu opened a raw file";
   EXPECT_THAT(e->what(), HasSubstr(raw));
   EXPECT_THAT(e->what(), HasSubstr("raw pixels"));
-  o.decode = Decode::automatic;
+  o.image.decode = Decode::automatic;
   EXPECT_NO_THROW(Loader{o});
 }
 
@@ -128,4 +128,4 @@ TEST(Nvjpeg, TheLibraryOfTheHeaderLoadsWithoutAGpu) {
 #endif
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 namespace {
 
 constexpr std::uint32_t kBatch = 256;
@@ -79,4 +79,4 @@ TEST(DecodeSplit, OverlappingLanesShareTheEnginesTime) {
 }
 
 }  // namespace
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -16,7 +16,7 @@
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using Action = EchoStage::Action;
@@ -213,8 +213,8 @@ void check_repeat(const Loader& loader, const Batch& b, std::uint32_t repeat,
 
 TEST_F(EchoLoader, ReaugmentedEchoesDrawANewFlipPerRepeat) {
   LoaderOptions o = options("3");
-  o.augment = Augment::flip;
-  o.seed = 5;
+  o.image.augment = Augment::flip;
+  o.sampling.seed = 5;
   Loader loader(o);
   std::uint32_t repeat = 0;
   std::uint64_t mirrored = 0, kept = 0;
@@ -234,8 +234,8 @@ TEST_F(EchoLoader, EchoesAreReaugmentedWhileTheConsumerHoldsThePreviousDelivery)
   // A Python loop holds the previous batch's tensors while it asks for the next one: the echo
   // goes to the echo slot, every echo still shows its own flip, and nothing held changes.
   LoaderOptions o = options("3");
-  o.augment = Augment::flip;
-  o.seed = 5;
+  o.image.augment = Augment::flip;
+  o.sampling.seed = 5;
   Loader loader(o);
   loader.start_epoch(1);
   std::uint32_t repeat = 0;
@@ -258,7 +258,7 @@ TEST_F(EchoLoader, EchoesAreReaugmentedWhileTheConsumerHoldsThePreviousDelivery)
 
 TEST_F(EchoLoader, EchoesRepeatTheBatchUnchangedWhenEveryDeliveryOfItIsHeld) {
   LoaderOptions o = options("3");
-  o.augment = Augment::flip;
+  o.image.augment = Augment::flip;
   Loader loader(o);
   loader.start_epoch(0);
   Batch fresh = loader.next();
@@ -276,8 +276,8 @@ TEST_F(EchoLoader, EchoesRepeatTheBatchUnchangedWhenEveryDeliveryOfItIsHeld) {
 
 TEST_F(EchoLoader, ReaugmentingCanBeTurnedOff) {
   LoaderOptions o = options("2");
-  o.augment = Augment::flip;
-  o.reaugment_echoes = false;
+  o.image.augment = Augment::flip;
+  o.echo.reaugment = false;
   Loader loader(o);
   std::vector<std::uint8_t> last;
   for (Batch& b : loader.epoch(0)) {
@@ -290,4 +290,4 @@ TEST_F(EchoLoader, ReaugmentingCanBeTurnedOff) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -20,7 +20,7 @@
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -161,10 +161,10 @@ TEST_F(GeometryLoader, RawFilesAreCroppedAndResizedIntoTheSlot) {
   const std::string path = dir_.file("raw.h5");
   testing::write_dataset(path, 64, {48, 40, 3, formats::Layout::nhwc}, 16);
   LoaderOptions o = testing::random_order_options(path, 16, 3);
-  o.geometry.crop = Geometry::Crop::random_resized;
-  o.geometry.hflip = 0.5;
-  o.height = 24;
-  o.width = 20;
+  o.image.geometry.crop = Geometry::Crop::random_resized;
+  o.image.geometry.hflip = 0.5;
+  o.image.height = 24;
+  o.image.width = 20;
   Loader loader(o);
   EXPECT_EQ(loader.sample_shape(), (formats::SampleShape{24, 20, 3, formats::Layout::nhwc}));
   std::uint64_t batches = 0;
@@ -183,8 +183,8 @@ TEST_F(GeometryLoader, JpegFilesTakeResizeAndCenterCropAndUint8Output) {
     return testing::StoredImage{encoder.encode(testing::smooth_picture(i, w, h).view()), 3, 0};
   });
   LoaderOptions o = testing::jpeg_loader_options(path, 1, 24, 24);
-  o.geometry = resize_center(28, 24);
-  o.dtype = DType::uint8;
+  o.image.geometry = resize_center(28, 24);
+  o.output.dtype = DType::uint8;
   Loader loader(o);
   for (Batch& b : loader.epoch(0)) {
     ASSERT_EQ(b.dtype(), DType::uint8);
@@ -200,8 +200,8 @@ TEST_F(GeometryLoader, AugmentBesideAGeometryIsRefused) {
   const std::string path = dir_.file("raw.h5");
   testing::write_dataset(path, 16, {8, 8, 3, formats::Layout::nhwc}, 8);
   LoaderOptions o = testing::random_order_options(path, 8, 0);
-  o.geometry.hflip = 0.5;
-  o.augment = Augment::flip;
+  o.image.geometry.hflip = 0.5;
+  o.image.augment = Augment::flip;
   const auto e = testing::loader_option_error(o);
   ASSERT_TRUE(e) << "augment and a geometry together";
   EXPECT_EQ(e->field(), "augment");
@@ -209,4 +209,4 @@ TEST_F(GeometryLoader, AugmentBesideAGeometryIsRefused) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -13,7 +13,7 @@
 #include "gpufeed/pipeline/geometry.hpp"
 #include "smooth_picture.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 namespace {
 
 /// The decoded regions of `batch`'s images laid out as the kernel reads them: what nvJPEG
@@ -161,4 +161,4 @@ TEST(GpuDecodePlan, ABatchSplitsIntoPartsWithinTheBudgetButTakesOneImageAlways) 
 }
 
 }  // namespace
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

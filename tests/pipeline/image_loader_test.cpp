@@ -20,7 +20,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -125,7 +125,7 @@ TEST_F(MixedFormats, PngAndWebpSamplesDecodeResizeAndCropExactly) {
   write_mixed_file(path_);
   for (const Augment augment : {Augment::none, Augment::crop_flip}) {
     LoaderOptions o = mixed_options(path_);
-    o.augment = augment;
+    o.image.augment = augment;
     Loader loader(o);
     std::vector<int> seen(6);
     Bytes bytes;
@@ -138,7 +138,7 @@ TEST_F(MixedFormats, PngAndWebpSamplesDecodeResizeAndCropExactly) {
         if (i % 6 == 0) continue;  // JPEG: its DCT-scaled path is tested in jpeg_loader_test
         ++seen[i % 6];
         loader.jpeg_dataset()->sample_bytes(i, bytes);
-        const formats::Image want = expected(bytes, i, augment, o.seed, 1);
+        const formats::Image want = expected(bytes, i, augment, o.sampling.seed, 1);
         EXPECT_TRUE(std::equal(got.begin(), got.end(), want.pixels.begin()))
             << to_string(augment) << ", sample " << i << " (kind " << i % 6 << ")";
       }
@@ -157,4 +157,4 @@ TEST_F(MixedFormats, ADamagedPngFailsWithItsIndexOrIsReplaced) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -20,7 +20,7 @@
 #include "smooth_picture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -84,7 +84,7 @@ TEST_F(JpegLoader, CropsDecodedAsRegionsEqualTheCropOfTheWholeImage) {
   write_jpeg_file(path_);
   for (const Augment augment : {Augment::crop_flip, Augment::center}) {
     LoaderOptions o = jpeg_options(path_);
-    o.augment = augment;
+    o.image.augment = augment;
     Loader loader(o);
     formats::JpegDecoder decoder;
     formats::Resizer resizer;
@@ -97,14 +97,14 @@ TEST_F(JpegLoader, CropsDecodedAsRegionsEqualTheCropOfTheWholeImage) {
         const formats::CropBox crop =
             augment == Augment::center
                 ? formats::center_crop(info.width, info.height, 24, 16, 0.875)
-                : formats::random_resized_crop(info.width, info.height, o.seed, 2, i);
+                : formats::random_resized_crop(info.width, info.height, o.sampling.seed, 2, i);
         const formats::Image whole =
             decoder.decode(bytes, i, formats::fastest_scale(crop.width, crop.height, 24, 16));
         formats::Image want(24, 16, 3);
         resizer.resize(whole.view(),
                        crop.box_scaled(info.width, info.height, whole.width, whole.height),
                        want.view(), formats::ResizeFilter::bilinear);
-        if (augment == Augment::crop_flip && formats::random_flip(o.seed, 2, i)) {
+        if (augment == Augment::crop_flip && formats::random_flip(o.sampling.seed, 2, i)) {
           for (std::uint32_t y = 0; y < 16; ++y) {
             for (std::uint32_t x = 0; x < 12; ++x) {
               std::swap_ranges(want.view().row(y) + x * 3, want.view().row(y) + x * 3 + 3,
@@ -124,8 +124,8 @@ TEST_F(JpegLoader, AugmentationIsReproducibleAcrossThreadCounts) {
   write_jpeg_file(path_);
   auto pixels = [&](unsigned workers, std::uint64_t epoch) {
     LoaderOptions o = jpeg_options(path_);
-    o.augment = Augment::crop_flip;
-    o.workers = workers;
+    o.image.augment = Augment::crop_flip;
+    o.resources.workers = workers;
     Loader loader(o);
     std::vector<std::uint8_t> all;
     for (Batch& b : loader.epoch(epoch)) all.insert(all.end(), b.raw().begin(), b.raw().end());
@@ -147,9 +147,9 @@ TEST_F(JpegLoader, BadSampleFailsWithItsIndexOrIsReplaced) {
 TEST_F(JpegLoader, RawOnlyOptionsAreRefusedClearly) {
   write_jpeg_file(path_);
   LoaderOptions o = jpeg_options(path_);
-  o.height = 5000;
+  o.image.height = 5000;
   EXPECT_THROW(Loader{o}, UsageError);
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

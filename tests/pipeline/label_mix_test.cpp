@@ -12,7 +12,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -54,16 +54,16 @@ TEST(LabelMix, TheLoaderSaysOnceThatAClassSortedFileInChunkOrderMixesPoorly) {
       path, 1024, {4, 4, 3, formats::Layout::nhwc}, w, testing::pixel,
       [](std::uint64_t i) { return static_cast<std::int64_t>(i / 64); }, 2);
   LoaderOptions o = testing::random_order_options(path, 64, 1);
-  o.order = Order::chunk;
+  o.sampling.order = Order::chunk;
   const Loader chunked(o);
   ASSERT_EQ(chunked.notices().size(), 1u);
   EXPECT_THAT(chunked.notices()[0], HasSubstr("{order}=random"));
   EXPECT_TRUE(chunked.label_mix().poor());
-  o.order = Order::random;
+  o.sampling.order = Order::random;
   const Loader shuffled(o);
   EXPECT_TRUE(shuffled.notices().empty());
   EXPECT_FALSE(shuffled.label_mix().poor());
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -16,7 +16,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -26,10 +26,10 @@ constexpr formats::SampleShape kShape{8, 8, 3, formats::Layout::nhwc};
 
 LoaderOptions basic(const std::string& path) {
   LoaderOptions o;
-  o.path = path;
-  o.batch_size = 16;
-  o.workers = 2;
-  o.shard = Shard{};
+  o.source.path = path;
+  o.sampling.batch_size = 16;
+  o.resources.workers = 2;
+  o.sampling.shard = Shard{};
   return o;
 }
 
@@ -75,7 +75,7 @@ TEST(LoaderErrors, DamagedChunkReachesTheConsumerWithContext) {
   testing::write_dataset(path, 200, kShape, 20, 6);
   damage_chunk(path, 3);
   LoaderOptions o = basic(path);
-  o.order = Order::sequential;
+  o.sampling.order = Order::sequential;
   Loader loader(o);
   loader.start_epoch(0);
   try {
@@ -95,29 +95,29 @@ TEST(LoaderErrors, DamagedChunkReachesTheConsumerWithContext) {
 TEST(LoaderErrors, BadOptionsAreUsageErrors) {
   const SmallFile file;
   LoaderOptions o = basic(file.path);
-  o.batch_size = 51;
+  o.sampling.batch_size = 51;
   EXPECT_THAT(error_of(o), HasSubstr("batch_size=51 is larger than the 50 samples"));
   EXPECT_THROW(Loader{o}, OptionError);
-  o.batch_size = 0;
+  o.sampling.batch_size = 0;
   EXPECT_THROW(Loader{o}, UsageError);
   o = basic(file.path);
-  o.prefetch = 0;
+  o.resources.prefetch = 0;
   EXPECT_THROW(Loader{o}, UsageError);
   o = basic(file.path);
-  o.mean = {1, 2};
-  o.stddev = {1, 2};
+  o.output.mean = {1, 2};
+  o.output.stddev = {1, 2};
   EXPECT_THAT(error_of(o), HasSubstr("need 3 values"));
-  EXPECT_THROW(o.device = "tpu", OptionError);  // parsed where it is set
+  EXPECT_THROW(o.output.device = "tpu", OptionError);  // parsed where it is set
   o = basic(file.path);
-  o.shard = Shard{2, 2};
+  o.sampling.shard = Shard{2, 2};
   EXPECT_THROW(Loader{o}, UsageError);
 }
 
 TEST(LoaderErrors, OptionErrorsNameTheFieldAndRenderFrontEndNames) {
   const SmallFile file;
   LoaderOptions o = basic(file.path);
-  o.batch_size = 40;
-  o.prefetch = 100000;
+  o.sampling.batch_size = 40;
+  o.resources.prefetch = 100000;
   const auto e = testing::loader_option_error(o);
   ASSERT_TRUE(e) << "prefetch 100000 was accepted";
   EXPECT_EQ(e->field(), "prefetch");
@@ -147,7 +147,7 @@ TEST(LoaderErrors, CudaDeviceWithoutGpuIsAUsageError) {
   if (cuda_device_count() > 0) GTEST_SKIP() << "a GPU is present";
   const SmallFile file;
   LoaderOptions o = basic(file.path);
-  o.device = "cuda:0";
+  o.output.device = "cuda:0";
   EXPECT_THAT(error_of(o), HasSubstr("no CUDA device"));
 }
 
@@ -158,4 +158,4 @@ TEST(LoaderErrors, MissingFileIsAFormatError) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -36,7 +36,7 @@
 #include "temp_dir.hpp"
 #include "test_hooks.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
@@ -144,15 +144,15 @@ std::vector<ReadCase> read_cases() {
 
 LoaderOptions options_for(const ReadCase& c, const std::string& path) {
   LoaderOptions o = testing::random_order_options(path, 16, 5);
-  o.use_index = c.use_index;
-  o.cache_bytes = 1;  // every epoch reads every chunk again (the cache keeps one)
+  o.source.use_index = c.use_index;
+  o.storage.cache_bytes = 1;  // every epoch reads every chunk again (the cache keeps one)
   if (c.jpeg) {
-    o.height = 16;
-    o.width = 20;
-    o.batch_size = 8;
+    o.image.height = 16;
+    o.image.width = 20;
+    o.sampling.batch_size = 8;
   }
   if (c.path == formats::ReadPath::hyperslab || c.path == formats::ReadPath::contiguous) {
-    o.labels = "";
+    o.source.labels = "";
   }
   return o;
 }
@@ -434,14 +434,14 @@ TEST(MemoryBudgets, ACacheSmallerThanOneChunkStillWorksAndHoldsAboutOneChunk) {
   for (const std::uint64_t budget : {std::uint64_t{0}, std::uint64_t{1}}) {
     for (const Order order : {Order::chunk, Order::random, Order::sequential}) {
       LoaderOptions o;
-      o.path = path;
-      o.batch_size = 16;
-      o.workers = 2;
-      o.prefetch = 1;
-      o.order = order;
-      o.cache_bytes = budget;
-      o.shard = Shard{};
-      o.keep_raw = true;  // run_epoch() checks Batch::raw()
+      o.source.path = path;
+      o.sampling.batch_size = 16;
+      o.resources.workers = 2;
+      o.resources.prefetch = 1;
+      o.sampling.order = order;
+      o.storage.cache_bytes = budget;
+      o.sampling.shard = Shard{};
+      o.output.keep_raw = true;  // run_epoch() checks Batch::raw()
       Loader loader(o);
       for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
         expect_every_sample_once(run_epoch(loader, epoch, true), kSamples);
@@ -449,7 +449,7 @@ TEST(MemoryBudgets, ACacheSmallerThanOneChunkStillWorksAndHoldsAboutOneChunk) {
       const LoaderStats s = loader.stats();
       const std::uint64_t chunk_bytes = kPerChunk * kShape.bytes();
       // The budget holds one chunk; chunks loading at once on the workers come on top.
-      EXPECT_LE(s.cache_peak_bytes, (o.workers.value_or(0) + 1) * chunk_bytes);
+      EXPECT_LE(s.cache_peak_bytes, (o.resources.workers.value_or(0) + 1) * chunk_bytes);
       EXPECT_GT(s.cache_misses, 0u);
     }
   }
@@ -460,13 +460,13 @@ TEST(MemoryBudgets, ABatchOfTheWholeDatasetWithOnePrefetchedBatchWorks) {
   const std::string path = dir.file("data.h5");
   testing::write_dataset(path, kSamples, kShape, kPerChunk, 0);
   LoaderOptions o;
-  o.path = path;
-  o.batch_size = kSamples;
-  o.workers = 1;
-  o.prefetch = 1;
-  o.cache_bytes = 1;
-  o.shard = Shard{};
-  o.keep_raw = true;  // run_epoch() checks Batch::raw()
+  o.source.path = path;
+  o.sampling.batch_size = kSamples;
+  o.resources.workers = 1;
+  o.resources.prefetch = 1;
+  o.storage.cache_bytes = 1;
+  o.sampling.shard = Shard{};
+  o.output.keep_raw = true;  // run_epoch() checks Batch::raw()
   Loader loader(o);
   expect_every_sample_once(run_epoch(loader, 0, true), kSamples);
 }
@@ -492,7 +492,7 @@ class StageFaults : public ::testing::Test {
   LoaderOptions options() const {
     ReadCase raw{"index", formats::ReadPath::index, nullptr};
     LoaderOptions o = options_for(raw, path_);
-    o.cache_bytes = 512ull << 20;
+    o.storage.cache_bytes = 512ull << 20;
     return o;
   }
   testing::TempDir dir_;
@@ -589,4 +589,4 @@ TEST_F(StageFaults, ALoaderDestroyedWhileAnErrorUnwindsWithBatchesHeldDoesNotHan
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

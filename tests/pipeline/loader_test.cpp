@@ -17,7 +17,7 @@
 #include "gpufeed/pipeline/normalize.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using formats::Layout;
@@ -32,15 +32,15 @@ class LoaderTest : public ::testing::Test {
 
   LoaderOptions options(Order order, unsigned workers = 2) const {
     LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 64;
-    o.workers = workers;
-    o.prefetch = 3;
-    o.order = order;
-    o.seed = 11;
-    o.chunk_window = 4;
-    o.shard = Shard{};
-    o.keep_raw = true;  // the tests compare Batch::raw()
+    o.source.path = path_;
+    o.sampling.batch_size = 64;
+    o.resources.workers = workers;
+    o.resources.prefetch = 3;
+    o.sampling.order = order;
+    o.sampling.seed = 11;
+    o.sampling.chunk_window = 4;
+    o.sampling.shard = Shard{};
+    o.output.keep_raw = true;  // the tests compare Batch::raw()
     return o;
   }
 
@@ -101,7 +101,7 @@ TEST_F(LoaderTest, OrderDoesNotDependOnThreadsOrReadPath) {
       EXPECT_EQ(run_epoch(loader, 3), want) << workers << " workers";
     }
     LoaderOptions locked = options(order, 2);
-    locked.use_index = false;
+    locked.source.use_index = false;
     Loader loader(locked);
     EXPECT_EQ(run_epoch(loader, 3), want) << "direct chunk path";
   }
@@ -111,7 +111,7 @@ TEST_F(LoaderTest, ShardsPartitionTheDataset) {
   std::multiset<std::uint64_t> all;
   for (std::uint32_t rank = 0; rank < 3; ++rank) {
     LoaderOptions o = options(Order::chunk);
-    o.shard = Shard{rank, 3};
+    o.sampling.shard = Shard{rank, 3};
     Loader loader(o);
     EXPECT_EQ(loader.samples_per_epoch(), 334u);
     auto seen = run_epoch(loader, 0);
@@ -123,7 +123,7 @@ TEST_F(LoaderTest, ShardsPartitionTheDataset) {
 
 TEST_F(LoaderTest, WorksWithACacheSmallerThanOneChunk) {
   LoaderOptions o = options(Order::random);
-  o.cache_bytes = 1000;
+  o.storage.cache_bytes = 1000;
   Loader loader(o);
   EXPECT_EQ(run_epoch(loader, 0).size(), kSamples);
   const LoaderStats s = loader.stats();
@@ -139,7 +139,7 @@ TEST_F(LoaderTest, ChunkOrderReadsEachChunkOncePerEpoch) {
 
 TEST_F(LoaderTest, DropLastBatch) {
   LoaderOptions o = options(Order::sequential);
-  o.drop_last = true;
+  o.sampling.drop_last = true;
   Loader loader(o);
   EXPECT_EQ(loader.batches_per_epoch(), 15u);
   EXPECT_EQ(run_epoch(loader, 0).size(), 960u);
@@ -183,13 +183,13 @@ TEST_F(LoaderTest, ConsumerHoldingEverySlotIsToldInsteadOfHanging) {
 
 TEST_F(LoaderTest, FlipAugmentMirrorsTheSamplesItDraws) {
   LoaderOptions o = options(Order::sequential);
-  o.augment = Augment::flip;
+  o.image.augment = Augment::flip;
   Loader loader(o);
   std::uint64_t flipped = 0;
   for (Batch& batch : loader.epoch(0)) {
     for (std::uint32_t s = 0; s < batch.size(); ++s) {
       const std::uint64_t i = batch.sample_indices()[s];
-      const bool flip = formats::random_flip(o.seed, 0, i);
+      const bool flip = formats::random_flip(o.sampling.seed, 0, i);
       flipped += flip;
       const std::uint8_t* got = batch.raw().data() + s * kShape.bytes();
       for (std::uint32_t y = 0; y < kShape.height; ++y) {
@@ -205,7 +205,7 @@ TEST_F(LoaderTest, FlipAugmentMirrorsTheSamplesItDraws) {
   }
   EXPECT_GT(flipped, 400u);
   EXPECT_LT(flipped, 600u);
-  o.augment = Augment::crop_flip;
+  o.image.augment = Augment::crop_flip;
   EXPECT_THROW(Loader{o}, UsageError);  // cropping resizes: jpeg layout only
 }
 
@@ -213,9 +213,9 @@ TEST_F(LoaderTest, WithoutKeepRawSamplesGoFromTheirChunksStraightIntoTheSameOutp
   for (const DType dtype : {DType::float32, DType::uint8}) {
     SCOPED_TRACE(dtype == DType::uint8 ? "uint8" : "float32");
     LoaderOptions kept = options(Order::chunk);
-    kept.dtype = dtype;
+    kept.output.dtype = dtype;
     LoaderOptions direct = kept;
-    direct.keep_raw = false;
+    direct.output.keep_raw = false;
     Loader a(kept), b(direct);
     std::uint64_t batches = 0;
     for (std::uint64_t epoch = 0; epoch < 2; ++epoch) {
@@ -238,8 +238,8 @@ TEST_F(LoaderTest, WithoutKeepRawSamplesGoFromTheirChunksStraightIntoTheSameOutp
   }
   // A flip needs the pixels in the slot: they are kept whatever keep_raw says.
   LoaderOptions flipped = options(Order::chunk);
-  flipped.augment = Augment::flip;
-  flipped.keep_raw = false;
+  flipped.image.augment = Augment::flip;
+  flipped.output.keep_raw = false;
   Loader loader(flipped);
   for (Batch& batch : loader.epoch(0)) ASSERT_FALSE(batch.raw().empty());
 }
@@ -301,4 +301,4 @@ TEST_F(LoaderTest, ReportsTheQueueDepthTheConsumerFound) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

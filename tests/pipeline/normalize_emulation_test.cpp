@@ -17,7 +17,7 @@
 #include "cuda/normalize_plan.hpp"
 #include "normalize_expect.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using formats::Layout;
@@ -231,4 +231,4 @@ TEST(NormalizeEmulation, AWrongPlanIsCaught) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -12,7 +12,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "half_bits.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using formats::Layout;
@@ -272,4 +272,4 @@ TEST(NormalizeSpec, ValidationNamesTheProblem) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

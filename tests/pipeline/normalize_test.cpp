@@ -9,7 +9,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using formats::Layout;
@@ -91,4 +91,4 @@ TEST(NormalizeParams, RejectsBadConstants) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -13,7 +13,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 void PrintTo(const EpochSegment& s, std::ostream* os) {
   *os << "{" << s.world_size << " ranks, " << s.samples_per_rank << " samples each}";
@@ -52,7 +52,7 @@ class Resume : public ::testing::Test {
 
   [[nodiscard]] LoaderOptions options(Order order, Shard shard = {}) const {
     LoaderOptions o = testing::windowed_options(path_, order, 3, 2, shard);
-    o.augment = Augment::flip;
+    o.image.augment = Augment::flip;
     return o;
   }
 
@@ -166,11 +166,11 @@ TEST_F(Resume, ForeignOrDamagedStatesAreRefused) {
     return std::string();
   };
   LoaderOptions other_seed = options(Order::random);
-  other_seed.seed = 4;
+  other_seed.sampling.seed = 4;
   EXPECT_THAT(refusal(other_seed, good), HasSubstr("seed=3 but this loader has seed=4"));
   EXPECT_THAT(refusal(options(Order::chunk), good), HasSubstr("order=random"));
   LoaderOptions other_batch = options(Order::random);
-  other_batch.batch_size = 30;
+  other_batch.sampling.batch_size = 30;
   EXPECT_THAT(refusal(other_batch, good), HasSubstr("batch_size=20"));
   // Another file of the same size and shape, other pixels' labels: another fingerprint.
   const std::string other_file = dir_.file("other.h5");
@@ -178,7 +178,7 @@ TEST_F(Resume, ForeignOrDamagedStatesAreRefused) {
       other_file, kSamples, kShape, formats::WriterOptions{}, testing::pixel,
       [](std::uint64_t i) { return static_cast<std::int64_t>(i % 3); }, 2);
   LoaderOptions other = options(Order::random);
-  other.path = other_file;
+  other.source.path = other_file;
   EXPECT_THAT(refusal(other, good), HasSubstr("belongs to another dataset"));
   // Damaged JSON.
   const std::string json = good.to_json();
@@ -234,4 +234,4 @@ TEST_F(Resume, AStateWhoseNextSamplesDifferIsRefused) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -10,7 +10,7 @@
 
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 std::vector<std::uint64_t> iota_vec(std::uint64_t n) {
@@ -229,4 +229,4 @@ TEST(Sampler, RejectsBadArguments) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

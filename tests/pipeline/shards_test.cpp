@@ -17,7 +17,7 @@
 #include "loader_fixture.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -49,7 +49,7 @@ class Shards : public ::testing::Test {
   [[nodiscard]] static LoaderOptions options(const std::string& path, Order order,
                                              Shard shard = {}) {
     LoaderOptions o = testing::windowed_options(path, order, 5, 3, shard);
-    o.keep_raw = true;  // the tests compare Batch::raw()
+    o.output.keep_raw = true;  // the tests compare Batch::raw()
     return o;
   }
 
@@ -117,12 +117,12 @@ TEST_F(Shards, GlobAndListNameTheSameDataset) {
   Loader by_manifest(options(shards_.path().string(), Order::random));
   Loader by_glob(options(shards_.file("part-*.h5"), Order::random));
   LoaderOptions listed = options("", Order::random);
-  listed.paths = {shards_.file("part-0.h5"), shards_.file("part-[12].h5")};
+  listed.source.paths = {shards_.file("part-0.h5"), shards_.file("part-[12].h5")};
   Loader by_list(listed);
   const auto want = run(by_manifest, 1);
   EXPECT_EQ(run(by_glob, 1), want);
   EXPECT_EQ(run(by_list, 1), want);
-  EXPECT_THAT(by_list.options().path, HasSubstr("and 1 more"));
+  EXPECT_THAT(by_list.options().source.path, HasSubstr("and 1 more"));
 }
 
 TEST_F(Shards, ChunkOrderReadsEveryChunkOfEveryShardOnce) {
@@ -171,7 +171,8 @@ TEST_F(Shards, AChangedShardListIsRefused) {
   run(loader, 0, 1);
   const LoaderState state = loader.state();
   LoaderOptions swapped = options("", Order::random);
-  swapped.paths = {shards_.file("part-1.h5"), shards_.file("part-0.h5"), shards_.file("part-2.h5")};
+  swapped.source.paths = {shards_.file("part-1.h5"), shards_.file("part-0.h5"),
+                          shards_.file("part-2.h5")};
   Loader other(swapped);
   EXPECT_THROW(other.restore(state), UsageError);
 }
@@ -222,4 +223,4 @@ TEST_F(Shards, AGlobMatchingNothingIsAUsageError) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -9,7 +9,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/loader.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 namespace {
 
 constexpr std::uint64_t kSample = 64 * 64 * 3;
@@ -18,14 +18,14 @@ constexpr std::uint64_t kSlot = 32 * kSample * 5;
 
 LoaderOptions options(AutoCount prefetch) {
   LoaderOptions o;
-  o.batch_size = 32;
-  o.prefetch = prefetch;
+  o.sampling.batch_size = 32;
+  o.resources.prefetch = prefetch;
   return o;
 }
 
 LoaderOptions tuned(std::uint64_t memory_bytes) {
   LoaderOptions o = options(AutoCount::automatic());
-  o.memory_bytes = memory_bytes;
+  o.resources.memory_bytes = memory_bytes;
   return o;
 }
 
@@ -107,7 +107,7 @@ TEST(SlotPlan, PrefetchOutOfRangeIsRefusedByTheFieldTable) {
 
 TEST(SlotPlan, RefusesPoolsOverSixtyFourGiB) {
   LoaderOptions o = options(3);
-  o.batch_size = 1u << 20;
+  o.sampling.batch_size = 1u << 20;
   const std::uint64_t sample = 4096;  // 20 GiB a slot, 80 GiB for four
   try {
     plan_slots(o, sample, false, false, true);
@@ -119,9 +119,9 @@ TEST(SlotPlan, RefusesPoolsOverSixtyFourGiB) {
               "batch slots (limit 65536 MiB); lower {batch_size} or "
               "{prefetch}");
   }
-  o.prefetch = 2;  // 60 GiB
+  o.resources.prefetch = 2;  // 60 GiB
   EXPECT_EQ(plan_slots(o, sample, false, false, true).batch_slots, 3u);
 }
 
 }  // namespace
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

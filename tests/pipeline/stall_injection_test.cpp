@@ -11,7 +11,7 @@
 #include "scoped_env.hpp"
 #include "temp_dir.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -28,11 +28,11 @@ class InjectedStall : public ::testing::Test {
   /// The read stage's busy time over one epoch of a loader built now.
   [[nodiscard]] std::int64_t read_busy_ns() const {
     LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 8;
-    o.workers = 1;
-    o.order = Order::sequential;
-    o.shard = Shard{};
+    o.source.path = path_;
+    o.sampling.batch_size = 8;
+    o.resources.workers = 1;
+    o.sampling.order = Order::sequential;
+    o.sampling.shard = Shard{};
     Loader loader(o);
     for (Batch& b : loader.epoch(0)) (void)b;
     return loader.stats()[Stage::read].busy_ns;
@@ -83,4 +83,4 @@ TEST(StallInjection, Parses) {
 }
 
 }  // namespace
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -19,7 +19,7 @@
 #include "temp_dir.hpp"
 #include "worker_gate.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
@@ -203,13 +203,13 @@ class AutoLoader : public ::testing::Test {
 
   LoaderOptions options(AutoCount workers, AutoCount prefetch) const {
     LoaderOptions o;
-    o.path = path_;
-    o.batch_size = 32;
-    o.workers = workers;
-    o.prefetch = prefetch;
-    o.order = Order::random;
-    o.seed = 5;
-    o.shard = Shard{};
+    o.source.path = path_;
+    o.sampling.batch_size = 32;
+    o.resources.workers = workers;
+    o.resources.prefetch = prefetch;
+    o.sampling.order = Order::random;
+    o.sampling.seed = 5;
+    o.sampling.shard = Shard{};
     return o;
   }
 
@@ -227,7 +227,7 @@ class AutoLoader : public ::testing::Test {
 
 TEST_F(AutoLoader, TunesAStalledReadStageAndKeepsTheSampleOrder) {
   LoaderOptions tuned = options(AutoCount::automatic(), AutoCount::automatic());
-  tuned.cpu_budget = 4;
+  tuned.resources.cpu_budget = 4;
   const testing::StallOverride stall(StallInjection{Stage::read, 5, 1});  // threads help
   Loader a(tuned);
   Loader b(options(1, 2));
@@ -249,21 +249,21 @@ TEST_F(AutoLoader, TunesAStalledReadStageAndKeepsTheSampleOrder) {
 
 TEST_F(AutoLoader, AutoPrefetchAllocatesWithinTheMemoryBudget) {
   LoaderOptions o = options(1, AutoCount::automatic());
-  o.memory_bytes = 6ull * 32 * kShape.bytes() * 5;  // six slots' worth
+  o.resources.memory_bytes = 6ull * 32 * kShape.bytes() * 5;  // six slots' worth
   Loader loader(o);
   EXPECT_EQ(loader.stats().prefetch, 2u);
   // Pixel buffers within the budget; labels and indices come on top.
-  EXPECT_LE(loader.stats().slot_bytes, o.memory_bytes * 101 / 100);
+  EXPECT_LE(loader.stats().slot_bytes, o.resources.memory_bytes * 101 / 100);
   EXPECT_EQ(order_of(loader, 0).size(), 2048u);
 }
 
 TEST_F(AutoLoader, BadBudgetsNameTheirField) {
   LoaderOptions o = options(AutoCount::automatic(), 2);
-  o.cpu_budget = 5000;
+  o.resources.cpu_budget = 5000;
   const auto e = testing::loader_option_error(o);
   ASSERT_TRUE(e) << "cpu_budget 5000 was accepted";
   EXPECT_EQ(e->field(), "cpu_budget");
 }
 
 }  // namespace
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

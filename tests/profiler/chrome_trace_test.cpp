@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gpufeed/profiler/chrome_trace.hpp"
+#include "gpufeed/profiler/trace_input.hpp"
 #include "synthetic_timeline.hpp"
 
 namespace gpufeed::profiler {
@@ -79,6 +80,24 @@ TEST(ChromeTrace, CpuOnlyTimelineAndEmptyTimelineStayValid) {
   EXPECT_EQ(x, t.host.size() + r.gaps.size());
   const nlohmann::json empty = trace_of(Timeline{}, nullptr);
   EXPECT_TRUE(empty.at("traceEvents").is_array());
+}
+
+TEST(GpufeedTrace, TheRankRoundTrips) {
+  Timeline t;
+  t.rank = 3;
+  t.world_size = 8;
+  t.host.push_back({"step", 1000, 2000, 1, 0, 0, {}});
+  std::ostringstream text;
+  ChromeTrace::write(text, t, nullptr);
+  const TraceInput whole = parse_gpufeed_trace(text.str(), "t.json");
+  EXPECT_EQ(whole.timeline.rank, 3);
+  EXPECT_EQ(whole.timeline.world_size, 8);
+  std::string cut = text.str();
+  cut.resize(cut.size() - 5);  // a damaged file keeps its header line
+  const TraceInput damaged = parse_gpufeed_trace(cut, "t.json");
+  EXPECT_TRUE(damaged.truncated);
+  EXPECT_EQ(damaged.timeline.rank, 3);
+  EXPECT_EQ(damaged.timeline.world_size, 8);
 }
 
 }  // namespace

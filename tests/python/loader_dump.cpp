@@ -36,41 +36,46 @@ nlohmann::json default_keywords() {
   const gpufeed::LoaderOptions o;
   const nlohmann::json none;
   nlohmann::json d;
-  d["images"] = o.images;
-  d["labels"] = o.labels.empty() ? none : nlohmann::json(o.labels);
-  d["layout"] = o.layout ? nlohmann::json(gpufeed::formats::to_string(*o.layout)) : none;
-  d["batch_size"] = o.batch_size;
+  d["images"] = o.source.images;
+  d["labels"] = o.source.labels.empty() ? none : nlohmann::json(o.source.labels);
+  d["layout"] =
+      o.source.layout ? nlohmann::json(gpufeed::formats::to_string(*o.source.layout)) : none;
+  d["batch_size"] = o.sampling.batch_size;
   const auto count = [](const gpufeed::AutoCount& c) {
     return c.is_auto() ? nlohmann::json("auto") : nlohmann::json(c.value_or(0));
   };
-  d["workers"] = count(o.workers);
-  d["prefetch"] = count(o.prefetch);
-  d["cpu_budget"] = o.cpu_budget;
-  d["memory_bytes"] = o.memory_bytes;
-  d["order"] = gpufeed::to_string(o.order);
-  d["seed"] = o.seed;
-  d["chunk_window"] = o.chunk_window;
-  d["cache_bytes"] = o.cache_bytes;
-  d["read_requests"] = count(o.read_requests);
-  d["cache_dir"] = o.cache_dir.empty() ? none : nlohmann::json(o.cache_dir);
-  d["cache_dir_bytes"] = o.cache_dir_bytes;
-  d["shard"] = o.shard ? nlohmann::json({o.shard->rank, o.shard->world_size}) : none;
-  d["drop_tail"] = o.drop_tail;
-  d["drop_last"] = o.drop_last;
-  d["mean"] = o.mean.empty() ? none : nlohmann::json(o.mean);
-  d["stddev"] = o.stddev.empty() ? none : nlohmann::json(o.stddev);
-  d["use_index"] = o.use_index;
-  d["device"] = o.device.str();
-  d["dtype"] = gpufeed::to_string(o.dtype);
-  d["output_layout"] = gpufeed::formats::to_string(o.output_layout);
+  d["workers"] = count(o.resources.workers);
+  d["prefetch"] = count(o.resources.prefetch);
+  d["cpu_budget"] = o.resources.cpu_budget;
+  d["memory_bytes"] = o.resources.memory_bytes;
+  d["order"] = gpufeed::to_string(o.sampling.order);
+  d["seed"] = o.sampling.seed;
+  d["chunk_window"] = o.sampling.chunk_window;
+  d["cache_bytes"] = o.storage.cache_bytes;
+  d["read_requests"] = count(o.storage.read_requests);
+  d["cache_dir"] = o.storage.cache_dir.empty() ? none : nlohmann::json(o.storage.cache_dir);
+  d["cache_dir_bytes"] = o.storage.cache_dir_bytes;
+  d["shard"] = o.sampling.shard
+                   ? nlohmann::json({o.sampling.shard->rank, o.sampling.shard->world_size})
+                   : none;
+  d["drop_tail"] = o.sampling.drop_tail;
+  d["drop_last"] = o.sampling.drop_last;
+  d["mean"] = o.output.mean.empty() ? none : nlohmann::json(o.output.mean);
+  d["stddev"] = o.output.stddev.empty() ? none : nlohmann::json(o.output.stddev);
+  d["use_index"] = o.source.use_index;
+  d["device"] = o.output.device.str();
+  d["dtype"] = gpufeed::to_string(o.output.dtype);
+  d["output_layout"] = gpufeed::formats::to_string(o.output.layout);
   d["echo"] = o.echo.adaptive ? nlohmann::json(o.echo.to_string()) : nlohmann::json(o.echo.factor);
-  d["reaugment_echoes"] = o.reaugment_echoes;
-  d["size"] = o.height == 0 && o.width == 0 ? none : nlohmann::json({o.height, o.width});
-  d["resize_filter"] = filter_name(o.resize_filter);
-  d["augment"] = gpufeed::to_string(o.augment);
-  d["decode"] = gpufeed::to_string(o.decode);
+  d["reaugment_echoes"] = o.echo.reaugment;
+  d["size"] = o.image.height == 0 && o.image.width == 0
+                  ? none
+                  : nlohmann::json({o.image.height, o.image.width});
+  d["resize_filter"] = filter_name(o.image.resize_filter);
+  d["augment"] = gpufeed::to_string(o.image.augment);
+  d["decode"] = gpufeed::to_string(o.image.decode);
   d["on_error"] = gpufeed::to_string(o.on_error);
-  const gpufeed::Geometry& g = o.geometry;
+  const gpufeed::Geometry& g = o.image.geometry;
   d["resize"] = none;
   d["resize_max"] = g.resize_max;
   d["crop"] = gpufeed::to_string(g.crop);
@@ -102,18 +107,18 @@ int main(int argc, char** argv) {
   };
   try {
     gpufeed::LoaderOptions o;
-    o.path = argv[1];
-    o.order = gpufeed::parse_order(get("--order", "chunk"));
-    o.seed = std::stoull(get("--seed", "0"));
-    o.batch_size = static_cast<std::uint32_t>(std::stoul(get("--batch", "256")));
-    o.workers = static_cast<unsigned>(std::stoul(get("--workers", "2")));
-    o.shard = gpufeed::Shard{static_cast<std::uint32_t>(std::stoul(get("--rank", "0"))),
-                             static_cast<std::uint32_t>(std::stoul(get("--world", "1")))};
+    o.source.path = argv[1];
+    o.sampling.order = gpufeed::parse_order(get("--order", "chunk"));
+    o.sampling.seed = std::stoull(get("--seed", "0"));
+    o.sampling.batch_size = static_cast<std::uint32_t>(std::stoul(get("--batch", "256")));
+    o.resources.workers = static_cast<unsigned>(std::stoul(get("--workers", "2")));
+    o.sampling.shard = gpufeed::Shard{static_cast<std::uint32_t>(std::stoul(get("--rank", "0"))),
+                                      static_cast<std::uint32_t>(std::stoul(get("--world", "1")))};
     o.echo = gpufeed::EchoOptions::parse(get("--echo", "1"));
-    o.augment = gpufeed::parse_augment(get("--augment", "none"));
+    o.image.augment = gpufeed::parse_augment(get("--augment", "none"));
     if (const std::string size = get("--size", ""); !size.empty()) {
-      o.height = static_cast<std::uint32_t>(std::stoul(size.substr(0, size.find('x'))));
-      o.width = static_cast<std::uint32_t>(std::stoul(size.substr(size.find('x') + 1)));
+      o.image.height = static_cast<std::uint32_t>(std::stoul(size.substr(0, size.find('x'))));
+      o.image.width = static_cast<std::uint32_t>(std::stoul(size.substr(size.find('x') + 1)));
     }
     gpufeed::Loader loader(o);
     const std::string prefix = argv[2];

@@ -1,20 +1,19 @@
-// pipebench's pure parts: the progress line, the practice checks and the sweep grid.
+// pipebench's pure parts: the progress line, its words in the practice checks and the sweep
+// grid.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "../diagnosis/cuda_run.hpp"
 #include "common/cli.hpp"
 #include "common/flags.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/diagnosis/diagnosis.hpp"
 #include "gpufeed/diagnosis/practices.hpp"
-#include "gpufeed/profiler/chrome_trace.hpp"
-#include "gpufeed/profiler/trace_input.hpp"
 #include "pipebench/language.hpp"
 #include "pipebench/progress.hpp"
 #include "pipebench/sweep.hpp"
@@ -27,33 +26,6 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 // --- progress -------------------------------------------------------------------------------
-
-TEST(PerRankPath, TheRankGoesWhereItIsAskedForOrBeforeTheExtension) {
-  EXPECT_EQ(diagnosis::per_rank_path("run.json", -1, 0), "run.json");
-  EXPECT_EQ(diagnosis::per_rank_path("run.json", 0, 1), "run.json");
-  EXPECT_EQ(diagnosis::per_rank_path("out/run.json", 3, 4), "out/run.rank3.json");
-  EXPECT_EQ(diagnosis::per_rank_path("out.d/run", 1, 2), "out.d/run.rank1");
-  EXPECT_EQ(diagnosis::per_rank_path("r{rank}/t{rank}.json", 2, 4), "r2/t2.json");
-  EXPECT_EQ(diagnosis::per_rank_path("t{rank}.json", -1, 0), "t0.json");
-}
-
-TEST(GpufeedTrace, TheRankRoundTrips) {
-  profiler::Timeline t;
-  t.rank = 3;
-  t.world_size = 8;
-  t.host.push_back({"step", 1000, 2000, 1, 0, 0, {}});
-  std::ostringstream text;
-  profiler::ChromeTrace::write(text, t, nullptr);
-  const profiler::TraceInput whole = profiler::parse_gpufeed_trace(text.str(), "t.json");
-  EXPECT_EQ(whole.timeline.rank, 3);
-  EXPECT_EQ(whole.timeline.world_size, 8);
-  std::string cut = text.str();
-  cut.resize(cut.size() - 5);  // a damaged file keeps its header line
-  const profiler::TraceInput damaged = profiler::parse_gpufeed_trace(cut, "t.json");
-  EXPECT_TRUE(damaged.truncated);
-  EXPECT_EQ(damaged.timeline.rank, 3);
-  EXPECT_EQ(damaged.timeline.world_size, 8);
-}
 
 TEST(ProgressLine, ShowsStepRateUtilizationAndQueue) {
   const ProgressPoint before{1'000'000'000, 0, 10, 2560, 900'000'000, 0, 0, 2};
@@ -85,209 +57,11 @@ TEST(ProgressMode, OffIsNeverDue) {
 }
 
 // --- practice checks ------------------------------------------------------------------------
-
-diagnosis::PracticeInputs cuda_run() {
-  diagnosis::PracticeInputs in;
-  in.cuda = true;
-  in.profiled = true;
-  in.device_records = true;
-  in.training = true;
-  in.cores = 16;
-  in.workers = 8;
-  in.torch_threads = 8;
-  in.loader_busy_threads = 3.0;
-  in.steps = 100;
-  in.fresh_batches = 100;
-  in.fresh_samples = 25600;
-  in.uint8_bytes_per_sample = 12288;
-  in.pinned = true;
-  in.pinned_bytes = 20'000'000;
-  in.pinned_h2d_bytes_per_s = 50e9;
-  in.pageable_h2d_bytes_per_s = 10e9;
-  in.h2d_copies = 200;
-  in.h2d_bytes = 25600 * 12288 + 25600 * 8;
-  in.seed = 7;
-  in.order = Order::chunk;
-  in.augment = Augment::none;
-  return in;
-}
-
-const diagnosis::PracticeCheck& check(const std::vector<diagnosis::PracticeCheck>& checks,
-                                      const std::string& name) {
-  const auto it = std::find_if(checks.begin(), checks.end(),
-                               [&](const diagnosis::PracticeCheck& c) { return c.name == name; });
-  if (it == checks.end()) throw std::runtime_error("no check " + name);
-  return *it;
-}
-
-/// The check warns, and its finding holds `text`.
-::testing::AssertionResult warns(const diagnosis::PracticeCheck& c, const std::string& text) {
-  if (c.status == "warn" && contains(c.finding, text)) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << c.name << " is " << c.status << ": " << c.finding;
-}
-
-/// The check `name` of the practices of `in`, worded with pipebench's flags.
-diagnosis::PracticeCheck flagged_check(const diagnosis::PracticeInputs& in,
-                                       const std::string& name) {
-  return check(diagnosis::check_practices(in, flag_language()), name);
-}
-
-TEST(Practices, AWellBehavedCudaRunPassesEveryCheck) {
-  const auto checks = diagnosis::check_practices(cuda_run(), flag_language());
-  ASSERT_EQ(checks.size(), 8u);
-  for (const char* name : {"pinned_memory", "host_sync", "device_tensors", "transfer_dtype",
-                           "workers", "training_loop"}) {
-    EXPECT_EQ(check(checks, name).status, "ok") << name << ": " << check(checks, name).finding;
-    EXPECT_TRUE(check(checks, name).advice.empty()) << name;
-  }
-  EXPECT_TRUE(contains(check(checks, "pinned_memory").finding,
-                       "50.0 GB/s vs 10.0 GB/s pageable (pinned/pageable 5.00x)"))
-      << check(checks, "pinned_memory").finding;
-  EXPECT_EQ(check(checks, "determinism").status, "info");
-  EXPECT_TRUE(contains(check(checks, "determinism").finding, "--seed 7"));
-}
-
-TEST(Practices, PageableSlotsAndPageableCopiesAreWarnings) {
-  diagnosis::PracticeInputs in = cuda_run();
-  in.pinned = false;
-  EXPECT_EQ(flagged_check(in, "pinned_memory").status, "warn");
-  EXPECT_TRUE(contains(flagged_check(in, "pinned_memory").advice, "ulimit -l"));
-  in = cuda_run();
-  in.pageable_h2d_copies = 100;
-  in.pageable_h2d_bytes = 4'000'000;
-  const diagnosis::PracticeCheck c = flagged_check(in, "pinned_memory");
-  EXPECT_TRUE(warns(c, "100 other copies (4.0 MB)"));
-}
-
-TEST(Practices, SyncsInsideTheStepAreCountedPerStep) {
-  diagnosis::PracticeInputs in = cuda_run();
-  in.step_syncs = 100;
-  in.step_sync_ns = 250'000'000;
-  in.host_sync_idle_share = 0.12;
-  const diagnosis::PracticeCheck c = flagged_check(in, "host_sync");
-  EXPECT_TRUE(warns(c, "100 host syncs inside the steps (1.00 per step, 250.0 ms"));
-  EXPECT_TRUE(contains(c.advice, "--sync-every"));
-  in.host_sync_idle_share = 0.001;  // cheap syncs: worth knowing, not a warning
-  EXPECT_EQ(flagged_check(in, "host_sync").status, "info");
-}
-
-TEST(Practices, CopiesBeyondTheLoadersBatchesAreFlagged) {
-  diagnosis::PracticeInputs in = cuda_run();
-  in.h2d_copies = 200 + 300;  // three extra copies per step
-  const diagnosis::PracticeCheck c = flagged_check(in, "device_tensors");
-  EXPECT_TRUE(warns(c, "300 host-to-device copies that are not batches (3.00 per step)"));
-  in.device_records = false;
-  EXPECT_EQ(flagged_check(in, "device_tensors").status, "n/a");
-}
-
-TEST(Practices, FloatTransfersAreFlagged) {
-  diagnosis::PracticeInputs in = cuda_run();
-  in.h2d_bytes = 25600ull * 12288 * 4;  // float32 samples crossed the bus
-  const diagnosis::PracticeCheck c = flagged_check(in, "transfer_dtype");
-  EXPECT_TRUE(warns(c, "4.00x the uint8 sample"));
-}
-
-TEST(Practices, WorkerCountsAgainstCores) {
-  diagnosis::PracticeInputs in = cuda_run();
-  in.workers = 32;
-  EXPECT_EQ(flagged_check(in, "workers").status, "warn");
-  EXPECT_TRUE(contains(flagged_check(in, "workers").advice, "--workers 16"));
-
-  in = cuda_run();  // CPU training: LibTorch's threads compete with the loader's
-  in.cuda = false;
-  in.training_on_cpu = true;
-  in.cores = 2;
-  in.workers = 2;
-  in.torch_threads = 2;
-  in.loader_busy_threads = 1.5;
-  const diagnosis::PracticeCheck over = flagged_check(in, "workers");
-  EXPECT_EQ(over.status, "warn");
-  EXPECT_TRUE(contains(over.advice, "oversubscribed: 3.50 busy threads on 2 cores")) << over.advice;
-
-  in = cuda_run();  // input-bound with the bottleneck saturated: more workers
-  in.input_bound = true;
-  in.bottleneck_stage = "decode";
-  in.bottleneck_busy = 0.97;
-  in.workers = 4;
-  in.loader_busy_threads = 3.9;
-  const diagnosis::PracticeCheck under = flagged_check(in, "workers");
-  EXPECT_EQ(under.status, "warn");
-  EXPECT_TRUE(contains(under.advice, "decode saturated at 4 workers: use --workers 16"))
-      << under.advice;
-  in.workers = 16;
-  in.loader_busy_threads = 15.5;
-  EXPECT_TRUE(contains(flagged_check(in, "workers").advice, "--echo"));
-}
-
-TEST(Practices, CpuRunsHaveNoBusChecksAndDeterministicRunsSayOk) {
-  diagnosis::PracticeInputs in = cuda_run();
-  in.cuda = false;
-  in.device_records = false;
-  in.deterministic = true;
-  const auto checks = diagnosis::check_practices(in, flag_language());
-  for (const char* name : {"pinned_memory", "device_tensors", "transfer_dtype"}) {
-    EXPECT_EQ(check(checks, name).status, "n/a") << name;
-  }
-  EXPECT_EQ(check(checks, "determinism").status, "ok");
-  in.profiled = false;
-  EXPECT_EQ(flagged_check(in, "host_sync").status, "n/a");
-}
-
-TEST(Practices, APythonLoopsDeviceHabitsComeWithWhatToWriteInstead) {
-  diagnosis::PracticeInputs in = cuda_run();
-  diagnosis::LoopHabits& h = in.habits;
-  h.forwards = h.training_forwards = h.cuda_forwards = h.convolutions = true;
-  h.bf16_supported = true;
-  // float32 training with cuDNN's benchmark off: advice worth trying, not a fault.
-  diagnosis::PracticeCheck c = check(diagnosis::check_practices(in), "training_loop");
-  EXPECT_EQ(c.status, "info") << c.finding;
-  EXPECT_TRUE(contains(c.finding, "training forwards run in float32 (no torch.autocast)"))
-      << c.finding;
-  EXPECT_TRUE(contains(c.advice,
-                       "dtype=torch.bfloat16):` to use the tensor cores (bfloat16 "
-                       "needs no GradScaler)"))
-      << c.advice;
-  EXPECT_TRUE(contains(c.advice, "torch.backends.cudnn.benchmark = True")) << c.advice;
-  h.autocast_dtype = "float16";
-  h.cudnn_benchmark = true;
-  c = check(diagnosis::check_practices(in), "training_loop");
-  EXPECT_TRUE(contains(c.finding, "autocast to float16 on a device that computes in bfloat16"))
-      << c.finding;
-  EXPECT_FALSE(contains(c.advice, "cudnn")) << c.advice;
-  h.autocast_dtype = "bfloat16";
-  c = check(diagnosis::check_practices(in), "training_loop");
-  EXPECT_EQ(c.status, "ok") << c.finding;
-  EXPECT_TRUE(contains(c.finding, "autocast to bfloat16")) << c.finding;
-  // Evaluation with autograd on is a fault on any device.
-  h.eval_grad_forwards = 12;
-  h.eval_grad_site = "eval.py:9";
-  c = check(diagnosis::check_practices(in), "training_loop");
-  EXPECT_TRUE(warns(c,
-                    "12 forwards of modules in eval() with autograd on (first at "
-                    "eval.py:9)"));
-  // Host tensors moved every step, seen where they are written, CUPTI or not.
-  in.device_records = false;
-  h.host_tensor_moves = 400;
-  h.host_tensor_site = "train.py:40 .to()";
-  c = check(diagnosis::check_practices(in), "device_tensors");
-  EXPECT_TRUE(warns(c, "(4.00 per step; most at train.py:40 .to())"));
-  // None of it on the CPU, where there are no tensor cores or cuDNN.
-  in = cuda_run();
-  in.habits.forwards = in.habits.training_forwards = in.habits.convolutions = true;
-  EXPECT_EQ(check(diagnosis::check_practices(in), "training_loop").status, "ok");
-}
-
-TEST(Practices, JsonHasOneObjectPerCheck) {
-  const auto json =
-      diagnosis::practices_json(diagnosis::check_practices(cuda_run(), flag_language()));
-  ASSERT_EQ(json.size(), 8u);
-  EXPECT_EQ(json[0]["name"], "pinned_memory");
-  EXPECT_TRUE(json[0]["advice"].is_null());
-  EXPECT_EQ(json[5]["status"], "info");
-}
+// The checks themselves are diagnosis's (tests/diagnosis/practices_test.cpp); here, that
+// pipebench's words reach them.
 
 TEST(Practices, EachFrontEndReadsItsOwnWords) {
-  diagnosis::PracticeInputs in = cuda_run();
+  diagnosis::PracticeInputs in = diagnosis::cuda_run();
   in.workers = 32;  // more than cores: advice names the workers setting
   in.cores = 16;
   in.deterministic = false;  // advice names the deterministic switch
@@ -344,7 +118,7 @@ TEST(SweepGrid, DecodeIsAnAxisOfItsOwn) {
   EXPECT_TRUE(contains(describe(points[1]), "decode gpu")) << describe(points[1]);
   LoaderOptions o;
   points[1].apply_to(o);
-  EXPECT_EQ(o.decode, Decode::gpu);
+  EXPECT_EQ(o.image.decode, Decode::gpu);
   EXPECT_EQ(SweepPoint::of(o).decode, Decode::gpu);
   axes.decode = "cpu,nvjpeg";
   EXPECT_THROW((void)parse_grid(axes, SweepPoint{}, 8), UsageError);
@@ -454,8 +228,8 @@ TEST(SweepConfirmation, EveryKnobIsAPointOfTheGrid) {
   // A point moves LoaderOptions there and back, typed all the way.
   LoaderOptions o;
   with_setting(p, Setting::of(Knob::prefetch, 8)).apply_to(o);
-  EXPECT_EQ(o.prefetch, 8u);
-  EXPECT_EQ(o.order, Order::random);
+  EXPECT_EQ(o.resources.prefetch, 8u);
+  EXPECT_EQ(o.sampling.order, Order::random);
   EXPECT_EQ(SweepPoint::of(o), with_setting(p, Setting::of(Knob::prefetch, 8)));
   EXPECT_EQ(flag_spelling(Setting::of(Knob::cache_bytes, 1024ull << 20)), "--cache-mb 1024");
   EXPECT_EQ(flag_spelling(Setting::of(Order::chunk)), "--order chunk");

@@ -86,14 +86,15 @@ class StallAttribution : public SharedDataset<StallAttribution> {
  protected:
   static Outcome run(const std::optional<std::string>& stall, const Consumer& consumer) {
     LoaderOptions o;
-    o.path = data_;
-    o.batch_size = 16;
-    o.workers = 1;
-    o.order = Order::sequential;
+    o.source.path = data_;
+    o.sampling.batch_size = 16;
+    o.resources.workers = 1;
+    o.sampling.order = Order::sequential;
     const testing::StallOverride injected(
         stall ? std::optional(StallInjection::parse(*stall, "--inject-stall")) : std::nullopt);
     std::optional<ScopedHook> hook;
-    if (consumer.until_next_ready) hook.emplace(detail::test_hooks.delivered, count_delivery);
+    if (consumer.until_next_ready)
+      hook.emplace(pipeline::detail::test_hooks.delivered, count_delivery);
     deliveries.reset();
     Loader loader(o);
     profiler::Recorder& recorder = profiler::Recorder::global();

@@ -20,14 +20,14 @@ class TorchTensorTest : public ::testing::Test {
   void SetUp() override { write_dataset(dir_.file("t.h5"), 40, kShape); }
   Loader make_loader(unsigned prefetch = 2) {
     LoaderOptions o;
-    o.path = dir_.file("t.h5");
-    o.batch_size = 8;
-    o.workers = 1;
-    o.prefetch = prefetch;
-    o.order = Order::sequential;
-    o.keep_raw = true;   // the tests compare Batch::raw()
-    o.mean = {0, 0, 0};  // images are the stored bytes as floats
-    o.stddev = {1, 1, 1};
+    o.source.path = dir_.file("t.h5");
+    o.sampling.batch_size = 8;
+    o.resources.workers = 1;
+    o.resources.prefetch = prefetch;
+    o.sampling.order = Order::sequential;
+    o.output.keep_raw = true;   // the tests compare Batch::raw()
+    o.output.mean = {0, 0, 0};  // images are the stored bytes as floats
+    o.output.stddev = {1, 1, 1};
     return Loader(o);
   }
   TempDir dir_;

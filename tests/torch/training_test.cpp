@@ -31,10 +31,10 @@ class TrainingTest : public SharedDataset<TrainingTest> {
  protected:
   static Loader make_loader(std::uint32_t batch = 32) {
     LoaderOptions o;
-    o.path = data_;
-    o.batch_size = batch;
-    o.workers = 1;
-    o.order = Order::random;
+    o.source.path = data_;
+    o.sampling.batch_size = batch;
+    o.resources.workers = 1;
+    o.sampling.order = Order::random;
     return Loader(o);
   }
   static TrainingOptions options(const std::string& model) {

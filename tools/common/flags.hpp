@@ -14,7 +14,7 @@
 namespace gpufeed::tools {
 
 struct FieldFlag {
-  std::string_view field;  ///< the LoaderOptions member (`size`: height and width together)
+  std::string_view field;  ///< the field's name in kLoaderFields (`size`: height and width)
   std::string_view flag;   ///< pipebench's flag
   /// The flag takes the value in units of 2^shift of the field's own (20: MiB for bytes).
   unsigned shift = 0;

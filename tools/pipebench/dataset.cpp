@@ -42,10 +42,11 @@ BenchDataset::BenchDataset(const BenchOptions& o) {
   const bool embedded = o.synthetic.empty();
   const formats::SyntheticSpec spec = parse_spec(embedded ? kDefaultSynthetic : o.synthetic);
   synthetic_ = to_string(spec);
-  const formats::PackInput input = formats::synthetic_input(spec, o.loader.seed, kSyntheticClasses);
+  const formats::PackInput input =
+      formats::synthetic_input(spec, o.loader.sampling.seed, kSyntheticClasses);
   formats::PackSettings settings;
   settings.writer.samples_per_chunk = embedded ? kDefaultSyntheticChunk : 0;
-  settings.threads = o.loader.workers.value_or(0);  // auto: every core
+  settings.threads = o.loader.resources.workers.value_or(0);  // auto: every core
   path_ = temporary_path();
   temporary_ = true;
   pending_ = std::make_unique<storage::PendingFile>(path_);

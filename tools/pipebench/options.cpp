@@ -25,7 +25,7 @@ void add_data_options(CLI::App& cmd, BenchOptions& o) {
                o.data = paths.size() == 1
                             ? paths[0]
                             : paths[0] + " (and " + std::to_string(paths.size() - 1) + " more)";
-               o.loader.paths = paths.size() == 1 ? std::vector<std::string>{} : paths;
+               o.loader.source.paths = paths.size() == 1 ? std::vector<std::string>{} : paths;
              },
              "the dataset to read: an HDF5 file, a directory of shards with its manifest, a "
              "glob, or several of these (read as one); local paths or s3:// / gs:// URLs")
@@ -33,14 +33,14 @@ void add_data_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--synthetic", o.synthetic,
                  "generate N:HxWxC synthetic samples into a temporary file")
       ->excludes(data);
-  cmd.add_option("--images", lo.images, "the uint8 image dataset in the file");
-  cmd.add_option("--labels", lo.labels, "the label dataset (empty: none)");
+  cmd.add_option("--images", lo.source.images, "the uint8 image dataset in the file");
+  cmd.add_option("--labels", lo.source.labels, "the label dataset (empty: none)");
   cmd.add_option_function<std::string>(
-         "--layout", [&lo](const std::string& v) { lo.layout = formats::parse_layout(v); },
+         "--layout", [&lo](const std::string& v) { lo.source.layout = formats::parse_layout(v); },
          "pixel order of the images")
       ->check(CLI::IsMember({"nhwc", "nchw"}));
   cmd.add_flag_function(
-      "--no-index", [&lo](std::int64_t count) { lo.use_index = count == 0; },
+      "--no-index", [&lo](std::int64_t count) { lo.source.use_index = count == 0; },
       "ignore the file's chunk index (H5Dread_chunk path)");
 }
 
@@ -71,8 +71,9 @@ void add_mib_option(CLI::App& cmd, std::string_view field, std::uint64_t& bytes,
 void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
   LoaderOptions& lo = o.loader;
   cmd.add_option("--device", o.device, "auto, cpu, cuda or cuda:N");
-  cmd.add_option("--batch", lo.batch_size, "samples per batch")->check(flag_range("batch_size"));
-  cmd.add_option("--seed", lo.seed, "seed of the sample order (and of synthetic data)")
+  cmd.add_option("--batch", lo.sampling.batch_size, "samples per batch")
+      ->check(flag_range("batch_size"));
+  cmd.add_option("--seed", lo.sampling.seed, "seed of the sample order (and of synthetic data)")
       ->check(flag_range("seed"));
   if (axes != nullptr) {
     cmd.add_option("--workers", axes->workers,
@@ -86,34 +87,37 @@ void add_loader_options(CLI::App& cmd, BenchOptions& o, SweepAxes* axes) {
     return;
   }
   cmd.add_option_function<std::string>(
-         "--workers", [&lo](const std::string& v) { lo.workers = auto_count("workers", v); },
+         "--workers",
+         [&lo](const std::string& v) { lo.resources.workers = auto_count("workers", v); },
          "loader threads (0: the rank's share of the cores; auto: tuned while it runs, up to "
          "--cpu-budget)")
       ->type_name("N|auto");
   cmd.add_option_function<std::string>(
-         "--prefetch", [&lo](const std::string& v) { lo.prefetch = auto_count("prefetch", v); },
+         "--prefetch",
+         [&lo](const std::string& v) { lo.resources.prefetch = auto_count("prefetch", v); },
          "batches prepared ahead (auto: tuned while it runs, within --memory-mb)")
       ->type_name("N|auto");
-  cmd.add_option("--cpu-budget", lo.cpu_budget,
+  cmd.add_option("--cpu-budget", lo.resources.cpu_budget,
                  "--workers auto: at most this many (0: the rank's share of the cores)")
       ->check(flag_range("cpu_budget"));
-  add_mib_option(cmd, "memory_bytes", lo.memory_bytes,
+  add_mib_option(cmd, "memory_bytes", lo.resources.memory_bytes,
                  "--prefetch auto: batch slots within this many MiB (0: 1024)");
   cmd.add_option_function<std::string>(
-      "--decode", [&lo](const std::string& v) { lo.decode = parse_decode(v); },
+      "--decode", [&lo](const std::string& v) { lo.image.decode = parse_decode(v); },
       "jpeg layout: cpu, gpu (the GPU's JPEG engines) or auto (engines first, CPU for the rest)");
   cmd.add_option_function<std::string>(
-         "--order", [&lo](const std::string& v) { lo.order = parse_order(v); }, "sample order")
+         "--order", [&lo](const std::string& v) { lo.sampling.order = parse_order(v); },
+         "sample order")
       ->check(CLI::IsMember(std::vector<std::string>(kOrderNames.begin(), kOrderNames.end())));
-  add_mib_option(cmd, "cache_bytes", lo.cache_bytes, "chunk cache budget in MiB");
+  add_mib_option(cmd, "cache_bytes", lo.storage.cache_bytes, "chunk cache budget in MiB");
   cmd.add_option_function<std::string>(
          "--read-requests",
-         [&lo](const std::string& v) { lo.read_requests = auto_count("read_requests", v); },
+         [&lo](const std::string& v) { lo.storage.read_requests = auto_count("read_requests", v); },
          "s3:// data: GETs in flight ahead of the reads (auto: from the read-ahead budget)")
       ->type_name("N|auto");
-  cmd.add_option("--cache-dir", lo.cache_dir,
+  cmd.add_option("--cache-dir", lo.storage.cache_dir,
                  "s3:// data: a local directory that keeps what was read for later epochs");
-  add_mib_option(cmd, "cache_dir_bytes", lo.cache_dir_bytes,
+  add_mib_option(cmd, "cache_dir_bytes", lo.storage.cache_dir_bytes,
                  "--cache-dir budget in MiB (0: half the free space)");
   cmd.add_option_function<std::string>(
       "--echo", [&lo](const std::string& v) { lo.echo = EchoOptions::parse(v); },
@@ -144,40 +148,44 @@ void set_size(LoaderOptions& lo, const std::string& text) {
   if (!std::regex_match(text, m, size_pattern)) {
     throw UsageError("--size " + text + ": expected HxW, e.g. 224x224");
   }
-  lo.height = static_cast<std::uint32_t>(std::stoul(m[1].str()));
-  lo.width = static_cast<std::uint32_t>(std::stoul(m[2].str()));
+  lo.image.height = static_cast<std::uint32_t>(std::stoul(m[1].str()));
+  lo.image.width = static_cast<std::uint32_t>(std::stoul(m[2].str()));
 }
 
-/// torchvision's geometric transforms as LoaderOptions::geometry (--crop's size is --size).
+/// torchvision's geometric transforms as LoaderOptions::image.geometry (--crop's size is --size).
 void add_geometry_options(CLI::App& cmd, LoaderOptions& lo) {
-  Geometry& g = lo.geometry;
+  Geometry& g = lo.image.geometry;
   cmd.add_option_function<std::string>(
-      "--resize", [&g](const std::string& v) { parse_resize(v, g); },
+      "--resize", [&g](const std::string& v) { pipeline::parse_resize(v, g); },
       "N (the shorter side, Resize(N)) or HxW, before the crop");
   cmd.add_option("--resize-max", g.resize_max, "Resize's max_size for the longer side")
       ->check(CLI::Range(0, 16384));
   cmd.add_option_function<std::string>(
          "--resize-filter",
          [&lo](const std::string& v) {
-           if (v == "bilinear") lo.resize_filter = formats::ResizeFilter::bilinear;
-           if (v == "bicubic") lo.resize_filter = formats::ResizeFilter::bicubic;
-           if (v == "area") lo.resize_filter = formats::ResizeFilter::area;
+           if (v == "bilinear") lo.image.resize_filter = formats::ResizeFilter::bilinear;
+           if (v == "bicubic") lo.image.resize_filter = formats::ResizeFilter::bicubic;
+           if (v == "area") lo.image.resize_filter = formats::ResizeFilter::area;
          },
          "bilinear, bicubic or area (Pillow's, antialiased)")
       ->check(CLI::IsMember({"bilinear", "bicubic", "area"}));
   cmd.add_option_function<std::string>(
-      "--crop", [&g](const std::string& v) { g.crop = parse_crop(v); },
+      "--crop", [&g](const std::string& v) { g.crop = pipeline::parse_crop(v); },
       "none, center, random or random-resized, to --size");
   cmd.add_option_function<std::string>(
       "--crop-scale",
-      [&g](const std::string& v) { parse_range("crop_scale", v, g.scale_min, g.scale_max); },
+      [&g](const std::string& v) {
+        pipeline::parse_range("crop_scale", v, g.scale_min, g.scale_max);
+      },
       "LOW,HIGH: random-resized area fraction (default 0.08,1)");
   cmd.add_option_function<std::string>(
       "--crop-ratio",
-      [&g](const std::string& v) { parse_range("crop_ratio", v, g.ratio_min, g.ratio_max); },
+      [&g](const std::string& v) {
+        pipeline::parse_range("crop_ratio", v, g.ratio_min, g.ratio_max);
+      },
       "LOW,HIGH: random-resized aspect ratio (default 0.75,1.333)");
   cmd.add_option_function<std::string>(
-      "--crop-padding", [&g](const std::string& v) { parse_padding(v, g); },
+      "--crop-padding", [&g](const std::string& v) { pipeline::parse_padding(v, g); },
       "N, H,V or L,T,R,B: random crop's zero padding");
   cmd.add_flag("--pad-if-needed", g.pad_if_needed, "random crop: pad images smaller than it");
   cmd.add_option("--hflip", g.hflip, "probability of a horizontal flip")
@@ -191,20 +199,22 @@ void add_sample_options(CLI::App& cmd, BenchOptions& o) {
       "--size", [&lo](const std::string& v) { set_size(lo, v); },
       "HxW: decode size of jpeg-layout files (default 224x224)");
   cmd.add_option_function<std::string>(
-      "--augment", [&lo](const std::string& v) { lo.augment = parse_augment(v); },
+      "--augment", [&lo](const std::string& v) { lo.image.augment = parse_augment(v); },
       "none, flip, crop-flip or center");
   add_geometry_options(cmd, lo);
   cmd.add_option_function<std::string>(
       "--on-error", [&lo](const std::string& v) { lo.on_error = parse_on_error(v); },
       "fail or skip undecodable samples");
   cmd.add_option_function<std::string>(
-      "--dtype", [&lo](const std::string& v) { lo.dtype = parse_dtype(v); },
+      "--dtype", [&lo](const std::string& v) { lo.output.dtype = parse_dtype(v); },
       "float32, float16 or bfloat16 (CUDA device), or uint8 (not normalized)");
   cmd.add_option("--trace", o.trace, "write a Chrome trace (opens in Perfetto) to OUT.json");
   cmd.add_option("--report", o.report, "write a self-contained HTML report to OUT.html");
   cmd.add_option_function<std::string>(
       "--inject-stall",
-      [&o](const std::string& v) { o.inject_stall = StallInjection::parse(v, "--inject-stall"); },
+      [&o](const std::string& v) {
+        o.inject_stall = pipeline::StallInjection::parse(v, "--inject-stall");
+      },
       "STAGE:MS@EVERY: sleep MS ms in STAGE every EVERY batches");
 }
 
@@ -244,7 +254,7 @@ void reject_unsupported(const BenchOptions& o) {
 }
 
 std::string size_text(const LoaderOptions& o) {
-  return std::to_string(o.height) + "x" + std::to_string(o.width);
+  return std::to_string(o.image.height) + "x" + std::to_string(o.image.width);
 }
 
 RunPlan run_plan(const BenchOptions& o) {

@@ -28,7 +28,7 @@ struct BenchOptions {
   /// --inject-stall; unset: GPUFEED_INJECT_STALL's, resolved when the run starts
   /// (stall_override_for()). Not a LoaderOptions field: the loaders take it from
   /// testing::StallOverride.
-  std::optional<StallInjection> inject_stall;
+  std::optional<pipeline::StallInjection> inject_stall;
   std::string device = "auto";
   unsigned epochs = 0;  ///< 0: kDefaultEpochs (unless --steps)
   std::uint64_t steps = 0;

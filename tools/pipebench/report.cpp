@@ -55,7 +55,7 @@ std::optional<double> steady_samples_per_s(const BenchReport& r) {
 
 double output_bytes_per_s(const BenchReport& r) {
   return samples_per_s(r) *
-         static_cast<double>(r.dataset.shape.bytes() * dtype_size(r.options.loader.dtype));
+         static_cast<double>(r.dataset.shape.bytes() * dtype_size(r.options.loader.output.dtype));
 }
 
 double ms_per_item(const StageStats& s) {

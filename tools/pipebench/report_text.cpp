@@ -41,19 +41,19 @@ void print_settings(const BenchReport& r) {
       r.plan.steps != 0 ? format("%llu steps", static_cast<unsigned long long>(r.plan.steps))
                         : format("%llu epochs", static_cast<unsigned long long>(r.plan.epochs));
   const LoaderOptions& lo = o.loader;
-  const char* tuned_workers = lo.workers.is_auto() ? " (auto)" : "";
-  const char* tuned_prefetch = lo.prefetch.is_auto() ? " (auto)" : "";
+  const char* tuned_workers = lo.resources.workers.is_auto() ? " (auto)" : "";
+  const char* tuned_prefetch = lo.resources.prefetch.is_auto() ? " (auto)" : "";
   row("settings",
       format("device %s, batch %u, workers %u%s, prefetch %u%s, order %s, seed %llu, %s",
-             r.device.used.str().c_str(), lo.batch_size, r.workers, tuned_workers,
-             r.run.stats.prefetch, tuned_prefetch, to_string(lo.order).c_str(),
-             static_cast<unsigned long long>(lo.seed), length.c_str()));
+             r.device.used.str().c_str(), lo.sampling.batch_size, r.workers, tuned_workers,
+             r.run.stats.prefetch, tuned_prefetch, to_string(lo.sampling.order).c_str(),
+             static_cast<unsigned long long>(lo.sampling.seed), length.c_str()));
   for (const TuningChange& c : r.run.stats.tuning) {
     row("tuning", format("%s %u -> %u at %s: %s", knob_name(c.knob), c.from, c.to,
                          stage_name(c.stage), c.reason.c_str()));
   }
-  row("", format("dtype %s, echo %s, augment %s, on-error %s", to_string(lo.dtype).c_str(),
-                 lo.echo.to_string().c_str(), to_string(lo.augment).c_str(),
+  row("", format("dtype %s, echo %s, augment %s, on-error %s", to_string(lo.output.dtype).c_str(),
+                 lo.echo.to_string().c_str(), to_string(lo.image.augment).c_str(),
                  to_string(lo.on_error).c_str()) +
               (o.inject_stall ? ", injected stall " + o.inject_stall->str() : ""));
 }
@@ -96,8 +96,9 @@ void print_throughput(const BenchReport& r) {
     row("interrupted", format("by %s: every figure below covers the part that ran",
                               signal_name(r.run.interrupted_by).c_str()));
   }
-  std::string text = format("%.0f samples/s, %.1f MB/s %s output", samples_per_s(r),
-                            output_bytes_per_s(r) / 1e6, to_string(r.options.loader.dtype).c_str());
+  std::string text =
+      format("%.0f samples/s, %.1f MB/s %s output", samples_per_s(r), output_bytes_per_s(r) / 1e6,
+             to_string(r.options.loader.output.dtype).c_str());
   if (const auto steady = steady_samples_per_s(r)) {
     text += format(" (steady state after epoch 1: %.0f samples/s)", *steady);
   }

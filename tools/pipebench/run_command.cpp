@@ -35,7 +35,7 @@ std::uint64_t planned_steps(const BenchOptions& options, const Loader& loader) {
 
 DeviceChoice choose_device(const std::string& requested) {
   const Device device = Device::parse(requested);
-  return DeviceChoice{device, resolve_device(device)};
+  return DeviceChoice{device, pipeline::resolve_device(device)};
 }
 
 testing::StallOverride stall_override_for(BenchOptions& options) {
@@ -46,8 +46,8 @@ testing::StallOverride stall_override_for(BenchOptions& options) {
 LoaderOptions loader_options_for(const BenchOptions& options, const BenchDataset& data,
                                  const DeviceChoice& device) {
   LoaderOptions o = options.loader;
-  o.path = data.path();
-  o.device = device.used;
+  o.source.path = data.path();
+  o.output.device = device.used;
   return o;
 }
 

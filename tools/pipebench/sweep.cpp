@@ -116,17 +116,18 @@ std::string percent(const std::optional<double>& share) {
 }  // namespace
 
 SweepPoint SweepPoint::of(const LoaderOptions& o) {
-  return {o.workers, o.prefetch, o.echo, o.order, o.cache_bytes, o.read_requests, o.decode};
+  return {o.resources.workers,   o.resources.prefetch,    o.echo,        o.sampling.order,
+          o.storage.cache_bytes, o.storage.read_requests, o.image.decode};
 }
 
 void SweepPoint::apply_to(LoaderOptions& o) const {
-  o.workers = workers;
-  o.prefetch = prefetch;
-  o.echo = echo;
-  o.order = order;
-  o.cache_bytes = cache_bytes;
-  o.read_requests = read_requests;
-  o.decode = decode;
+  o.resources.workers = workers;
+  o.resources.prefetch = prefetch;
+  o.echo = echo.with_reaugment(o.echo.reaugment);  // a sweep varies the schedule alone
+  o.sampling.order = order;
+  o.storage.cache_bytes = cache_bytes;
+  o.storage.read_requests = read_requests;
+  o.image.decode = decode;
 }
 
 SweepPoint with_setting(SweepPoint point, const Setting& s) {

@@ -11,7 +11,7 @@
 #define GPUFEED_HOST_DEVICE inline
 #endif
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// Fraction bits of the taps' weights (formats' kPrecisionBits, Pillow's PRECISION_BITS).
 inline constexpr int kCropResizePrecision = 22;
@@ -106,4 +106,4 @@ void launch_crop_resize(const CropResizeImage* images, std::uint32_t count,
                         std::uint8_t* scratch, std::uint8_t* out, std::uint32_t out_width,
                         std::uint32_t out_height, void* stream);
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

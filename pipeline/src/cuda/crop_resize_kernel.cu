@@ -9,7 +9,7 @@
 #include "cuda/crop_resize.hpp"
 #include "cuda/cuda_check.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 namespace {
 
 constexpr unsigned kThreads = 256;
@@ -63,4 +63,4 @@ void launch_crop_resize(const CropResizeImage* images, std::uint32_t count,
   }
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

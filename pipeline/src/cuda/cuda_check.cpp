@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 namespace {
 std::string describe(cudaError_t status, const char* call, const char* file, int line) {
@@ -26,9 +26,9 @@ void log_cuda_error(cudaError_t status, const char* call, const char* file, int 
   std::fprintf(stderr, "gpufeed: warning: %s\n", describe(status, call, file, line).c_str());
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 CudaStream make_stream() {
   cudaStream_t s = nullptr;
@@ -48,4 +48,4 @@ DeviceMemory device_alloc(std::uint64_t bytes) {
   return DeviceMemory(p);
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

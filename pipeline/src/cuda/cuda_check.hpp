@@ -8,7 +8,7 @@
 #include "gpufeed/base/cuda_error.hpp"
 #include "gpufeed/base/unique_handle.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace detail {
 [[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file,
@@ -17,20 +17,20 @@ namespace detail {
 void log_cuda_error(cudaError_t status, const char* call, const char* file, int line) noexcept;
 }  // namespace detail
 
-#define GPUFEED_CUDA_CHECK(call)                                                       \
-  do {                                                                                 \
-    const cudaError_t gpufeed_status_ = (call);                                        \
-    if (gpufeed_status_ != cudaSuccess) {                                              \
-      ::gpufeed::detail::throw_cuda_error(gpufeed_status_, #call, __FILE__, __LINE__); \
-    }                                                                                  \
+#define GPUFEED_CUDA_CHECK(call)                                                                 \
+  do {                                                                                           \
+    const cudaError_t gpufeed_status_ = (call);                                                  \
+    if (gpufeed_status_ != cudaSuccess) {                                                        \
+      ::gpufeed::pipeline::detail::throw_cuda_error(gpufeed_status_, #call, __FILE__, __LINE__); \
+    }                                                                                            \
   } while (false)
 
-#define GPUFEED_CUDA_CHECK_NOTHROW(call)                                             \
-  do {                                                                               \
-    const cudaError_t gpufeed_status_ = (call);                                      \
-    if (gpufeed_status_ != cudaSuccess) {                                            \
-      ::gpufeed::detail::log_cuda_error(gpufeed_status_, #call, __FILE__, __LINE__); \
-    }                                                                                \
+#define GPUFEED_CUDA_CHECK_NOTHROW(call)                                                       \
+  do {                                                                                         \
+    const cudaError_t gpufeed_status_ = (call);                                                \
+    if (gpufeed_status_ != cudaSuccess) {                                                      \
+      ::gpufeed::pipeline::detail::log_cuda_error(gpufeed_status_, #call, __FILE__, __LINE__); \
+    }                                                                                          \
   } while (false)
 
 struct CudaStreamTraits {
@@ -63,4 +63,4 @@ CudaStream make_stream();  ///< non-blocking: no implicit sync with the legacy d
 CudaEvent make_event();
 DeviceMemory device_alloc(std::uint64_t bytes);  ///< at least one byte
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -6,7 +6,7 @@
 #include "cuda/nvjpeg_api.hpp"
 #include "gpufeed/base/errors.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 #ifdef GPUFEED_HAVE_NVJPEG
 
@@ -214,4 +214,4 @@ void JpegEngines::record(EngineLane&, void*) {}
 
 #endif
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -10,7 +10,7 @@
 #include "cuda/cuda_check.hpp"
 #include "gpu_decode_plan.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 struct NvjpegApi;
 
@@ -84,4 +84,4 @@ class JpegEngines {
   std::string library_;     // "path (version)"
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -26,7 +26,7 @@
 #define GPUFEED_UNROLL
 #endif
 
-namespace gpufeed::normalize_device {
+namespace gpufeed::pipeline::normalize_device {
 
 constexpr unsigned kThreads = 256;
 
@@ -246,4 +246,4 @@ GPUFEED_HD float normalize_value(std::uint32_t x, const ChannelEntry& k) {
   return normalize_value(x, k.mean, k.inv_std);
 }
 
-}  // namespace gpufeed::normalize_device
+}  // namespace gpufeed::pipeline::normalize_device

@@ -9,7 +9,7 @@
 
 #include "cuda/normalize_device.cuh"
 
-namespace gpufeed::normalize_device {
+namespace gpufeed::pipeline::normalize_device {
 
 /// Output vectors per thread and tile, whose loads are in flight together: 4, or 1 for uint8
 /// (16 input bytes each), which would not fit in 32 registers with 4.
@@ -120,4 +120,4 @@ GPUFEED_HD void elementwise_thread(const ElementwiseArgs& a, const ChannelEntry*
   }
 }
 
-}  // namespace gpufeed::normalize_device
+}  // namespace gpufeed::pipeline::normalize_device

@@ -13,7 +13,7 @@
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/pipeline/normalize_spec.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace {
 
@@ -90,4 +90,4 @@ void launch_normalize(const NormalizeSpec& spec, const std::uint8_t* in_device, 
                    stream);
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

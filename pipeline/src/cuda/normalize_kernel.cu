@@ -9,7 +9,7 @@
 #include "cuda/normalize_kernel.hpp"
 #include "cuda/normalize_plan.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 namespace {
 
 using namespace normalize_device;  // NOLINT(google-build-using-namespace): the kernels' own
@@ -58,4 +58,4 @@ void launch_normalize_chunk(const NormalizeKernelArgs& args, const std::uint8_t*
 }
 
 }  // namespace detail
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -6,7 +6,7 @@
 #include "gpufeed/pipeline/augment.hpp"
 #include "gpufeed/pipeline/dtype.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 struct NormalizeSpec;
 
@@ -72,4 +72,4 @@ void launch_normalize_chunk(const NormalizeKernelArgs& args, const std::uint8_t*
                             void* out_device, void* stream, unsigned max_blocks);
 }  // namespace detail
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace gpufeed::normalize_device {
+namespace gpufeed::pipeline::normalize_device {
 
 namespace {
 
@@ -130,4 +130,4 @@ LaunchPlan plan_launch(const NormalizeKernelArgs& args, const std::uint8_t* in, 
   return p;
 }
 
-}  // namespace gpufeed::normalize_device
+}  // namespace gpufeed::pipeline::normalize_device

@@ -9,7 +9,7 @@
 #include "cuda/normalize_kernel.hpp"
 #include "cuda/normalize_row_emit.cuh"
 
-namespace gpufeed::normalize_device {
+namespace gpufeed::pipeline::normalize_device {
 
 struct LaunchPlan {
   bool elementwise = false;  ///< the plain map; else the row-tile kernel
@@ -53,4 +53,4 @@ void with_kernel_types(const LaunchPlan& p, F&& f) {
   }
 }
 
-}  // namespace gpufeed::normalize_device
+}  // namespace gpufeed::pipeline::normalize_device

@@ -7,7 +7,7 @@
 
 #include "cuda/normalize_row_stage.cuh"
 
-namespace gpufeed::normalize_device {
+namespace gpufeed::pipeline::normalize_device {
 
 /// An output element's row and pixel in its tile, and its channel.
 struct Position {
@@ -124,4 +124,4 @@ GPUFEED_HD void emit_tile(const RowArgs& a, const Tile& t, unsigned thread, cons
   }
 }
 
-}  // namespace gpufeed::normalize_device
+}  // namespace gpufeed::pipeline::normalize_device

@@ -16,7 +16,7 @@
 #include "cuda/normalize_device.cuh"
 #include "gpufeed/pipeline/augment.hpp"
 
-namespace gpufeed::normalize_device {
+namespace gpufeed::pipeline::normalize_device {
 
 struct RowArgs {
   const std::uint8_t* in = nullptr;
@@ -132,4 +132,4 @@ GPUFEED_HD void stage_tile(const RowArgs& a, const Tile& t, unsigned thread, con
   }
 }
 
-}  // namespace gpufeed::normalize_device
+}  // namespace gpufeed::pipeline::normalize_device

@@ -8,7 +8,7 @@
 #include "gpufeed/base/runtime_library.hpp"
 #include "gpufeed/pipeline/decode.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace detail {
 
@@ -181,4 +181,4 @@ NvjpegLibrary nvjpeg_library() {
   return out;
 }
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -10,7 +10,7 @@
 #define GPUFEED_HAVE_NVJPEG 1
 #endif
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 #ifdef GPUFEED_HAVE_NVJPEG
 /// The entry points the loader uses, resolved from one libnvjpeg of the header's major version.
@@ -44,4 +44,4 @@ std::string nvjpeg_status_text(nvjpegStatus_t status);
 /// The files nvjpeg_api() tries, in order (tested without a GPU).
 std::vector<std::string> nvjpeg_candidates();
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

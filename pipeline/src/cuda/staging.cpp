@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 void DeviceSlotFree::operator()(DeviceSlot* d) const noexcept {
   delete d;
@@ -243,4 +243,4 @@ void CudaStaging::measure_h2d() {
   if (have_pinned) stats_.pinned_h2d_bytes_per_s = rate(pinned);
 }
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

@@ -14,7 +14,7 @@
 #include "gpufeed/pipeline/stats.hpp"
 #include "slot_pool.hpp"
 
-namespace gpufeed::detail {
+namespace gpufeed::pipeline::detail {
 
 /// A slot's device memory and events. `ready` marks the normalized batch; `released` is
 /// recorded on the consumer's stream when the consumer lets go of the batch.
@@ -101,4 +101,4 @@ class CudaStaging {
   StagingStats stats_;
 };
 
-}  // namespace gpufeed::detail
+}  // namespace gpufeed::pipeline::detail

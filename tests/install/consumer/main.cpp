@@ -22,10 +22,9 @@ int main(int argc, char** argv) {
   writer.write_labels(std::vector<std::int64_t>(100, 1));
   writer.commit();
 
-  gpufeed::LoaderOptions options;
-  options.path = path;
-  options.batch_size = 10;
-  gpufeed::Loader loader(options);
+  // Designated initializers, group by group, as a trainer writes them.
+  gpufeed::Loader loader(
+      gpufeed::LoaderOptions{.source = {.path = path}, .sampling = {.batch_size = 10}});
   std::uint64_t samples = 0;
   for (gpufeed::Batch& batch : loader.epoch(0)) samples += batch.size();
   // The diagnosis library a trainer links to describe its own runs.

@@ -29,14 +29,15 @@ std::int64_t label_classes(const Loader& loader, const std::string& model) {
   const auto& labels = file_labels(loader);
   if (labels.empty()) return 2;
   const auto [low, high] = std::minmax_element(labels.begin(), labels.end());
-  const std::string dataset = loader.options().labels.empty() ? "(none)" : loader.options().labels;
+  const std::string dataset =
+      loader.options().source.labels.empty() ? "(none)" : loader.options().source.labels;
   if (*high < 0) {
-    throw UsageError("--model " + model + " needs labels, and " + loader.options().path +
+    throw UsageError("--model " + model + " needs labels, and " + loader.options().source.path +
                      " has none at --labels " + dataset + "; name the label dataset or use " +
                      "--model none");
   }
   if (*low < 0) {
-    throw UsageError("--model " + model + ": " + loader.options().path + " " + dataset +
+    throw UsageError("--model " + model + ": " + loader.options().source.path + " " + dataset +
                      " holds a negative label (" + std::to_string(*low) +
                      "); labels must be class indices 0, 1, ...");
   }

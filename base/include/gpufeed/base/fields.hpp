@@ -1,9 +1,12 @@
 #pragma once
 // The one table of the loader's settings: every LoaderOptions field by name, with the range of
-// each numeric one (the loader, Python and pipebench check against it). Messages name fields
-// as `{field}` placeholders; each front end spells them its own way (pipebench's flags:
-// tools/common/flags.hpp; the Python Loader's keywords: python/src/options.cpp), and the tests
-// check the table against LoaderOptions' defaults and each front end's names.
+// each numeric one (the loader, Python and pipebench check against it). A field is named
+// without its group (`batch_size` for LoaderOptions::sampling.batch_size, `output_layout` for
+// output.layout, `reaugment_echoes` for echo.reaugment), as Python's keywords name it.
+// Messages name fields as `{field}` placeholders; each front end spells them its own way
+// (pipebench's flags: tools/common/flags.hpp; the Python Loader's keywords:
+// python/src/options.cpp), and the tests check the table against LoaderOptions' defaults and
+// each front end's names.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -21,7 +24,8 @@ struct FieldRange {
 };
 
 struct FieldName {
-  std::string_view field;  ///< the LoaderOptions member (`size`: height and width together)
+  /// The LoaderOptions field without its group (`size`: image.height and width together).
+  std::string_view field;
   FieldRange range;
 };
 
@@ -61,7 +65,7 @@ inline constexpr std::array<FieldName, 43> kLoaderFields{{
     {"resize_filter", {}},
     {"augment", {}},
     {"decode", {}},
-    // LoaderOptions::geometry's fields: torchvision's geometric transforms, fused.
+    // LoaderOptions::image.geometry's fields: torchvision's geometric transforms, fused.
     {"resize", {}},
     {"resize_max", {0, 16384, false}},
     {"crop", {}},

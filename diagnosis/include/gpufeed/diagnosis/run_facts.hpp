@@ -18,7 +18,7 @@
 #include "gpufeed/profiler/pipeline_facts.hpp"
 #include "gpufeed/profiler/timeline.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 class Loader;
 }
 
@@ -86,7 +86,7 @@ struct RunFacts {
 /// The loader's part of a run's facts: its settings as it runs them (workers, prefetch, echo,
 /// device, sample shape, order, seed, cache, augmentation) and `stats`, its counters over the
 /// run. The loop's part (steps, epochs, training, rank) is left for the front end.
-RunFacts run_facts(const Loader& loader, const LoaderStats& stats);
+RunFacts run_facts(const pipeline::Loader& loader, const LoaderStats& stats);
 
 /// Cache hits / lookups; nullopt before any lookup.
 std::optional<double> cache_hit_rate(const LoaderStats& s);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// What normalization does to one sample beyond (x - mean) / std: take the output window at
 /// (crop_y, crop_x) of the stored image, and mirror it left-right when `flip` is set.
@@ -13,7 +13,7 @@ struct SampleAugment {
   std::uint32_t flip = 0;  ///< 0 or 1 (a 32-bit field keeps the struct 12 bytes, no padding)
 };
 
-/// LoaderOptions::augment: what the loader does to every sample it delivers.
+/// LoaderOptions::image.augment: what the loader does to every sample it delivers.
 enum class Augment {
   none,       ///< the image as stored (jpeg: resized to the output size)
   flip,       ///< mirrored left-right with probability 1/2, drawn per (seed, epoch, sample)
@@ -27,7 +27,7 @@ Augment parse_augment(const std::string& text);
 
 /// Whether echo `repeat` (1, 2, ...) of `sample` is mirrored relative to the sample's fresh
 /// delivery in `epoch`: a fair coin per (seed, epoch, sample, repeat); false for repeat 0.
-/// Re-augmented echoes (LoaderOptions::reaugment_echoes) show each repeat with this flip.
+/// Re-augmented echoes (LoaderOptions::echo.reaugment) show each repeat with this flip.
 bool echo_flip(std::uint64_t seed, std::uint64_t epoch, std::uint64_t sample, std::uint32_t repeat);
 
 /// LoaderOptions::on_error: what a sample that cannot be decoded does to the run. A read that
@@ -40,4 +40,14 @@ enum class OnError {
 OnError parse_on_error(const std::string& text);
 std::string to_string(OnError on_error);
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::Augment;
+using pipeline::kAugmentNames;
+using pipeline::OnError;
+using pipeline::parse_augment;
+using pipeline::parse_on_error;
+using pipeline::to_string;
 }  // namespace gpufeed

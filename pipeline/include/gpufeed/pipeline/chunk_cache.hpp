@@ -12,7 +12,7 @@
 #include "gpufeed/base/spare_buffers.hpp"
 #include "gpufeed/storage/byte_source.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// One decoded chunk. Immutable once loaded; shared by every batch that reads from it. Its
 /// bytes are its own buffer, or a view of the bytes its source holds (a planned GET's buffer,
@@ -102,4 +102,4 @@ class ChunkCache {
   ChunkCacheStats stats_;
 };
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <span>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// One step of a per-sample colour program on a planar float RGB image (3 x H x W, values in
 /// [0, 1] before the blends): torchvision's ColorJitter adjustments and Normalize, with their
@@ -31,4 +31,4 @@ struct ColorStep {
 void color_program(std::span<const float> src, std::span<float> dst, std::size_t pixels,
                    std::span<const ColorStep> steps);
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -1,11 +1,11 @@
 #pragma once
-// LoaderOptions::decode: where a jpeg-layout file's JPEGs are decoded (the CPU, or the GPU's
+// LoaderOptions::image.decode: where a jpeg-layout file's JPEGs are decoded (the CPU, or the GPU's
 // hardware JPEG engines through nvJPEG), and what the loader knows of nvJPEG on this machine.
 #include <array>
 #include <cstdint>
 #include <string>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 enum class Decode : std::uint8_t {
   cpu,  ///< libjpeg-turbo (and libspng, libwebp) on the loader's workers
@@ -41,4 +41,15 @@ struct NvjpegLibrary {
 /// Never throws. Without nvJPEG's header at build time: not loaded, and `why` says so.
 NvjpegLibrary nvjpeg_library();
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::add_nvjpeg_library;
+using pipeline::Decode;
+using pipeline::kDecodeNames;
+using pipeline::nvjpeg_library;
+using pipeline::NvjpegLibrary;
+using pipeline::parse_decode;
+using pipeline::to_string;
 }  // namespace gpufeed

@@ -5,7 +5,7 @@
 
 #include "gpufeed/base/device.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// Number of usable CUDA devices: 0 when there is no driver, no device, or CUDA fails.
 /// Never throws.
@@ -20,4 +20,4 @@ Device resolve_device(const Device& requested);
 /// "cpu" or e.g. "NVIDIA H100 80GB HBM3 (cuda:0, sm_90, 79.1 GiB)".
 std::string describe_device(const Device& device);
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// Element type of normalized batches.
 /// uint8: the un-normalized pixels (PILToTensor's), in the output layout.
@@ -16,4 +16,13 @@ std::string to_string(DType dtype);
 DType parse_dtype(const std::string& text);
 std::size_t dtype_size(DType dtype);
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::DType;
+using pipeline::dtype_size;
+using pipeline::kDTypeNames;
+using pipeline::parse_dtype;
+using pipeline::to_string;
 }  // namespace gpufeed

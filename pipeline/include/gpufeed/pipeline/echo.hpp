@@ -3,16 +3,31 @@
 #include <cstdint>
 #include <string>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
-/// LoaderOptions::echo: 1 (off), N (every batch N times) or auto[:CAP].
+/// LoaderOptions::echo: 1 (off), N (every batch N times) or auto[:CAP], and whether echoes
+/// of an augmented batch are flipped anew.
 struct EchoOptions {
   std::uint32_t factor = 1;  ///< fixed: each fresh batch is delivered `factor` times
   bool adaptive = false;     ///< auto: echo only when no fresh batch is ready
   std::uint32_t cap = 4;     ///< auto: at most this many echoes of one fresh batch
+  /// With echo and augment flip or crop-flip: each echo shows a new flip of the batch
+  /// (echo_flip(), relative to the fresh delivery), applied to the slot's pixels on the CPU
+  /// device and by the normalize kernel on a CUDA device. An echo the consumer asks for while
+  /// it still holds the previous delivery of that batch goes to a slot kept for echoes (one
+  /// more batch of output memory), so a held delivery is never overwritten; with that slot
+  /// held too, the echo repeats the batch unchanged.
+  bool reaugment = true;
 
-  /// Parses "1", "3", "auto", "auto:2"; throws UsageError otherwise.
+  /// Parses "1", "3", "auto", "auto:2" (reaugment keeps its default); throws UsageError
+  /// otherwise.
   static EchoOptions parse(const std::string& text);
+  /// This schedule (factor, adaptive, cap) with `reaugment` as given.
+  [[nodiscard]] EchoOptions with_reaugment(bool on) const {
+    EchoOptions o = *this;
+    o.reaugment = on;
+    return o;
+  }
   [[nodiscard]] bool enabled() const { return adaptive || factor > 1; }
   [[nodiscard]] std::string to_string() const;
 
@@ -57,4 +72,9 @@ class EchoStage {
   std::uint64_t echoed_ = 0;
 };
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::EchoOptions;
 }  // namespace gpufeed

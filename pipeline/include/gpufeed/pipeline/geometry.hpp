@@ -7,9 +7,9 @@
 #include "gpufeed/formats/resize.hpp"
 #include "gpufeed/formats/sample_shape.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
-/// LoaderOptions::geometry: Resize, then one crop, then flips, as torchvision composes them
+/// LoaderOptions::image.geometry: Resize, then one crop, then flips, as torchvision composes them
 /// (`Resize(256), CenterCrop(224)`, `RandomResizedCrop(224, scale, ratio)`, `RandomCrop(32,
 /// padding=4)`, `RandomHorizontalFlip(p)`, `RandomVerticalFlip(p)`). The loader never
 /// materializes the intermediate images: each sample's crop becomes one box of the stored
@@ -107,4 +107,10 @@ void shorter_side_size(std::uint32_t width, std::uint32_t height, std::uint32_t 
 /// kCropStream and kFlipStream).
 inline constexpr std::uint64_t kVFlipStream = 2;
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::Geometry;
+using pipeline::to_string;
 }  // namespace gpufeed

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// One worker thread's current work.
 struct WorkInFlight {
@@ -21,4 +21,4 @@ struct WorkInFlight {
 /// Every loader's work in flight now, the oldest first.
 [[nodiscard]] std::vector<WorkInFlight> work_in_flight();
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

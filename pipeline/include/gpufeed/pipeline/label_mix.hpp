@@ -5,7 +5,7 @@
 #include <span>
 #include <string>
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// Distinct labels per batch along an order, against a random order of the same labels.
 struct LabelMix {
@@ -28,4 +28,9 @@ LabelMix label_mix(std::span<const std::int64_t> labels, std::span<const std::ui
 /// `labels`: the sum over labels of 1 - C(N - n, B) / C(N, B).
 double random_distinct_labels(std::span<const std::int64_t> labels, std::uint32_t batch_size);
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::LabelMix;
 }  // namespace gpufeed

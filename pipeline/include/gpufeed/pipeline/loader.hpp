@@ -26,51 +26,69 @@
 #include "gpufeed/pipeline/sampler.hpp"
 #include "gpufeed/pipeline/stats.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 namespace detail {
 class LoaderCore;
 struct Slot;
 }  // namespace detail
 
-/// Every field has a default that works; `path` is the only one to set. The ranges of the
-/// numeric fields are kLoaderFields' (gpufeed/base/fields.hpp); check_options() checks them.
-struct LoaderOptions {
+/// What to read: the dataset and where its images and labels are.
+struct SourceOptions {
   /// The dataset: one file, a directory of shards with its manifest (or an object prefix ending
   /// in '/'), a manifest, or a glob of files ("train-*.h5", "s3://bucket/train/*.h5"); local
   /// paths and s3:// URLs alike. Its shards are read as one dataset (formats/shards.hpp).
-  std::string path;
+  std::string path{};
   /// Several of what `path` takes, read as one dataset in this order; `path` then only names it
   /// in messages (empty: the first and how many more).
-  std::vector<std::string> paths;
+  std::vector<std::string> paths{};
   std::string images = "/images";
   std::string labels = "/labels";  ///< empty: no labels
-  std::optional<formats::Layout> layout;
+  std::optional<formats::Layout> layout{};
+  bool use_index = true;  ///< false: ignore the file's /index (H5Dread_chunk path)
+};
+
+/// Which samples make up each batch, and in what order.
+struct SamplingOptions {
   std::uint32_t batch_size = 256;
-  /// workers and prefetch take AutoCount::automatic(): the loader tunes them while it runs. It
-  /// starts small, watches its stages and the consumer's wait, raises the concurrency of what
-  /// holds it back (or gives a core back when its workers idle), within cpu_budget and
-  /// memory_bytes; each change is in stats().tuning and on the profiler's timeline. The sample
-  /// order does not depend on it.
-  ///
-  /// workers=0 and cpu_budget=0 take the rank's share of the cores (stats().cpu_share), so the
-  /// ranks of a node take its cores once between them: the cores the process may run on (its
-  /// affinity mask) divided by LOCAL_WORLD_SIZE (torchrun's ranks on this node; unset: 1, all
-  /// of them), rounded down, at least 1: `torchrun --nproc_per_node=8` on 64 cores, 8 a rank.
-  /// A rank pinned to cores of its own (a mask smaller than its launcher's, the parent
-  /// process's: taskset or numactl per rank, srun --cpu-bind) keeps them: the mask already is
-  /// its share and is not divided again; ranks pinned several to one NUMA node share that
-  /// node's cores. A rank pinned by a shell that stays its parent looks unpinned (its share is
-  /// divided): give workers or cpu_budget. A count given is taken as it is.
+  bool drop_last = false;  ///< DataLoader's drop_last: no partial final batch
+  bool drop_tail = false;  ///< DistributedSampler's drop_last
+  Order order = Order::chunk;
+  std::uint64_t seed = 0;
+  std::uint64_t chunk_window = 16;
+  /// Rank and world size; unset: RANK / WORLD_SIZE from the environment (torchrun).
+  std::optional<Shard> shard{};
+};
+
+/// The threads and memory the loader may use.
+///
+/// workers and prefetch take AutoCount::automatic(): the loader tunes them while it runs. It
+/// starts small, watches its stages and the consumer's wait, raises the concurrency of what
+/// holds it back (or gives a core back when its workers idle), within cpu_budget and
+/// memory_bytes; each change is in stats().tuning and on the profiler's timeline. The sample
+/// order does not depend on it.
+///
+/// workers=0 and cpu_budget=0 take the rank's share of the cores (stats().cpu_share), so the
+/// ranks of a node take its cores once between them: the cores the process may run on (its
+/// affinity mask) divided by LOCAL_WORLD_SIZE (torchrun's ranks on this node; unset: 1, all
+/// of them), rounded down, at least 1: `torchrun --nproc_per_node=8` on 64 cores, 8 a rank.
+/// A rank pinned to cores of its own (a mask smaller than its launcher's, the parent
+/// process's: taskset or numactl per rank, srun --cpu-bind) keeps them: the mask already is
+/// its share and is not divided again; ranks pinned several to one NUMA node share that
+/// node's cores. A rank pinned by a shell that stays its parent looks unpinned (its share is
+/// divided): give workers or cpu_budget. A count given is taken as it is.
+struct ResourceOptions {
   AutoCount workers = 0;    ///< threads of the loader's task arena; 0: the rank's share
   AutoCount prefetch = 4;   ///< batches prepared ahead of the consumer
   unsigned cpu_budget = 0;  ///< workers=auto: at most this many threads; 0: the rank's share
   /// prefetch=auto: batch slots may hold at most this many bytes (allocated once, at start);
   /// 0: 1 GiB. Up to 16 batches.
   std::uint64_t memory_bytes = 0;
-  Order order = Order::chunk;
-  std::uint64_t seed = 0;
-  std::uint64_t chunk_window = 16;
+};
+
+/// How the dataset's bytes are read and kept: the chunk cache, object storage's read-ahead and
+/// its node-local disk cache.
+struct StorageOptions {
   /// Chunk cache budget. Smaller than one chunk (0 included) still works: the cache then keeps
   /// the last chunk read, besides the chunks the workers are reading from.
   std::uint64_t cache_bytes = 512ull << 20;
@@ -82,44 +100,24 @@ struct LoaderOptions {
   /// A file in object storage: a node-local directory that keeps every chunk (or image) read,
   /// so later epochs read the disk. Tied to the object's ETag (a replaced object is never served
   /// from it), shared safely by the ranks of a node. Empty: none.
-  std::string cache_dir;
+  std::string cache_dir{};
   /// cache_dir's budget, least recently used files removed past it; 0: half the free space of
   /// its filesystem.
   std::uint64_t cache_dir_bytes = 0;
-  /// Rank and world size; unset: RANK / WORLD_SIZE from the environment (torchrun).
-  std::optional<Shard> shard;
-  bool drop_tail = false;  ///< DistributedSampler's drop_last
-  bool drop_last = false;  ///< DataLoader's drop_last: no partial final batch
-  /// Per-channel mean and std on the 0-255 scale; empty: the file's /meta/mean and /meta/std
-  /// (a constant channel, std 0, divided by 255), or 0 and 255 (output in [0, 1]) when the file
-  /// has none. dtype uint8 reads neither.
-  std::vector<float> mean;
-  std::vector<float> stddev;
-  bool use_index = true;  ///< false: ignore the file's /index (H5Dread_chunk path)
-  /// CPU device: false lets a raw-layout batch without flips, crops or echoes go from the
-  /// chunks it is read from straight into its output: one copy of every byte fewer, and no
-  /// uint8 batch in its slot (raw() is then empty). true keeps each batch's uint8 pixels for
-  /// Batch::raw() beside its output, for a caller that reads them.
-  bool keep_raw = false;
-  /// Device::cpu(), a CUDA device ("cuda:N"; "cuda" alone follows LOCAL_RANK) or "auto" (CUDA
-  /// when a device is usable); assignable from its text. With a CUDA device the batch is copied
-  /// as uint8 and normalized there. options() reports the device the loader resolved.
-  Device device;
-  DType dtype = DType::float32;                           ///< CUDA: float32, float16 or bfloat16
-  formats::Layout output_layout = formats::Layout::nchw;  ///< CUDA: NCHW or NHWC output
-  EchoOptions echo;                                       ///< batch echoing (off by default)
-  /// With echo and --augment flip or crop-flip: each echo shows a new flip of the batch
-  /// (echo_flip(), relative to the fresh delivery), applied to the slot's pixels on the CPU
-  /// device and by the normalize kernel on a CUDA device. An echo the consumer asks for while
-  /// it still holds the previous delivery of that batch goes to a slot kept for echoes (one
-  /// more batch of output memory), so a held delivery is never overwritten; with that slot
-  /// held too, the echo repeats the batch unchanged.
-  bool reaugment_echoes = true;
+};
+
+/// What happens to each sample's pixels on the way into the batch: decode, resize, crops and
+/// flips.
+struct ImageOptions {
   /// jpeg layout: every sample is decoded and resized to height x width (0: 224).
   std::uint32_t height = 0;
   std::uint32_t width = 0;
   formats::ResizeFilter resize_filter = formats::ResizeFilter::bilinear;
   Augment augment = Augment::none;
+  /// torchvision's geometric transforms, fused into the decode (both layouts); its fields are
+  /// settings of their own (resize, crop, crop_scale, ...). A crop's output size is
+  /// height x width (`size`). Set, it replaces `augment`, which must stay none.
+  Geometry geometry{};
   /// jpeg layout: where the images are decoded: cpu (the workers), gpu (the GPU's JPEG engines
   /// for every image they take, the workers for the rest) or auto (the engines first, the
   /// workers for what the engines cannot keep up with; the CPU where there are no engines).
@@ -129,10 +127,43 @@ struct LoaderOptions {
   /// decoder's by a few levels (another IDCT and chroma upsampling), and stats().decode counts
   /// where each image went.
   Decode decode = Decode::cpu;
-  /// torchvision's geometric transforms, fused into the decode (both layouts); its fields are
-  /// settings of their own (resize, crop, crop_scale, ...). A crop's output size is
-  /// height x width (`size`). Set, it replaces `augment`, which must stay none.
-  Geometry geometry;
+};
+
+/// The delivered batch: where it lives, its element type and layout, its normalization.
+struct OutputOptions {
+  /// Device::cpu(), a CUDA device ("cuda:N"; "cuda" alone follows LOCAL_RANK) or "auto" (CUDA
+  /// when a device is usable); assignable from its text. With a CUDA device the batch is copied
+  /// as uint8 and normalized there. options() reports the device the loader resolved.
+  Device device{};
+  DType dtype = DType::float32;                    ///< CUDA: float32, float16 or bfloat16
+  formats::Layout layout = formats::Layout::nchw;  ///< CUDA: NCHW or NHWC output
+  /// Per-channel mean and std on the 0-255 scale; empty: the file's /meta/mean and /meta/std
+  /// (a constant channel, std 0, divided by 255), or 0 and 255 (output in [0, 1]) when the file
+  /// has none. dtype uint8 reads neither.
+  std::vector<float> mean{};
+  std::vector<float> stddev{};
+  /// CPU device: false lets a raw-layout batch without flips, crops or echoes go from the
+  /// chunks it is read from straight into its output: one copy of every byte fewer, and no
+  /// uint8 batch in its slot (raw() is then empty). true keeps each batch's uint8 pixels for
+  /// Batch::raw() beside its output, for a caller that reads them.
+  bool keep_raw = false;
+};
+
+/// The Loader's settings, grouped by concern: `options.source.path`, `options.output.dtype`.
+/// Every field has a default that works; `source.path` is the only one to set. The ranges of
+/// the numeric fields are kLoaderFields' (gpufeed/base/fields.hpp), which names each field
+/// without its group (`batch_size`, as Python's keyword); check_options() checks them.
+/// Designated initializers name the groups in this order, and may leave out any field (each
+/// has an initializer, so -Wmissing-field-initializers stays quiet):
+/// `LoaderOptions{.source = {.path = "train.h5"}, .sampling = {.batch_size = 64}}`.
+struct LoaderOptions {
+  SourceOptions source{};
+  SamplingOptions sampling{};
+  ResourceOptions resources{};
+  StorageOptions storage{};
+  ImageOptions image{};
+  OutputOptions output{};
+  EchoOptions echo{};  ///< batch echoing (off by default)
   OnError on_error = OnError::fail;
 };
 
@@ -140,7 +171,7 @@ struct LoaderOptions {
 /// it; a front end may call it to check settings before it builds anything.
 void check_options(const LoaderOptions& options);
 
-/// The geometry the loader applies: options.geometry with its crop size taken from `size`
+/// The geometry the loader applies: options.image.geometry with its crop size taken from `size`
 /// (height x width), and, for a jpeg file (`stored` 0x0) that sets only flips, the resize to
 /// `size` (224x224 by default) that `augment` applies. Throws OptionError when a crop has no
 /// size, when `augment` is set beside it, or when it leaves a jpeg file's output size open.
@@ -310,4 +341,20 @@ class Loader {
   std::shared_ptr<detail::LoaderCore> core_;
 };
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::Batch;
+using pipeline::check_options;
+using pipeline::Epoch;
+using pipeline::ImageOptions;
+using pipeline::Loader;
+using pipeline::loader_geometry;
+using pipeline::LoaderOptions;
+using pipeline::OutputOptions;
+using pipeline::ResourceOptions;
+using pipeline::SamplingOptions;
+using pipeline::SourceOptions;
+using pipeline::StorageOptions;
 }  // namespace gpufeed

@@ -6,7 +6,7 @@
 
 #include "gpufeed/pipeline/sampler.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// A loader's place in an epoch (Loader::state()), to continue after a restart, also with
 /// another world size (Loader::restore()). Taken on any rank when every rank has consumed the
@@ -52,4 +52,9 @@ struct LoaderState {
   friend bool operator==(const LoaderState&, const LoaderState&) = default;
 };
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::LoaderState;
 }  // namespace gpufeed

@@ -5,7 +5,7 @@
 
 #include "gpufeed/formats/sample_shape.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// Per-channel constants prepared once: mean and 1/std.
 struct NormalizeParams {
@@ -32,4 +32,4 @@ void normalize_reference(const std::uint8_t* in, const formats::SampleShape& sha
                          std::uint64_t count, std::span<const float> mean,
                          std::span<const float> std, float* out);
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

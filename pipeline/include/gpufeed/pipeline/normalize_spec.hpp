@@ -9,7 +9,7 @@
 #include "gpufeed/pipeline/dtype.hpp"
 #include "gpufeed/pipeline/normalize.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 struct NormalizeSpec {
   formats::SampleShape in;       ///< stored sample shape and layout
@@ -40,4 +40,4 @@ struct NormalizeSpec {
 void normalize_reference(const NormalizeSpec& spec, const std::uint8_t* in, std::uint32_t count,
                          const SampleAugment* augment, void* out);
 
-}  // namespace gpufeed
+}  // namespace gpufeed::pipeline

@@ -8,7 +8,7 @@
 #include "gpufeed/base/knobs.hpp"
 #include "gpufeed/formats/shard_map.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 std::string to_string(Order order);
 /// Parses "sequential" | "random" | "chunk"; throws OptionError otherwise.
@@ -99,4 +99,11 @@ class Sampler {
   std::uint64_t per_rank_;
 };
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::parse_order;
+using pipeline::Shard;
+using pipeline::to_string;
 }  // namespace gpufeed

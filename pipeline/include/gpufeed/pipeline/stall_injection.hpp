@@ -9,7 +9,7 @@
 
 #include "gpufeed/base/stages.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 /// STAGE:MS@EVERY: the stage sleeps MS milliseconds on every EVERY-th batch.
 struct StallInjection {
@@ -26,7 +26,12 @@ struct StallInjection {
   }
 };
 
-namespace testing {
+}  // namespace gpufeed::pipeline
+
+// Testing aids live in gpufeed::testing, beside the tests' own (tests/common).
+namespace gpufeed::testing {
+
+using pipeline::StallInjection;
 
 /// The environment variable a Loader reads when it is built: STAGE:MS@EVERY.
 inline constexpr const char* kStallVariable = "GPUFEED_INJECT_STALL";
@@ -50,5 +55,4 @@ class StallOverride {
   std::optional<std::optional<StallInjection>> previous_;
 };
 
-}  // namespace testing
-}  // namespace gpufeed
+}  // namespace gpufeed::testing

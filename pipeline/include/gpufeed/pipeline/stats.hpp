@@ -13,7 +13,7 @@
 #include "gpufeed/base/stages.hpp"
 #include "gpufeed/storage/object_store.hpp"
 
-namespace gpufeed {
+namespace gpufeed::pipeline {
 
 struct StageStats {
   std::int64_t busy_ns = 0;  ///< summed over all threads working in the stage
@@ -43,7 +43,7 @@ struct NetworkStats : storage::ObjectStoreStats {
   }
 };
 
-/// Where a jpeg-layout file's images were decoded (LoaderOptions::decode): by the GPU's JPEG
+/// Where a jpeg-layout file's images were decoded (LoaderOptions::image.decode): by the GPU's JPEG
 /// engines or by the workers, and why the workers took the ones they did.
 struct DecodeStats {
   std::string mode = "cpu";  ///< in effect: "cpu", "gpu" or "auto" (auto without engines: "cpu")
@@ -67,7 +67,7 @@ struct LoaderStats {
   std::array<StageStats, kStageCount> stages{};
   std::int64_t wall_ns = 0;   ///< since the counters were last reset
   unsigned workers = 0;       ///< threads working for the loader (tuned with workers=auto)
-  unsigned cpu_share = 0;     ///< this rank's share of the cores (LoaderOptions::workers)
+  unsigned cpu_share = 0;     ///< this rank's share of the cores (LoaderOptions::resources.workers)
   unsigned prefetch = 0;      ///< batches prepared ahead (tuned with prefetch=auto)
   std::uint64_t batches = 0;  ///< delivered to the consumer
   std::uint64_t samples = 0;
@@ -123,4 +123,13 @@ struct StageCounters {
   void reset() noexcept;
 };
 
+}  // namespace gpufeed::pipeline
+
+// The names a trainer writes, also as gpufeed::X (docs/layout.md).
+namespace gpufeed {
+using pipeline::DecodeStats;
+using pipeline::LoaderStats;
+using pipeline::NetworkStats;
+using pipeline::StageStats;
+using pipeline::TuningChange;
 }  // namespace gpufeed
