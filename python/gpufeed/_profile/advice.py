@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from .. import _native
 from .fetches import FetchCounters
+from .outputs import fed_samples
 
 
 def input_pool(prof: Any, failed: bool) -> Optional[_native.InputPoolFacts]:
@@ -37,8 +38,8 @@ def input_pool(prof: Any, failed: bool) -> Optional[_native.InputPoolFacts]:
     pool.cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0
     pool.step_cores = facts["step_cores"] = _step_cores(prof)
     # The run's samples a second as results() gives them: the advice predicts that figure.
-    pool.run_wall_ns = prof.clock.exited_ns - prof.clock.entered_ns
-    pool.run_samples = facts.get("samples") or fetches.samples
+    pool.run_wall_ns = prof.clock.wall_ns()
+    pool.run_samples = fed_samples(prof)
     pool.other_cores = facts["other_cores"] = _other_cores(prof, fetches, pool.workers)
     warm = prof.probes.warm_steps.get(key)
     if warm:
@@ -75,7 +76,7 @@ def _step_cores(prof: Any) -> float:
     over the steps' wall time. The waits' CPU time is the input's, not the step's: the loading
     a loop without workers does itself (and the intra-op threads its transforms start), the
     batches a loop with workers takes from them."""
-    wall = prof.clock.exited_ns - prof.clock.entered_ns - prof.waits.wait_ns
+    wall = prof.clock.wall_ns() - prof.waits.wait_ns
     cpu = prof.clock.exited_cpu_ns - prof.clock.entered_cpu_ns - prof.waits.wait_cpu_ns
     return max(0.0, cpu / wall) if wall > 0 else 0.0
 
@@ -85,7 +86,7 @@ def _other_cores(prof: Any, fetches: FetchCounters, workers: int) -> float:
     busy CPU time on this process's cores less this process's own and its DataLoader workers'
     (their fetches' time). A step and a loader share what is left."""
     clock = prof.clock
-    wall = clock.exited_ns - clock.entered_ns
+    wall = clock.wall_ns()
     if clock.entered_machine_ns < 0 or clock.exited_machine_ns < 0 or wall <= 0:
         return 0.0
     busy = clock.exited_machine_ns - clock.entered_machine_ns
@@ -97,7 +98,7 @@ def _dataset_is_the_cost(prof: Any, fetches: FetchCounters, dataset: Any) -> boo
     """The loop waited for input (TF's "moderately input-bound" or worse) and the dataset's
     items, not collate, took the workers' time: worth measuring what packing it would give.
     Only map-style datasets (len() and [i]) can be packed."""
-    elapsed = prof.clock.exited_ns - prof.clock.entered_ns
+    elapsed = prof.clock.wall_ns()
     return (
         dataset is not None and hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
         and elapsed > 0 and prof.waits.wait_ns / elapsed >= 0.05 and fetches.samples > 0

@@ -62,7 +62,7 @@ def input_line(prof: Any) -> str:
     return f"input       {sources}, each next() timed as a wait for input; {inside}\n"
 
 
-def _fed_samples(prof: Any) -> int:
+def fed_samples(prof: Any) -> int:
     """The samples of the batches that fed the training steps: the diagnosed DataLoader's (a
     validation loader's are not the loop's throughput), else every timed batch's."""
     fed = next((i for i in prof._dataloaders.facts.values() if i["diagnosed"]), None)
@@ -75,10 +75,10 @@ def results(prof: Any, report: _native.ProfileReport) -> dict:
     out = _json.loads(report.json())
     out["inputs"] = list(prof._dataloaders.facts.values())
     out["timed_batches"] = prof.waits.batches
-    samples = _fed_samples(prof)
+    samples = fed_samples(prof)
     if not out.get("samples") and samples:
         # No gpufeed.Loader counted them: the timed inputs' batches did, over the profile.
-        wall_s = (prof.clock.exited_ns - prof.clock.entered_ns) * 1e-9
+        wall_s = prof.clock.wall_ns() * 1e-9
         out["samples"] = samples
         out["wall_s"] = wall_s
         out["samples_per_s"] = samples / wall_s if wall_s > 0 else 0.0

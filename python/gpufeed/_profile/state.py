@@ -26,6 +26,10 @@ class Clock:
     entered_machine_ns: int = -1
     exited_machine_ns: int = -1
 
+    def wall_ns(self) -> int:
+        """The run's wall time: from the profile's start to its exit (0 before the exit)."""
+        return self.exited_ns - self.entered_ns if self.exited_ns else 0
+
 
 def machine_busy_ns() -> int:
     """The CPU time the cores this process may run on have spent busy since boot, every
