@@ -52,6 +52,24 @@ def test_a_steady_run_names_no_trend():
     assert prof.results().run["trends"] == [], prof.summary()
 
 
+def test_a_stage_grown_by_a_sliver_of_a_samples_time_is_no_trend():
+    # Collate at 0.014, 0.017, 0.023 ms a sample beside 1.3 ms of wall a sample grew 1.7x and
+    # changed nothing (seen on a loaded machine); the dataset growing 1 -> 3 ms does matter.
+    from gpufeed._profile.run import Figures, trends
+
+    def epoch(i: int, collate_ms: float, dataset_ms: float) -> Figures:
+        samples = 64
+        wall_ns = int(samples * 1.3e6)
+        return Figures(i * wall_ns, (i + 1) * wall_ns, 8, 0, 8, samples, 0,
+                       {"collate": int(collate_ms * 1e6 * samples),
+                        "dataset": int(dataset_ms * 1e6 * samples)}, samples)
+
+    steady = [epoch(i, c, 1.1) for i, c in enumerate([0.012, 0.014, 0.017, 0.023])]
+    assert trends(steady) == []
+    growing = [epoch(i, 0.013, d) for i, d in enumerate([0.5, 1.0, 2.0, 3.0])]
+    assert [(t.what, t.stage) for t in trends(growing)] == [("stage", "dataset")]
+
+
 def test_live_lines_reach_a_callback_and_a_real_summary_writer(tmp_path, capsys):
     from torch.utils.tensorboard import SummaryWriter
 
