@@ -4,8 +4,9 @@ GET log of a real first epoch (nginx's access log, bench/shards/run.sh) scaled u
     get_budget.py ACCESS_LOG --epoch EPOCH.json [--bucket bench] [--gpus 64]
                   [--images-per-gpu 10000] [--limit 3500] [--out budget.json]
 
-The log's GETs of the shards are split into the openings (a shard's first and last MiB, the
-manifest) and the reads of the epoch. GETs per image = the epoch's GETs / the images it
+The log's GETs of the shards are split into the openings (a shard's head and tail, ranges from
+its first byte or a suffix: its metadata, as the manifest says where it lies; the manifest) and
+the reads of the epoch. GETs per image = the epoch's GETs / the images it
 delivered (EPOCH.json's "samples"); the job's GETs a second = GPUs x images a second a GPU x
 that; a key prefix's share is the busiest prefix's part of the epoch's GETs (the shards' prefix
 folders: h5pack spreads them over 16). The openings happen once per rank and are left out of the
@@ -17,7 +18,11 @@ import json
 import re
 
 LINE = re.compile(r'^(?P<method>\S+) (?P<uri>\S+) (?P<status>\d+) "(?P<range>[^"]*)" (?P<bytes>\d+)$')
-OPENING_RANGES = ("bytes=0-1048575", "bytes=-1048576")
+
+
+def opening(byte_range: str) -> bool:
+    """A shard's head (from byte 0: the superblock, never an image) or tail (a suffix range)."""
+    return byte_range.startswith("bytes=0-") or byte_range.startswith("bytes=-")
 
 
 def main() -> None:
@@ -41,7 +46,7 @@ def main() -> None:
         if parts[0] != args.bucket or not parts[-1].endswith(".h5"):
             openings += 1  # the manifest
             continue
-        if m["range"] in OPENING_RANGES:
+        if opening(m["range"]):
             openings += 1
             continue
         reads += 1

@@ -46,8 +46,10 @@ std::string read_whole(const std::string& path) {
                       " bytes, too large for a manifest; name the shards with a glob instead");
   }
   std::string text(source->size(), '\0');
-  source->read({reinterpret_cast<std::uint8_t*>(text.data()), text.size()}, 0,
-               [&] { return "the manifest " + path; });
+  // From the bytes its opening fetched when they hold it all (an object's first MiB): no second
+  // round trip.
+  storage::read_metadata(*source, {reinterpret_cast<std::uint8_t*>(text.data()), text.size()}, 0,
+                         [&] { return "the manifest " + path; });
   return text;
 }
 
@@ -87,11 +89,11 @@ void append_spec(const std::string& spec, ShardList& list) {
       throw UsageError("no file matches " + spec +
                        "; check the pattern (a '*' does not cross a '/')");
     }
-    for (const std::string& p : paths) list.files.push_back({p, std::nullopt, std::nullopt});
+    for (const std::string& p : paths) list.files.push_back({.path = p});
     return;
   }
   if (!names_shards(spec)) {
-    list.files.push_back({spec, std::nullopt, std::nullopt});
+    list.files.push_back({.path = spec});
     return;
   }
   Manifest manifest = read_manifest(manifest_of(spec));
@@ -134,9 +136,14 @@ Manifest parse_manifest(const std::string& text, const std::string& where) {
         !s.value("samples", nlohmann::json()).is_number_unsigned()) {
       throw bad("shard " + std::to_string(m.shards.size()) + " lacks a path or a sample count");
     }
-    ShardFile f{s["path"].get<std::string>(), s["samples"].get<std::uint64_t>(), std::nullopt};
-    if (s.contains("bytes") && s["bytes"].is_number_unsigned())
-      f.bytes = s["bytes"].get<std::uint64_t>();
+    ShardFile f{.path = s["path"].get<std::string>(), .samples = s["samples"].get<std::uint64_t>()};
+    const auto size = [&](const char* key) -> std::optional<std::uint64_t> {
+      if (s.contains(key) && s[key].is_number_unsigned()) return s[key].get<std::uint64_t>();
+      return std::nullopt;
+    };
+    f.bytes = size("bytes");
+    f.head_bytes = size("head_bytes");
+    f.tail_bytes = size("tail_bytes");
     m.shards.push_back(std::move(f));
   }
   return m;
@@ -147,6 +154,8 @@ std::string manifest_text(const Manifest& manifest) {
   for (const ShardFile& f : manifest.shards) {
     nlohmann::json s{{"path", f.path}, {"samples", f.samples.value_or(0)}};
     if (f.bytes) s["bytes"] = *f.bytes;
+    if (f.head_bytes) s["head_bytes"] = *f.head_bytes;
+    if (f.tail_bytes) s["tail_bytes"] = *f.tail_bytes;
     shards.push_back(std::move(s));
   }
   const nlohmann::json doc{{"format", "gpufeed.shards"},

@@ -1,12 +1,19 @@
-// RawShards and JpegShards: each shard opened by its layout's reader, all of them at once.
+// RawShards and JpegShards: each shard opened by its layout's reader, the objects' round trips
+// of all of them at once.
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <filesystem>
+#include <optional>
+#include <span>
 #include <thread>
+#include <utility>
 
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/error.hpp"
+#include "gpufeed/formats/probe.hpp"
 #include "gpufeed/formats/shards.hpp"
+#include "gpufeed/storage/byte_source.hpp"
 #include "gpufeed/storage/object_store.hpp"
 
 namespace gpufeed::formats {
@@ -26,39 +33,69 @@ namespace {
   }
 }
 
-/// Opens every shard of `list` with `open(path)`, `opening.parallel` at once (in object storage
-/// an open is a round trip or two, HDF5's own work a small part of it). The first shard (in
-/// order) that fails is thrown, named.
+/// The shards in object storage made ready to open, `opening.parallel` at once: each object's
+/// metadata fetched (its head and tail as the manifest says, else its first and last MiB), from
+/// cache_dir when it has them. What HDF5 does next runs under its library-wide lock, one call at
+/// a time whatever the threads, and reads from what was fetched here. The objects are held
+/// opened (open_source shares them with the readers); an error is kept in `errors` at its index.
+std::vector<std::shared_ptr<const storage::ByteSource>> fetch_remote(
+    const ShardList& list, const ShardOpening& opening, std::vector<std::exception_ptr>& errors) {
+  const std::size_t n = list.files.size();
+  std::vector<std::shared_ptr<const storage::ByteSource>> held(n);
+  std::vector<std::size_t> remote;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (storage::is_object_url(list.files[i].path)) remote.push_back(i);
+  }
+  if (remote.empty()) return held;
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t k = next++; k < remote.size(); k = next++) {
+      const std::size_t i = remote[k];
+      const std::string& path = list.files[i].path;
+      try {
+        if (!opening.cache_dir.empty()) {
+          storage::use_cache_dir(path, opening.cache_dir, opening.cache_dir_bytes);
+        }
+        const ShardFile& file = list.files[i];
+        storage::MetadataEdges edges;
+        edges.head = file.head_bytes.value_or(edges.head);
+        edges.tail = file.tail_bytes.value_or(edges.tail);
+        held[i] = storage::open_source(path, storage::Opening::edges, edges);
+        std::uint8_t first = 0;
+        storage::read_metadata(*held[i], std::span<std::uint8_t>(&first, 1), 0);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads = std::clamp<std::size_t>(opening.parallel, 1, remote.size());
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return held;
+}
+
+/// Opens every shard of `list` with `open(path)`: the objects' round trips in parallel
+/// (fetch_remote), then HDF5's part one shard after another, in one thread (HDF5 is serial
+/// inside: eight threads on its lock cost twice one). The first shard (in order) that fails is
+/// thrown, named.
 template <typename Reader, typename Open>
 std::vector<std::unique_ptr<Reader>> open_all(const ShardList& list, const ShardOpening& opening,
                                               const Open& open) {
   const std::size_t n = list.files.size();
   std::vector<std::unique_ptr<Reader>> readers(n);
   std::vector<std::exception_ptr> errors(n);
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++) {
-      const std::string& path = list.files[i].path;
-      try {
-        if (!opening.cache_dir.empty() && storage::is_object_url(path)) {
-          storage::use_cache_dir(path, opening.cache_dir, opening.cache_dir_bytes);
-        }
-        readers[i] = open(path);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const std::size_t threads = std::clamp<std::size_t>(opening.parallel, 1, n);
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  const auto held = fetch_remote(list, opening, errors);
   for (std::size_t i = 0; i < n; ++i) {
-    if (errors[i]) {
-      rethrow_in(errors[i], n == 1 ? std::string("cannot open ") + list.files[i].path
-                                   : "shard " + std::to_string(i) + " of " + std::to_string(n) +
-                                         " (" + list.files[i].path + ")");
+    const std::string& path = list.files[i].path;
+    try {
+      if (errors[i]) std::rethrow_exception(errors[i]);
+      readers[i] = open(path);
+    } catch (...) {
+      rethrow_in(std::current_exception(), n == 1 ? std::string("cannot open ") + path
+                                                  : "shard " + std::to_string(i) + " of " +
+                                                        std::to_string(n) + " (" + path + ")");
     }
   }
   return readers;
@@ -155,6 +192,59 @@ bool JpegShards::has_checksums() const {
 bool JpegShards::verify_checksum(std::uint64_t sample) const {
   const ShardMap::Place p = shard_map().sample_place(sample);
   return readers_[p.shard]->verify_checksum(p.local);
+}
+
+namespace {
+
+/// HDF5 reads an object header 512 bytes at a time, past its end: the head takes that much of
+/// what follows it (and a little more).
+constexpr std::uint64_t kHeadSlackBytes = 4096;
+
+/// Where `d`'s metadata lies in its `file_bytes`: the bytes before its first image (and
+/// kHeadSlackBytes) and after its last (none when its images are read through HDF5).
+std::optional<std::pair<std::uint64_t, std::uint64_t>> metadata_edges(const Dataset& d,
+                                                                      std::uint64_t file_bytes) {
+  std::vector<std::uint64_t> units(d.num_chunks());
+  for (std::uint64_t u = 0; u < units.size(); ++u) units[u] = u;
+  const std::vector<storage::Extent> extents = d.unit_extents(units);
+  if (extents.empty() || extents.size() != units.size()) return std::nullopt;
+  std::uint64_t first = file_bytes, end = 0;
+  for (const storage::Extent& e : extents) {
+    first = std::min(first, e.offset);
+    end = std::max(end, e.offset + e.length);
+  }
+  if (end > file_bytes || first > end) return std::nullopt;
+  return std::pair{std::min(first + kHeadSlackBytes, file_bytes), file_bytes - end};
+}
+
+}  // namespace
+
+Manifest describe_shards(const std::string& dir, const std::vector<std::string>& names) {
+  Manifest manifest;
+  for (const std::string& name : names) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    const FileLayout layout = probe_layout(path);
+    const std::string layout_name = layout == FileLayout::jpeg ? "jpeg" : "raw";
+    if (!manifest.layout.empty() && layout_name != manifest.layout) {
+      throw FormatError(path + " is a " + layout_name + "-layout file and the shards before it " +
+                        manifest.layout + ": a dataset has one layout");
+    }
+    manifest.layout = layout_name;
+    std::unique_ptr<Dataset> reader;
+    if (layout == FileLayout::jpeg) {
+      reader = std::make_unique<JpegDatasetReader>(path);
+    } else {
+      reader = std::make_unique<DatasetReader>(path);
+    }
+    ShardFile file{
+        .path = name, .samples = reader->num_samples(), .bytes = std::filesystem::file_size(path)};
+    if (const auto edges = metadata_edges(*reader, *file.bytes)) {
+      file.head_bytes = edges->first;
+      file.tail_bytes = edges->second;
+    }
+    manifest.shards.push_back(std::move(file));
+  }
+  return manifest;
 }
 
 }  // namespace gpufeed::formats

@@ -59,18 +59,14 @@ def _whole(path: str, planned: int) -> bool:
 
 
 def _join_if_complete(path: str, shards: int) -> bool:
-    listed = []
-    layout = "raw"
-    for k in range(shards):
-        target = os.path.join(path, shard_name(k, shards))
-        if not os.path.exists(target):
-            return False
-        layout, samples = _native.shard_samples(target)
-        listed.append((shard_name(k, shards), samples, os.path.getsize(target)))
+    names = [shard_name(k, shards) for k in range(shards)]
+    if not all(os.path.exists(os.path.join(path, name)) for name in names):
+        return False
+    text = _native.manifest_text(path, names)
     manifest = os.path.join(path, "manifest.json")
     temporary = f"{manifest}.tmp.{os.getpid()}"
     with open(temporary, "w") as out:
-        out.write(_native.manifest_text(layout, listed))
+        out.write(text)
     os.replace(temporary, manifest)  # two parts finishing together write the same text
     return True
 

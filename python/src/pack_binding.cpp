@@ -261,16 +261,13 @@ void bind_pack(nb::module_& m) {
       "returns how many.");
   m.def(
       "manifest_text",
-      [](const std::string& layout,
-         const std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>>& shards) {
-        formats::Manifest manifest{layout, {}};
-        for (const auto& [path, samples, bytes] : shards) {
-          manifest.shards.push_back({path, samples, bytes});
-        }
-        return formats::manifest_text(manifest);
+      [](const std::string& dir, const std::vector<std::string>& names) {
+        const nb::gil_scoped_release unlocked;
+        return formats::manifest_text(formats::describe_shards(dir, names));
       },
-      nb::arg("layout"), nb::arg("shards"),
-      "The manifest.json text of a directory of shards: (path, samples, bytes) each, in order.");
+      nb::arg("dir"), nb::arg("names"),
+      "The manifest.json text of the shards `names` under `dir`, in order: each opened and "
+      "checked, with its samples, size and where its metadata lies.");
   m.def("stored_order", &formats::stored_order, nb::arg("samples"), nb::arg("seed"),
         "The order writers store samples in: a permutation of range(samples) drawn from seed.");
   m.def(

@@ -57,9 +57,10 @@ class LocalSource final : public ByteSource {
 // ---------------------------------------------------------------------------------------------
 // An object (remote_object.hpp), read ahead of a plan (read_ahead.hpp).
 
-// What a reader of an object fetches first: its first and last bytes, where HDF5's metadata
-// and h5pack's small datasets (labels, index, offsets) are.
-constexpr std::uint64_t kMetadataEdgeBytes = std::uint64_t{1} << 20;  // fetched at open
+// What a reader of an object fetches first unless told otherwise (MetadataEdges): its first and
+// last bytes, where HDF5's metadata and h5pack's small datasets (labels, index, offsets) are.
+// Reads as large are not kept.
+constexpr std::uint64_t kMetadataEdgeBytes = MetadataEdges::kDefaultBytes;
 constexpr std::uint64_t kMetadataBlockBytes = std::uint64_t{256} << 10;
 constexpr std::uint64_t kMetadataGapBytes = std::uint64_t{4} << 20;  // see read_metadata()
 
@@ -211,10 +212,11 @@ RecentObjects& recent_objects() {
 void fetch_edges(const RemoteSource& source) {
   RemoteObject& object = source.object();
   const std::uint64_t size = object.info.size;
-  std::vector<Extent> extents{{0, std::min(size, kMetadataEdgeBytes)}};
-  if (size > kMetadataEdgeBytes) {
-    const std::uint64_t tail = std::max(kMetadataEdgeBytes, size - kMetadataEdgeBytes);
-    extents.push_back({tail, size - tail});
+  const std::uint64_t head = std::min(size, object.edge_head.load());
+  std::vector<Extent> extents{{0, head}};
+  if (size > head) {
+    const std::uint64_t tail = std::max(head, size - std::min(size, object.edge_tail.load()));
+    if (tail < size) extents.push_back({tail, size - tail});
   }
   // From cache_dir when it has them: an epoch served from there opens with one HEAD.
   const std::shared_ptr<DiskCache> disk = object.disk_cache();
@@ -239,7 +241,8 @@ void fetch_edges(const RemoteSource& source) {
   }
 }
 
-std::shared_ptr<const ByteSource> open_remote(const std::string& path, Opening opening) {
+std::shared_ptr<const ByteSource> open_remote(const std::string& path, Opening opening,
+                                              MetadataEdges sizes) {
   const s3::Url url = s3::Url::parse(path);
   std::shared_ptr<s3::Client> client = s3::Client::shared(url.scheme);
   RecentObjects& recent = recent_objects();
@@ -253,19 +256,35 @@ std::shared_ptr<const ByteSource> open_remote(const std::string& path, Opening o
     }
     if (object && object->client != client) object.reset();  // opened under another endpoint
   }
-  if (object) return std::make_shared<RemoteSource>(std::move(object));
+  const auto sized = [&](RemoteObject& o) {  // a manifest's edges, for a HEAD opening's fetch
+    if (sizes.head != MetadataEdges::kDefaultBytes)
+      o.edge_head = std::max<std::uint64_t>(1, sizes.head);
+    if (sizes.tail != MetadataEdges::kDefaultBytes)
+      o.edge_tail = std::max<std::uint64_t>(1, sizes.tail);
+  };
+  if (object) {
+    sized(*object);
+    return std::make_shared<RemoteSource>(std::move(object));
+  }
   object = std::make_shared<RemoteObject>();
   object->client = std::move(client);
   object->url = url;
+  sized(*object);
   try {
     if (opening == Opening::edges) {
-      // The first and last MiB with the size and ETag, in one round trip (a HEAD would be one
-      // more): every open reads them next.
-      s3::ObjectEdges edges = object->client->edges(url, kMetadataEdgeBytes);
+      // Its edges (the first and last MiB, or what a manifest says of the shard) with the size
+      // and ETag, in one round trip (a HEAD would be one more): every open reads them next.
+      s3::ObjectEdges edges =
+          object->client->edges(url, object->edge_head.load(), object->edge_tail.load());
       object->info = edges.info;
-      const bool whole = edges.last_offset == 0;  // the object is no larger than an edge
-      object->keep(0, std::move(edges.first));
-      if (!whole) object->keep(edges.last_offset, std::move(edges.last));
+      if (edges.first.size() >= edges.info.size) {  // the object is no larger than an edge
+        object->keep(0, std::move(edges.first));
+      } else if (edges.last_offset == 0) {
+        object->keep(0, std::move(edges.last));
+      } else {
+        object->keep(0, std::move(edges.first));
+        object->keep(edges.last_offset, std::move(edges.last));
+      }
       std::call_once(object->edges_once, [] {});
     } else {
       object->info = object->client->head(url);
@@ -311,8 +330,9 @@ SharedBytes ByteSource::view(Extent /*extent*/, const Describe& /*what*/) const 
   return {};
 }
 
-std::shared_ptr<const ByteSource> open_source(const std::string& path, Opening opening) {
-  if (is_object_url(path)) return open_remote(path, opening);
+std::shared_ptr<const ByteSource> open_source(const std::string& path, Opening opening,
+                                              MetadataEdges edges) {
+  if (is_object_url(path)) return open_remote(path, opening, edges);
   UniqueFd fd = open_read_only(path);
   const std::uint64_t size = file_size(fd.get(), path);
   return std::make_shared<LocalSource>(path, std::move(fd), size);
@@ -355,12 +375,13 @@ void attach_cache_dir(const ByteSource& source, const std::string& dir,
   }
 }
 
-void read_metadata(const ByteSource& source, std::span<std::uint8_t> out, std::uint64_t offset) {
+void read_metadata(const ByteSource& source, std::span<std::uint8_t> out, std::uint64_t offset,
+                   const Describe& named) {
   const auto* remote = dynamic_cast<const RemoteSource*>(&source);
-  const Describe what = [&] {
+  const Describe what = named ? named : Describe([&] {
     return "bytes " + std::to_string(offset) + "-" + std::to_string(offset + out.size()) +
            " (HDF5 metadata) of " + source.name();
-  };
+  });
   if (remote == nullptr) return source.read(out, offset, what);
   RemoteObject& object = remote->object();
   std::call_once(object.edges_once, [&] { fetch_edges(*remote); });

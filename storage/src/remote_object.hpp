@@ -1,5 +1,6 @@
 #pragma once
 // An object: what every reader of one URL shares (size, ETag, the client, the metadata reads).
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -80,7 +81,10 @@ struct RemoteObject {
     for (const auto& [offset, bytes] : cached) disk->write({offset, bytes.size()}, bytes);
   }
 
-  std::once_flag edges_once;  // the first and last MiB, fetched at the first metadata read
+  /// What fetch_edges() takes when the opening did not (a HEAD opening, for cache_dir).
+  std::atomic<std::uint64_t> edge_head{MetadataEdges::kDefaultBytes};
+  std::atomic<std::uint64_t> edge_tail{MetadataEdges::kDefaultBytes};
+  std::once_flag edges_once;  // the object's edges, fetched at the first metadata read
   std::shared_ptr<DiskCache> disk;
   std::string disk_dir;
   std::uint64_t disk_budget = 0;

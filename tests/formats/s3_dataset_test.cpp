@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/error.hpp"
 #include "gpufeed/formats/probe.hpp"
+#include "gpufeed/formats/shard_list.hpp"
+#include "gpufeed/formats/shards.hpp"
 #include "s3_dataset_fixture.hpp"
 
 namespace gpufeed::formats {
@@ -130,6 +133,43 @@ TEST_F(S3Dataset, WithACacheDirALaterProcessOpensWithOneHeadAndReadsTheDisk) {
   second.read_chunk(5, got);
   EXPECT_EQ(got, expected);
   EXPECT_EQ(requests() - before, 1u) << "a HEAD (the ETag still matches); the rest from disk";
+}
+
+TEST_F(S3Dataset, ShardsOfAManifestAreOpenedByTheirMetadataAlone) {
+  // Three shards of 3 MB: their manifest says where each one's metadata lies (before its first
+  // chunk, after its last), and opening them fetches those bytes alone, two GETs a shard sent
+  // together, rather than the first and last MiB of each.
+  constexpr SampleShape kBig{32, 32, 3, Layout::nhwc};
+  const std::string prefix = "s3://" + testing::kBucket + "/sets/shards/";
+  std::vector<std::string> names;
+  for (int k = 0; k < 3; ++k) {
+    names.push_back("shard-" + std::to_string(k) + ".h5");
+    testing::write_dataset(dir_.file(names.back()), 1000, kBig, 64);
+    storage::upload_file(dir_.file(names.back()), prefix + names.back());
+  }
+  const Manifest manifest = describe_shards(dir_.path().string(), names);
+  const std::string text = manifest_text(manifest);
+  std::ofstream(dir_.file(kManifestName)) << text;
+  storage::upload_file(dir_.file(kManifestName), prefix + kManifestName);
+  std::uint64_t metadata = 0;
+  for (const ShardFile& f : manifest.shards) {
+    ASSERT_TRUE(f.head_bytes && f.tail_bytes && f.bytes) << f.path;
+    EXPECT_LT(*f.head_bytes + *f.tail_bytes, *f.bytes / 8) << f.path;
+    metadata += *f.head_bytes + *f.tail_bytes;
+  }
+  const storage::ObjectStoreStats before = storage::object_store_stats();
+  const RawShards remote(resolve_shards(std::vector<std::string>{prefix}));
+  const storage::ObjectStoreStats opened = storage::object_store_stats().since(before);
+  EXPECT_EQ(opened.requests, 2 + 2 * names.size()) << "the manifest's edges, each shard's";
+  EXPECT_LE(opened.bytes, metadata + 2 * text.size());
+  const RawShards local(resolve_shards(std::vector<std::string>{dir_.path().string() + "/"}));
+  EXPECT_EQ(remote.labels(), local.labels());
+  std::vector<std::uint8_t> a(local.chunk_buffer_bytes()), b(a.size());
+  for (const std::uint64_t c : {std::uint64_t{0}, local.num_chunks() / 2, local.num_chunks() - 1}) {
+    local.read_chunk(c, a);
+    remote.read_chunk(c, b);
+    EXPECT_EQ(a, b) << "chunk " << c;
+  }
 }
 
 TEST_F(S3Dataset, AMissingObjectSaysWhichKeyEndpointAndCredentialsWereUsed) {

@@ -179,6 +179,33 @@ def test_shards_in_object_storage_by_prefix_glob_and_mixed_list(s3_env, tmp_path
     assert len(cached) == 5  # a folder for each shard's URL and ETag
 
 
+@pytest.mark.parametrize("store", ["raw", "jpeg"])
+def test_the_manifest_says_where_each_shards_metadata_lies(s3_env, tmp_path, store):
+    # The bytes before each shard's first image and after its last: what opening it in object
+    # storage fetches (formats_test counts the GETs and bytes); the shards read as the local ones.
+    class Big(Items):
+        def __getitem__(self, i: int):
+            rng = np.random.default_rng(i)
+            return rng.integers(0, 256, (64, 64, 3), dtype=np.uint8), i % 10
+
+    shard_size = 256 * 64 * 64 * 3 if store == "raw" else 1_100_000  # JPEGs of noise: ~4.3 KB
+    shards = gpufeed.pack(Big(1024), str(tmp_path / "s"), seed=4, shard_size=shard_size,
+                          store=store)
+    with open(os.path.join(shards, "manifest.json")) as f:
+        listed = json.load(f)["shards"]
+    assert len(listed) >= 2, listed
+    for s in listed:
+        assert 0 < s["head_bytes"] < 64 << 10 and 0 < s["tail_bytes"] < 64 << 10, s
+        assert s["head_bytes"] + s["tail_bytes"] < s["bytes"] // 8, s
+    for folder, _, names in os.walk(shards):
+        for name in names:
+            local_file = os.path.join(folder, name)
+            upload(local_file, "big/" + os.path.relpath(local_file, shards))
+    settings = dict(batch_size=64, order="sequential", device="cpu", dtype="uint8")
+    local = samples_of(gpufeed.Loader(shards, **settings))
+    assert samples_of(gpufeed.Loader("s3://data/big/", **settings)) == local
+
+
 def test_a_glob_that_matches_no_object_is_a_usage_error(s3_env):
     with pytest.raises(gpufeed.UsageError, match="no file matches"):
         gpufeed.Loader("s3://data/nothing-here/*.h5", device="cpu")

@@ -13,6 +13,7 @@
 #include "gpufeed/formats/jpeg_dataset.hpp"
 #include "gpufeed/formats/probe.hpp"
 #include "gpufeed/formats/shard_list.hpp"
+#include "gpufeed/formats/shards.hpp"
 #include "gpufeed/storage/pending_files.hpp"
 
 namespace gpufeed::tools::h5pack {
@@ -48,10 +49,9 @@ std::string shard_name(std::uint64_t shard, std::uint64_t shards) {
 
 /// The samples of the schema file at `path`, opened and checked by its layout's reader; what
 /// the reader finds wrong is thrown.
-std::uint64_t file_samples(const std::string& path, std::string* layout = nullptr) {
-  const formats::FileLayout l = formats::probe_layout(path);
-  if (layout != nullptr) *layout = l == formats::FileLayout::jpeg ? "jpeg" : "raw";
-  if (l == formats::FileLayout::jpeg) return formats::JpegDatasetReader(path).num_samples();
+std::uint64_t file_samples(const std::string& path) {
+  if (formats::probe_layout(path) == formats::FileLayout::jpeg)
+    return formats::JpegDatasetReader(path).num_samples();
   return formats::DatasetReader(path).num_samples();
 }
 
@@ -81,16 +81,13 @@ void write_manifest_file(const std::string& dir, const formats::Manifest& manife
 
 /// Every shard of the plan, if all are there; else nothing.
 bool join_if_complete(const ShardPlan& plan, const ConvertOptions& o) {
-  formats::Manifest manifest;
+  std::vector<std::string> names;
   for (std::uint64_t k = 0; k < plan.shards; ++k) {
-    const fs::path path = fs::path(o.output) / shard_name(k, plan.shards);
+    names.push_back(shard_name(k, plan.shards));
     std::error_code ec;
-    if (!fs::exists(path, ec)) return false;
-    std::string layout;
-    const std::uint64_t n = file_samples(path.string(), &layout);
-    manifest.layout = layout;
-    manifest.shards.push_back({shard_name(k, plan.shards), n, fs::file_size(path)});
+    if (!fs::exists(fs::path(o.output) / names.back(), ec)) return false;
   }
+  const formats::Manifest manifest = formats::describe_shards(o.output, names);
   write_manifest_file(o.output, manifest);
   std::printf("wrote %s: %llu shards, %llu samples\n",
               (fs::path(o.output) / formats::kManifestName).c_str(),
@@ -200,17 +197,9 @@ int run_manifest(const std::string& dir) {
   std::sort(files.begin(), files.end(),
             [](const fs::path& a, const fs::path& b) { return a.filename() < b.filename(); });
   if (files.empty()) throw UsageError(dir + " holds no .h5 file to list");
-  formats::Manifest manifest;
-  for (const fs::path& f : files) {
-    std::string layout;
-    const std::uint64_t n = file_samples(f.string(), &layout);
-    if (!manifest.layout.empty() && layout != manifest.layout) {
-      throw formats::FormatError(f.string() + " is a " + layout + "-layout file and the shards " +
-                                 "before it " + manifest.layout + ": a dataset has one layout");
-    }
-    manifest.layout = layout;
-    manifest.shards.push_back({fs::relative(f, dir).string(), n, fs::file_size(f)});
-  }
+  std::vector<std::string> names;
+  for (const fs::path& f : files) names.push_back(fs::relative(f, dir).string());
+  const formats::Manifest manifest = formats::describe_shards(dir, names);
   write_manifest_file(dir, manifest);
   std::printf("wrote %s: %zu shards, %llu samples\n",
               (fs::path(dir) / formats::kManifestName).c_str(), files.size(),

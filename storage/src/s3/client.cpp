@@ -151,19 +151,22 @@ std::vector<std::string> Client::list(const std::string& bucket, const std::stri
   return keys;
 }
 
-ObjectEdges Client::edges(const Url& url, std::uint64_t bytes) {
+ObjectEdges Client::edges(const Url& url, std::uint64_t first_bytes, std::uint64_t last_bytes) {
   struct Reply {
     ContentRange span;
     std::string etag;
     std::uint64_t received = 0;
   };
-  if (bytes == 0) throw UsageError("GET " + url.text() + ": edges of 0 bytes asked for");
+  if (first_bytes == 0 || last_bytes == 0) {
+    throw UsageError("GET " + url.text() + ": edges of 0 bytes asked for");
+  }
   constexpr int kVersionsTried = 3;
   for (int tried = 1;; ++tried) {
     ObjectEdges got;
-    got.first.resize(bytes);
-    got.last.resize(bytes);
+    got.first.resize(first_bytes);
+    got.last.resize(last_bytes);
     const auto send = [&](std::vector<std::uint8_t>& out, bool suffix) {
+      const std::uint64_t bytes = out.size();
       auto request = impl_->request(Method::get, url,
                                     "GET " + url.text() +
                                         (suffix ? " last " + std::to_string(bytes) + " bytes"

@@ -155,11 +155,12 @@ class Client {
   /// HEAD: the object's size and ETag.
   ObjectInfo head(const Url& url);
   /// Opens an object by its edges rather than a HEAD, in one round trip: GETs of its first
-  /// `bytes` and of its last `bytes` (a suffix range: no size needed) sent together; its size
-  /// and ETag come from their replies. A smaller object comes whole in both. Replies of two
+  /// `first_bytes` and of its last `last_bytes` (a suffix range: no size needed) sent together;
+  /// its size and ETag come from their replies. A smaller object comes whole. Replies of two
   /// versions (the object replaced in between) are fetched again, twice at most, then an
   /// IoError says so. Errors as get()'s.
-  ObjectEdges edges(const Url& url, std::uint64_t bytes);
+  ObjectEdges edges(const Url& url, std::uint64_t first_bytes, std::uint64_t last_bytes);
+  ObjectEdges edges(const Url& url, std::uint64_t bytes) { return edges(url, bytes, bytes); }
   /// GET of `range` into `out` (exactly range.length bytes), blocking.
   void get(const Url& url, ByteRange range, std::span<std::uint8_t> out,
            const std::string& etag = {});

@@ -14,11 +14,15 @@ namespace gpufeed::formats {
 /// The name of the manifest in a directory of shards.
 inline constexpr const char* kManifestName = "manifest.json";
 
-/// One shard: its path or URL, and what a manifest says it holds (checked when it is opened).
+/// One shard: its path or URL, and what a manifest says it holds (checked when it is opened)
+/// and where its metadata lies: the `head_bytes` before its first image and the `tail_bytes`
+/// after its last, what an open in object storage fetches (1 MiB of each when unsaid).
 struct ShardFile {
-  std::string path;
-  std::optional<std::uint64_t> samples;
-  std::optional<std::uint64_t> bytes;
+  std::string path{};
+  std::optional<std::uint64_t> samples{};
+  std::optional<std::uint64_t> bytes{};
+  std::optional<std::uint64_t> head_bytes{};
+  std::optional<std::uint64_t> tail_bytes{};
   friend bool operator==(const ShardFile&, const ShardFile&) = default;
 };
 

@@ -23,15 +23,16 @@ struct ShardOpening {
   /// space).
   std::string cache_dir;
   std::uint64_t cache_dir_bytes = 0;
-  /// Shards opened at once (their metadata fetched in parallel: a round trip each in object
-  /// storage).
+  /// Shards in object storage fetched at once (a round trip each: the object's first and last
+  /// MiB). HDF5's own part of an open runs one shard at a time: the library is serial inside.
   unsigned parallel = 32;
 };
 
-/// What both layouts' shard sets share. Every shard is opened and checked at construction, in
-/// parallel; a shard that is missing, damaged, of another layout or shape, or unlike what the
-/// manifest says throws FormatError (IoError when its bytes cannot be read) naming it: "shard 3
-/// of 8 (s3://b/train/shard-00003.h5): ...". Afterwards immutable; reads from any thread.
+/// What both layouts' shard sets share. Every shard is opened and checked at construction (the
+/// objects' round trips in parallel); a shard that is missing, damaged, of another layout or shape,
+/// or unlike what the manifest says throws FormatError (IoError when its bytes cannot be read)
+/// naming it: "shard 3 of 8 (s3://b/train/shard-00003.h5): ...". Afterwards immutable; reads from
+/// any thread.
 class ShardedDataset : public Dataset {
  public:
   ShardedDataset(const ShardedDataset&) = delete;
@@ -136,5 +137,12 @@ class JpegShards final : public ShardedDataset {
  private:
   std::vector<std::unique_ptr<JpegDatasetReader>> readers_;
 };
+
+/// The manifest of the schema files `names` (paths relative to `dir`), in that order: each
+/// opened and checked by its layout's reader, with its sample count, size and where its
+/// metadata lies (the bytes before its first and after its last image; none said when its
+/// images are read through HDF5). Throws what a reader finds wrong, naming the file, and
+/// FormatError when their layouts differ.
+Manifest describe_shards(const std::string& dir, const std::vector<std::string>& names);
 
 }  // namespace gpufeed::formats

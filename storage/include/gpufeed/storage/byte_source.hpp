@@ -131,12 +131,23 @@ class ReadGroup {
 /// next then serves the edges when it has them).
 enum class Opening { edges, head };
 
+/// Where an object's metadata lies: its first `head` and last `tail` bytes, fetched when it is
+/// opened (one round trip) and kept for the metadata reads that follow. A manifest says it of
+/// each shard it lists; unsaid, 1 MiB of each end, where HDF5 and h5pack put the metadata of a
+/// file of any size (what lies beyond is fetched when read, 256 KiB at a time).
+struct MetadataEdges {
+  static constexpr std::uint64_t kDefaultBytes = std::uint64_t{1} << 20;
+  std::uint64_t head = kDefaultBytes;
+  std::uint64_t tail = kDefaultBytes;
+};
+
 /// Opens `path`: an object for "s3://bucket/key", else a local file. Throws IoError naming it
 /// when it cannot be opened (no such file or key, no permission), UsageError for a malformed URL.
 /// An object opened shortly before (by this process, under the same endpoint) is shared: no
-/// request.
+/// request. `edges` says how much of an object's ends its opening fetches (nothing for a file).
 std::shared_ptr<const ByteSource> open_source(const std::string& path,
-                                              Opening opening = Opening::edges);
+                                              Opening opening = Opening::edges,
+                                              MetadataEdges edges = {});
 
 /// Keeps every range read from the object `source` under `dir` (cache_dir; budget 0: half the
 /// free space), for every reader of the object in this process; its first and last MiB too, so a
@@ -145,7 +156,9 @@ void attach_cache_dir(const ByteSource& source, const std::string& dir, std::uin
 
 /// Reads `extent` of an object source through its small-read cache (the HDF5 driver's reads of
 /// the file's metadata: the object's first and last MiB are fetched when it is opened, other
-/// small reads in 256 KiB blocks). Reads of 1 MiB or more are not cached.
-void read_metadata(const ByteSource& source, std::span<std::uint8_t> out, std::uint64_t offset);
+/// small reads in 256 KiB blocks). Reads of 1 MiB or more are not cached. `what` names the bytes
+/// in a failure's message (by default: "bytes A-B (HDF5 metadata) of NAME").
+void read_metadata(const ByteSource& source, std::span<std::uint8_t> out, std::uint64_t offset,
+                   const Describe& what = {});
 
 }  // namespace gpufeed::storage
