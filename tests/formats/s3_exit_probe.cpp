@@ -57,6 +57,10 @@ int io_threads() {
 // library was set up), OpenSSL's cleanup included: an I/O thread still alive here outlived its
 // owner, and may be signing a request with what OpenSSL just freed. A race made certain.
 void fail_if_a_thread_is_left() {
+  // A thread the exit handler joined can still be listed for a moment, while the kernel reaps it
+  // (join returns when the thread cleared its id, before its task is gone): what is still listed
+  // after 200 ms was left running.
+  for (int waited_ms = 0; waited_ms < 200 && io_threads() > 0; waited_ms += 5) ::usleep(5000);
   if (const int threads = io_threads(); threads > 0) {
     std::fprintf(stderr, "s3_exit_probe: %d S3 I/O threads still running after the exit handlers\n",
                  threads);
