@@ -15,6 +15,13 @@ import gpufeed
 SHAPE = (8, 6, 3)  # height, width, channels
 SAMPLES = 600  # not a multiple of the chunk (48) or of the batches the tests use
 
+# torchrun on one node, two processes, its rendezvous store on a port of its own. Before torch 2,
+# --standalone put every job's store on localhost:29400, and a second job at once joined the
+# first's store as a client ("Broken pipe" when the first one ended). --redirects 1: Debian's
+# torch 1.13 under Python 3.11 cannot parse torchrun's default "0" (IntFlag iteration changed).
+TORCHRUN = ["-m", "torch.distributed.run", "--nnodes=1", "--rdzv_backend=c10d",
+            "--rdzv_endpoint=localhost:0", "--nproc_per_node=2", "--redirects", "1", "--tee", "1"]
+
 
 def pixels(n: int, shape=SHAPE) -> np.ndarray:
     """Sample i's bytes: distinct per sample and position, none zero."""

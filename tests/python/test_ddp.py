@@ -10,15 +10,14 @@ import subprocess
 import sys
 
 import pytest
+from conftest import TORCHRUN
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "python",
                        "train_ddp.py")
 
 
 def torchrun(tmp_path, *args) -> str:
-    # Debian's torch 1.13 under Python 3.11 cannot parse torchrun's default --redirects 0.
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc_per_node=2", "--redirects", "1", "--tee", "1", EXAMPLE, *args]
+    command = [sys.executable, *TORCHRUN, EXAMPLE, *args]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import TORCHRUN
 
 import gpufeed
 
@@ -107,10 +108,7 @@ def test_under_torchrun_each_rank_takes_its_share(data, tmp_path):
     script = tmp_path / "rank.py"
     script.write_text(RANK)
     out = tmp_path / "report"
-    # Debian's torch 1.13 under Python 3.11 cannot parse torchrun's default --redirects 0.
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               "--nproc_per_node=2", "--redirects", "1", "--tee", "1", str(script), data,
-               "0", "", str(out)]
+    command = [sys.executable, *TORCHRUN, str(script), data, "0", "", str(out)]
     done = subprocess.run(command, cwd=tmp_path, env=rank_env(0, None), capture_output=True,
                           text=True, timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
