@@ -21,13 +21,17 @@
 
 namespace gpufeed::formats {
 
+std::uint64_t samples_per_chunk_for(std::uint64_t asked, std::uint64_t sample_bytes) {
+  return asked != 0 ? asked
+                    : std::max<std::uint64_t>(
+                          1, schema::kTargetChunkBytes / std::max<std::uint64_t>(1, sample_bytes));
+}
+
 namespace {
 
 std::uint64_t choose_samples_per_chunk(std::uint64_t asked, std::uint64_t num_samples,
                                        std::uint64_t sample_bytes) {
-  const std::uint64_t wanted =
-      asked != 0 ? asked : std::max<std::uint64_t>(1, schema::kTargetChunkBytes / sample_bytes);
-  return std::min(wanted, num_samples);
+  return std::min(samples_per_chunk_for(asked, sample_bytes), num_samples);
 }
 
 void check_arguments(const std::string& path, std::uint64_t num_samples, const SampleShape& shape,

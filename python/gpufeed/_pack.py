@@ -281,6 +281,7 @@ def pack(
 
         return pack_shards(
             path, order, _sample_bytes(dataset, store, order), shard_size, part,
+            chunk if store == "raw" else 1,
             lambda target, indices: _pack(dataset, target, store, workers, chunk, quality,
                                           max_side, show, indices))
 

@@ -72,12 +72,16 @@ def _join_if_complete(path: str, shards: int) -> bool:
 
 
 def pack_shards(path: str, order: List[int], sample_bytes: int, shard_size: Union[int, str, None],
-                part: Optional[str], pack_one: Callable[[str, List[int]], Any]) -> str:
+                part: Optional[str], chunk: int, pack_one: Callable[[str, List[int]], Any]) -> str:
     """Packs this part's shards of `order` (dataset indices in the stored order) under `path`
-    with ``pack_one(shard_path, indices)``; returns `path`."""
+    with ``pack_one(shard_path, indices)``; returns `path`. A shard of more than one chunk of
+    `chunk` samples (1: a layout without fixed chunks) holds whole chunks, its size rounded up
+    by less than a chunk: HDF5 stores a short chunk at its full size."""
     per = len(order)
     if shard_size is not None:
         per = max(1, byte_size(shard_size) // max(1, sample_bytes))
+        if per > chunk:
+            per = -(-per // chunk) * chunk
     shards = (len(order) + per - 1) // per
     index, parts = _part(part)
     if os.path.exists(path) and not os.path.isdir(path):

@@ -158,6 +158,49 @@ def test_h5pack_packs_shards_in_parts_and_resumes(tmp_path):
         samples_of(gpufeed.Loader(str(tmp_path / "one.h5"), **settings))
 
 
+def stored_chunks(path: str):
+    """(samples, samples a chunk, bytes stored) of each .h5 under `path` (a file or a directory
+    of shards, in shard order)."""
+    import glob
+
+    import h5py
+
+    files = [path] if os.path.isfile(path) else sorted(
+        glob.glob(os.path.join(path, "**", "*.h5"), recursive=True), key=os.path.basename)
+    out = []
+    for name in files:
+        with h5py.File(name, "r") as f:
+            images = f["images"]
+            out.append((images.shape[0], images.chunks[0], images.id.get_storage_size()))
+    return out
+
+
+def test_raw_shards_hold_whole_chunks_and_store_what_one_file_does(tmp_path):
+    # A short chunk is stored at its full size: shards of 130 samples in chunks of 64 stored
+    # 1,472 rows for 1,000 samples (one file: 1,024). Shards of 192 (the 100 KB asked, rounded
+    # up to whole chunks) store no row more than their samples: the last one's chunk is its 40.
+    tool = os.environ.get("GPUFEED_H5PACK")
+    if not tool:
+        pytest.skip("GPUFEED_H5PACK is not set (h5pack was not built)")
+    pack = lambda out, *a: subprocess.run(
+        [tool, "convert", "1000:16x16x3", str(tmp_path / out), "--chunk", "64", "--workers", "1",
+         *a], capture_output=True, text=True, timeout=120, check=True)
+    pack("one.h5")
+    pack("h5", "--shard-size", "100KB")
+    one, shards = stored_chunks(str(tmp_path / "one.h5")), stored_chunks(str(tmp_path / "h5"))
+    assert [n for n, _, _ in shards] == [192] * 5 + [40]
+    assert sum(stored for _, _, stored in shards) == 1000 * 16 * 16 * 3
+    assert one[0][2] == 16 * 64 * 16 * 16 * 3
+    # gpufeed.pack the same way: shards of 40 samples asked, 48 (3 chunks of 16) written.
+    packed = gpufeed.pack(Items(), str(tmp_path / "p"), seed=4, chunk=16,
+                          shard_size=40 * 8 * 8 * 3)
+    assert [(n, k) for n, k, _ in stored_chunks(packed)] == [(48, 16)] * 6 + [(12, 12)]
+    settings = dict(SETTINGS, batch_size=100)
+    one_file = gpufeed.pack(Items(), str(tmp_path / "p.h5"), seed=4, chunk=16)
+    assert samples_of(gpufeed.Loader(packed, **settings)) == \
+        samples_of(gpufeed.Loader(one_file, **settings))
+
+
 def test_shards_in_object_storage_by_prefix_glob_and_mixed_list(s3_env, tmp_path):
     shards = gpufeed.pack(Items(), str(tmp_path / "s"), seed=4, shard_size=SHARD_BYTES)
     for folder, _, names in os.walk(shards):

@@ -2,6 +2,7 @@
 // drawn over the whole source, then each shard of this part packed from its slice of it by the
 // converter a single file would use.
 #include "common/cli.hpp"
+#include "gpufeed/formats/dataset_writer.hpp"
 #include "h5pack/convert_settings.hpp"
 #include "h5pack/shard_plan.hpp"
 
@@ -39,7 +40,12 @@ int convert_folder_shards(const ImageFolder& folder, const ConvertSettings& sett
   const std::uint64_t mean = store == "jpeg"
                                  ? folder.total_bytes / std::max<std::uint64_t>(1, n)
                                  : std::uint64_t{settings.raw.height} * settings.raw.width * 3;
-  const ShardPlan plan = plan_shards(n, mean, o);
+  const std::uint64_t chunk =
+      store == "jpeg"
+          ? 1
+          : formats::samples_per_chunk_for(
+                settings.chunk, std::uint64_t{settings.raw.height} * settings.raw.width * 3);
+  const ShardPlan plan = plan_shards(n, mean, o, chunk);
   return write_shards(
       plan, o, [&](std::uint64_t first, std::uint64_t count, const std::string& path) {
         ImageFolder part = folder;
@@ -60,7 +66,9 @@ int convert_array_shards(const formats::PackInput& input, const ConvertSettings&
                          const ConvertOptions& o, const std::string& store) {
   // Encoded, an image takes about an eighth of its pixels' bytes.
   const std::uint64_t mean = store == "jpeg" ? input.shape.bytes() / 8 : input.shape.bytes();
-  const ShardPlan plan = plan_shards(input.samples, mean, o);
+  const std::uint64_t chunk =
+      store == "jpeg" ? 1 : formats::samples_per_chunk_for(settings.chunk, input.shape.bytes());
+  const ShardPlan plan = plan_shards(input.samples, mean, o, chunk);
   return write_shards(plan, o,
                       [&](std::uint64_t first, std::uint64_t count, const std::string& path) {
                         ConvertSettings s = settings;

@@ -127,7 +127,7 @@ bool wants_shards(const ConvertOptions& o) {
 }
 
 ShardPlan plan_shards(std::uint64_t samples, std::uint64_t mean_sample_bytes,
-                      const ConvertOptions& o) {
+                      const ConvertOptions& o, std::uint64_t chunk_samples) {
   ShardPlan plan;
   plan.samples = samples;
   plan.per_shard = samples;
@@ -135,6 +135,8 @@ ShardPlan plan_shards(std::uint64_t samples, std::uint64_t mean_sample_bytes,
     const std::uint64_t bytes = parse_byte_size(o.shard_size, "--shard-size");
     plan.per_shard =
         std::max<std::uint64_t>(1, bytes / std::max<std::uint64_t>(1, mean_sample_bytes));
+    const std::uint64_t unit = std::max<std::uint64_t>(1, chunk_samples);
+    if (plan.per_shard > unit) plan.per_shard = (plan.per_shard + unit - 1) / unit * unit;
   }
   plan.per_shard = std::max<std::uint64_t>(1, std::min(plan.per_shard, samples));
   plan.shards = (samples + plan.per_shard - 1) / plan.per_shard;

@@ -31,9 +31,12 @@ std::uint64_t parse_byte_size(const std::string& text, const char* flag);
 bool wants_shards(const ConvertOptions& o);
 
 /// The plan for `samples` of about `mean_sample_bytes` each (stored) under o.shard_size (one
-/// shard when not given) and o.part.
+/// shard when not given) and o.part. A shard of more than one chunk of `chunk_samples` holds
+/// whole chunks (its size rounded up by less than a chunk): HDF5 stores a short chunk at its
+/// full size, so every shard but the last would carry up to a chunk of padding. 1 for layouts
+/// without fixed chunks (jpeg).
 ShardPlan plan_shards(std::uint64_t samples, std::uint64_t mean_sample_bytes,
-                      const ConvertOptions& o);
+                      const ConvertOptions& o, std::uint64_t chunk_samples);
 
 /// Writes this part's shards of `plan` under o.output, skipping those already whole:
 /// `write(first, count, path)` packs samples [first, first + count) of the stored order into

@@ -17,6 +17,11 @@ struct WriterOptions {
   int gzip_level = 0;
 };
 
+/// The samples a chunk holds in a file of more samples: `asked`, or with 0 about
+/// schema::kTargetChunkBytes of samples of `sample_bytes`. (A file of fewer samples holds them
+/// in one chunk.)
+[[nodiscard]] std::uint64_t samples_per_chunk_for(std::uint64_t asked, std::uint64_t sample_bytes);
+
 /// A chunk ready for the file: its bytes as stored (compressed or not) and the per-channel
 /// sums of its pixels, for the dataset's mean and std.
 struct EncodedChunk {
