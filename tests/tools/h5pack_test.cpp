@@ -171,5 +171,102 @@ TEST(H5pack, VerifyReportsADamagedChunk) {
   ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
 }
 
+/// Shard k's file of a directory h5pack wrote in `shards` shards (under its prefix folder).
+std::string shard_path(const std::string& dir, int k, int shards) {
+  char name[64];
+  std::snprintf(name, sizeof name, "%02d/shard-%05d-of-%05d.h5", k % std::min(16, shards), k,
+                shards);
+  return (fs::path(dir) / name).string();
+}
+
+TEST(H5pack, InfoAndVerifyTakeADatasetOfShards) {
+  const TempDir dir;
+  const std::string out = dir.file("shards");
+  const std::vector<std::string> source = {"convert", "1000:16x16x3", "--chunk", "64", "--classes",
+                                           "5",       "--workers",    "1"};
+  auto args = source;
+  args.insert(args.begin() + 2, out);
+  for (const char* a : {"--shard-size", "100KB"}) args.emplace_back(a);
+  ASSERT_EQ(h5pack(args).exit_code, 0);
+  args = source;
+  args.insert(args.begin() + 2, dir.file("one.h5"));
+  ASSERT_EQ(h5pack(args).exit_code, 0);
+
+  const auto j = nlohmann::json::parse(h5pack_out({"info", out, "--json"}));
+  const auto one = nlohmann::json::parse(h5pack_out({"info", dir.file("one.h5"), "--json"}));
+  EXPECT_EQ(j["samples"], 1000);
+  EXPECT_TRUE(j["manifest"].get<bool>());
+  ASSERT_EQ(j["shards"].size(), 6u) << j.dump();  // 100 KB is 130 samples: 3 chunks of 64
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(j["shards"][k]["samples"], k < 5 ? 192 : 40) << k;
+    EXPECT_EQ(j["shards"][k]["path"], shard_path(out, k, 6)) << k;
+  }
+  EXPECT_EQ(j["stored_bytes"], 1000 * 16 * 16 * 3);
+  for (const char* key : {"shape", "chunk", "classes", "class_names", "labels"}) {
+    EXPECT_EQ(j[key], one[key]) << key;
+  }
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(j["mean"][c].get<double>(), one["mean"][c].get<double>(), 1e-3) << c;
+    EXPECT_NEAR(j["std"][c].get<double>(), one["std"][c].get<double>(), 1e-3) << c;
+  }
+  const std::string text = h5pack_out({"info", out});
+  EXPECT_NE(text.find("dataset      " + out + " (6 shards, manifest)"), std::string::npos) << text;
+
+  const std::string verified = h5pack_out({"verify", out});
+  EXPECT_NE(verified.find("shard 5 of 6 (" + shard_path(out, 5, 6) +
+                          "): ok: 40 samples, 1 chunks verified\n"),
+            std::string::npos)
+      << verified;
+  EXPECT_TRUE(
+      verified.ends_with("ok: 6 shards, 1000 samples verified, as the manifest lists "
+                         "them\n"))
+      << verified;
+}
+
+TEST(H5pack, VerifyOfShardsNamesEveryBadShardAndGoesOn) {
+  const TempDir dir;
+  const std::string out = dir.file("shards");
+  ASSERT_EQ(h5pack({"convert", "1000:16x16x3", out, "--chunk", "64", "--shard-size", "100KB",
+                    "--workers", "1"})
+                .exit_code,
+            0);
+  fs::resize_file(shard_path(out, 2, 6), fs::file_size(shard_path(out, 2, 6)) / 2);
+  fs::remove(shard_path(out, 4, 6));
+  const auto r = h5pack({"verify", out});
+  EXPECT_EQ(r.exit_code, 1) << r.describe();
+  for (const int k : {0, 1, 3, 5}) {
+    EXPECT_NE(
+        r.out.find("shard " + std::to_string(k) + " of 6 (" + shard_path(out, k, 6) + "): ok: "),
+        std::string::npos)
+        << r.out;
+  }
+  const auto lines = r.err_lines();
+  ASSERT_EQ(lines.size(), 3u) << r.err;
+  EXPECT_NE(lines[0].find("shard 2 of 6 (" + shard_path(out, 2, 6) + "): "), std::string::npos);
+  EXPECT_NE(lines[0].find("truncated"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("shard 4 of 6 (" + shard_path(out, 4, 6) + "): "), std::string::npos);
+  EXPECT_NE(lines[2].find(out + ": 2 of 6 shards failed verification (2, 4); remove them and "
+                                "run the same h5pack convert again"),
+            std::string::npos)
+      << lines[2];
+
+  // Packed again, the shards are whole; a manifest that miscounts one is named once every
+  // shard has passed on its own.
+  ASSERT_EQ(h5pack({"convert", "1000:16x16x3", out, "--chunk", "64", "--shard-size", "100KB",
+                    "--workers", "1"})
+                .exit_code,
+            0);
+  const std::string manifest = (fs::path(out) / "manifest.json").string();
+  auto m = nlohmann::json::parse(std::ifstream(manifest));
+  m["shards"][3]["samples"] = 191;
+  m["samples"] = 999;
+  std::ofstream(manifest) << m.dump();
+  const auto miscounted = h5pack({"verify", out});
+  EXPECT_EQ(miscounted.exit_code, 1) << miscounted.describe();
+  ASSERT_EQ(miscounted.err_lines().size(), 1u) << miscounted.err;
+  EXPECT_NE(miscounted.err.find("shard 3 of 6 (" + shard_path(out, 3, 6) + ")"), std::string::npos)
+      << miscounted.err;
+}
+
 }  // namespace
 }  // namespace gpufeed::testing

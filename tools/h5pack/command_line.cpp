@@ -110,7 +110,11 @@ bool default_dataset_options(const InspectOptions& o) {
 }
 
 void add_reader_options(CLI::App& command, InspectOptions& o) {
-  command.add_option("FILE", o.file, "an HDF5 dataset file")->required();
+  command
+      .add_option("FILE", o.file,
+                  "an HDF5 dataset file, or a dataset of shards: a directory with its "
+                  "manifest.json, a manifest, a glob of files (local or s3://)")
+      ->required();
   command.add_option("--images", o.images, "the uint8 image dataset in the file");
   command.add_option("--labels", o.labels, "the label dataset (empty: none)");
   command.add_option("--layout", o.layout, "pixel order of the images")
@@ -134,7 +138,7 @@ formats::JpegReaderOptions jpeg_reader_options(const InspectOptions& o) {
 }
 
 CLI::App* add_info_command(CLI::App& app, InspectOptions& o) {
-  CLI::App* cmd = app.add_subcommand("info", "Describe a dataset file");
+  CLI::App* cmd = app.add_subcommand("info", "Describe a dataset file or a dataset of shards");
   add_reader_options(*cmd, o);
   cmd->add_flag("--json", o.json, "print a JSON object instead of text");
   return cmd;

@@ -73,8 +73,17 @@ bool default_dataset_options(const InspectOptions& options);
 int run_convert(const ConvertOptions& options);
 int run_info(const InspectOptions& options);
 int run_verify(const InspectOptions& options);
-/// info and verify of a jpeg-layout file.
+/// info of a jpeg-layout file.
 int run_info_jpeg(const InspectOptions& options);
-int run_verify_jpeg(const InspectOptions& options);
+/// verify of one file of either layout (`file`, read with the options' reader settings), and
+/// of a jpeg-layout one: its ok line starts with `name` (a shard's "shard 3 of 8 (PATH): ").
+int verify_file(const std::string& file, const InspectOptions& options, const std::string& name);
+int verify_jpeg_file(const std::string& file, const InspectOptions& options,
+                     const std::string& name);
+/// info and verify of a dataset of shards (a directory, a manifest, a glob:
+/// formats::names_shards): info lists the shards and describes them as one dataset; verify
+/// checks each shard as verify_file() does, going on past a bad one, then opens them as one.
+int run_info_shards(const InspectOptions& options);
+int run_verify_shards(const InspectOptions& options);
 
 }  // namespace gpufeed::tools::h5pack

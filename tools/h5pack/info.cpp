@@ -6,6 +6,7 @@
 
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/probe.hpp"
+#include "gpufeed/formats/shard_list.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/info_text.hpp"
 
@@ -61,6 +62,7 @@ void print_text(const json& j) {
 }  // namespace
 
 int run_info(const InspectOptions& o) {
+  if (formats::names_shards(o.file)) return run_info_shards(o);
   if (default_dataset_options(o) && formats::probe_layout(o.file) == formats::FileLayout::jpeg) {
     return run_info_jpeg(o);
   }

@@ -9,6 +9,7 @@
 #include "common/cli.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
 #include "gpufeed/formats/probe.hpp"
+#include "gpufeed/formats/shard_list.hpp"
 #include "h5pack/commands.hpp"
 #include "h5pack/problem_list.hpp"
 
@@ -40,16 +41,21 @@ void check_chunks(const formats::DatasetReader& reader, VerifyPass& pass) {
 
 }  // namespace
 
-int run_verify(const InspectOptions& o) {
-  if (default_dataset_options(o) && formats::probe_layout(o.file) == formats::FileLayout::jpeg) {
-    return run_verify_jpeg(o);
+int verify_file(const std::string& file, const InspectOptions& o, const std::string& name) {
+  if (default_dataset_options(o) && formats::probe_layout(file) == formats::FileLayout::jpeg) {
+    return verify_jpeg_file(file, o, name);
   }
-  const formats::DatasetReader reader(o.file, reader_options(o));
+  const formats::DatasetReader reader(file, reader_options(o));
   VerifyPass pass("chunks", reader.num_chunks(), reader.chunk_buffer_bytes());
   check_chunks(reader, pass);
-  return pass.verdict(o.file, reader.labels(), reader.class_names().size(),
-                      "ok: " + std::to_string(reader.num_samples()) + " samples, " +
+  return pass.verdict(file, reader.labels(), reader.class_names().size(),
+                      name + "ok: " + std::to_string(reader.num_samples()) + " samples, " +
                           std::to_string(reader.num_chunks()) + " chunks verified");
+}
+
+int run_verify(const InspectOptions& o) {
+  if (formats::names_shards(o.file)) return run_verify_shards(o);
+  return verify_file(o.file, o, "");
 }
 
 }  // namespace gpufeed::tools::h5pack

@@ -77,13 +77,13 @@ void check_samples(const formats::JpegDatasetReader& reader, VerifyPass& pass) {
 
 }  // namespace
 
-int run_verify_jpeg(const InspectOptions& o) {
-  const formats::JpegDatasetReader reader(o.file, jpeg_reader_options(o));
+int verify_jpeg_file(const std::string& file, const InspectOptions& o, const std::string& name) {
+  const formats::JpegDatasetReader reader(file, jpeg_reader_options(o));
   VerifyPass pass("samples", reader.num_samples(),
                   reader.total_bytes() / std::max<std::uint64_t>(1, reader.num_samples()));
   check_samples(reader, pass);
-  return pass.verdict(o.file, reader.labels(), reader.class_names().size(),
-                      "ok: " + std::to_string(reader.num_samples()) + " samples decoded, " +
+  return pass.verdict(file, reader.labels(), reader.class_names().size(),
+                      name + "ok: " + std::to_string(reader.num_samples()) + " samples decoded, " +
                           (reader.has_checksums() ? "checksums match" : "no checksums stored") +
                           ", offsets and labels consistent");
 }
