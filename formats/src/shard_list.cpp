@@ -144,6 +144,14 @@ Manifest parse_manifest(const std::string& text, const std::string& where) {
     f.bytes = size("bytes");
     f.head_bytes = size("head_bytes");
     f.tail_bytes = size("tail_bytes");
+    for (const auto& [key, edge] :
+         {std::pair{"head_bytes", f.head_bytes}, {"tail_bytes", f.tail_bytes}}) {
+      if (edge && f.bytes && *edge > *f.bytes) {
+        throw bad("shard " + std::to_string(m.shards.size()) + " (" + f.path + ") has " + key +
+                  " " + std::to_string(*edge) + ", more than its " + std::to_string(*f.bytes) +
+                  " bytes");
+      }
+    }
     m.shards.push_back(std::move(f));
   }
   return m;

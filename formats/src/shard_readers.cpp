@@ -30,6 +30,8 @@ namespace {
     throw FormatError(context + ": " + e.what());
   } catch (const UsageError& e) {
     throw UsageError(context + ": " + e.what());
+  } catch (const std::exception& e) {  // std::bad_alloc and the like: named, of gpufeed's kind
+    throw IoError(context + ": " + e.what());
   }
 }
 
@@ -53,14 +55,18 @@ std::vector<std::shared_ptr<const storage::ByteSource>> fetch_remote(
       const std::size_t i = remote[k];
       const std::string& path = list.files[i].path;
       try {
-        if (!opening.cache_dir.empty()) {
-          storage::use_cache_dir(path, opening.cache_dir, opening.cache_dir_bytes);
-        }
         const ShardFile& file = list.files[i];
         storage::MetadataEdges edges;
         edges.head = file.head_bytes.value_or(edges.head);
         edges.tail = file.tail_bytes.value_or(edges.tail);
-        held[i] = storage::open_source(path, storage::Opening::edges, edges);
+        // With cache_dir: a HEAD, the directory attached to the object this thread holds, then
+        // its edges from the disk when they are there. (The object must stay held from the HEAD
+        // on: the other threads' opens soon push it out of the objects opened of late, and an
+        // object opened again would have no cache.)
+        const bool cached = !opening.cache_dir.empty();
+        held[i] = storage::open_source(
+            path, cached ? storage::Opening::head : storage::Opening::edges, edges);
+        if (cached) storage::attach_cache_dir(*held[i], opening.cache_dir, opening.cache_dir_bytes);
         std::uint8_t first = 0;
         storage::read_metadata(*held[i], std::span<std::uint8_t>(&first, 1), 0);
       } catch (...) {

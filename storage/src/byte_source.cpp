@@ -257,10 +257,11 @@ std::shared_ptr<const ByteSource> open_remote(const std::string& path, Opening o
     if (object && object->client != client) object.reset();  // opened under another endpoint
   }
   const auto sized = [&](RemoteObject& o) {  // a manifest's edges, for a HEAD opening's fetch
+    constexpr std::uint64_t kMax = MetadataEdges::kMaxBytes;
     if (sizes.head != MetadataEdges::kDefaultBytes)
-      o.edge_head = std::max<std::uint64_t>(1, sizes.head);
+      o.edge_head = std::clamp<std::uint64_t>(sizes.head, 1, kMax);
     if (sizes.tail != MetadataEdges::kDefaultBytes)
-      o.edge_tail = std::max<std::uint64_t>(1, sizes.tail);
+      o.edge_tail = std::clamp<std::uint64_t>(sizes.tail, 1, kMax);
   };
   if (object) {
     sized(*object);

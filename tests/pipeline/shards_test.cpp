@@ -218,6 +218,18 @@ TEST_F(Shards, AShardOfAnotherShapeIsNamed) {
   EXPECT_THAT(error, HasSubstr("one shape"));
 }
 
+TEST_F(Shards, AManifestWhoseMetadataSizesExceedTheShardIsNamed) {
+  // head_bytes and tail_bytes say what an opening fetches: one beyond the shard's size is a
+  // damaged manifest, said in one line, not a buffer of that size.
+  formats::Manifest manifest = formats::read_manifest(shards_.file(formats::kManifestName));
+  manifest.shards[1].bytes = 4096;
+  manifest.shards[1].tail_bytes = 18446744073709551615ull;
+  std::ofstream(shards_.file(formats::kManifestName)) << formats::manifest_text(manifest);
+  const std::string error = open_error(shards_.path().string());
+  EXPECT_THAT(error, HasSubstr("is not a gpufeed manifest: shard 1 (" + shards_.file("part-1.h5") +
+                               ") has tail_bytes 18446744073709551615, more than its 4096 bytes"));
+}
+
 TEST_F(Shards, AGlobMatchingNothingIsAUsageError) {
   EXPECT_THROW(Loader(options(shards_.file("nothing-*.h5"), Order::chunk)), UsageError);
 }

@@ -134,9 +134,11 @@ enum class Opening { edges, head };
 /// Where an object's metadata lies: its first `head` and last `tail` bytes, fetched when it is
 /// opened (one round trip) and kept for the metadata reads that follow. A manifest says it of
 /// each shard it lists; unsaid, 1 MiB of each end, where HDF5 and h5pack put the metadata of a
-/// file of any size (what lies beyond is fetched when read, 256 KiB at a time).
+/// file of any size (what lies beyond is fetched when read, 256 KiB at a time). Each is taken
+/// as at least 1 byte and at most kMaxBytes: what an object keeps of its metadata.
 struct MetadataEdges {
   static constexpr std::uint64_t kDefaultBytes = std::uint64_t{1} << 20;
+  static constexpr std::uint64_t kMaxBytes = std::uint64_t{32} << 20;
   std::uint64_t head = kDefaultBytes;
   std::uint64_t tail = kDefaultBytes;
 };
