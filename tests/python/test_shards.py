@@ -126,6 +126,22 @@ def test_a_killed_pack_goes_on_from_its_last_whole_shard(tmp_path):
     assert samples_of(gpufeed.Loader(out, **SETTINGS)) == samples_of(gpufeed.Loader(one, **SETTINGS))
 
 
+def test_a_pack_goes_on_only_with_the_plan_it_began_with(tmp_path):
+    # Shards kept from a pack of another order or size would hold samples twice and lose others.
+    out = str(tmp_path / "s")
+    gpufeed.pack(Items(), out, seed=4, shard_size=SHARD_BYTES, part="0/2")
+    with pytest.raises(gpufeed.UsageError, match=r"holds shards of another pack \(order \w+ "
+                       r"then, \w+ now\): give the arguments it began with"):
+        gpufeed.pack(Items(), out, seed=5, shard_size=SHARD_BYTES, part="1/2")
+    with pytest.raises(gpufeed.UsageError, match=r"shard_samples 64 then, 128 now, shards 5 "
+                       r"then, 3 now"):
+        gpufeed.pack(Items(), out, seed=4, shard_size=2 * SHARD_BYTES)
+    gpufeed.pack(Items(), out, seed=4, shard_size=SHARD_BYTES, part="1/2")
+    assert sorted(s[:2] for s in samples_of(gpufeed.Loader(out, **SETTINGS))) == \
+        sorted(s[:2] for s in samples_of(gpufeed.Loader(gpufeed.pack(
+            Items(), str(tmp_path / "one.h5"), seed=4), **SETTINGS)))
+
+
 def test_a_missing_shard_is_named(tmp_path):
     shards = gpufeed.pack(Items(), str(tmp_path / "s"), shard_size=SHARD_BYTES)
     os.remove(shard_file(shards, 2))

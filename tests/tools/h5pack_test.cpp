@@ -223,6 +223,37 @@ TEST(H5pack, InfoAndVerifyTakeADatasetOfShards) {
       << verified;
 }
 
+TEST(H5pack, APackOfShardsGoesOnOnlyWithThePlanItBeganWith) {
+  // Shards kept from a pack of another order or size would hold some samples twice and lose
+  // others: a run with another seed or shard size into the same directory is refused.
+  const TempDir dir;
+  const std::string out = dir.file("shards");
+  const auto pack = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"convert", "1000:16x16x3", out, "--chunk",
+                                     "64",      "--workers",    "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return h5pack(args);
+  };
+  ASSERT_EQ(pack({"--shard-size", "100KB", "--part", "0/2"}).exit_code, 0);
+  const auto reseeded = pack({"--shard-size", "100KB", "--part", "1/2", "--seed", "7"});
+  EXPECT_EQ(reseeded.exit_code, 2) << reseeded.describe();
+  ASSERT_EQ(reseeded.err_lines().size(), 1u) << reseeded.err;
+  EXPECT_NE(reseeded.err.find(out + " holds shards of another pack (order seed 0 then, seed 7 "
+                                    "now): give the arguments it began with, or pack into a new "
+                                    "directory"),
+            std::string::npos)
+      << reseeded.err;
+  const auto resized = pack({"--shard-size", "50KB"});
+  EXPECT_EQ(resized.exit_code, 2) << resized.describe();
+  EXPECT_NE(resized.err.find("(shard_samples 192 then, 128 now, shards 6 then, 8 now)"),
+            std::string::npos)
+      << resized.err;
+  EXPECT_FALSE(fs::exists(fs::path(out) / "manifest.json")) << "nothing of the refused runs";
+  const auto resumed = pack({"--shard-size", "100KB", "--part", "1/2"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.describe();
+  EXPECT_EQ(nlohmann::json::parse(h5pack_out({"info", out, "--json"}))["samples"], 1000);
+}
+
 TEST(H5pack, VerifyOfShardsNamesEveryBadShardAndGoesOn) {
   const TempDir dir;
   const std::string out = dir.file("shards");

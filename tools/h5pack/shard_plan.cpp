@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+#include <nlohmann/json.hpp>
+
 #include "common/cli.hpp"
 #include "gpufeed/base/errors.hpp"
 #include "gpufeed/formats/dataset_reader.hpp"
@@ -66,6 +69,44 @@ bool already_whole(const std::string& path, std::uint64_t planned, bool skip_bad
   } catch (const Error&) {
     return false;
   }
+}
+
+/// What decides which samples each shard of `plan` holds.
+nlohmann::json plan_identity(const ShardPlan& plan, const ConvertOptions& o) {
+  return {{"source", o.source},
+          {"samples", plan.samples},
+          {"order", o.keep_order ? std::string("kept") : "seed " + std::to_string(o.seed)},
+          {"shard_samples", plan.per_shard},
+          {"shards", plan.shards}};
+}
+
+/// Writes the plan beside the shards, or refuses to go on with another one: shards kept from
+/// a pack of another order or size would hold samples twice and lose others.
+void check_plan(const std::string& dir, const nlohmann::json& plan) {
+  const fs::path file = fs::path(dir) / formats::kPackPlanName;
+  std::ifstream in(file);
+  const nlohmann::json before =
+      in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json(nullptr);
+  if (before.is_object()) {
+    std::string differences;
+    for (const auto& [key, now] : plan.items()) {
+      const nlohmann::json then = before.value(key, nlohmann::json(nullptr));
+      if (then == now) continue;
+      differences += (differences.empty() ? "" : ", ") + key + " " +
+                     (then.is_string() ? then.get<std::string>() : then.dump()) + " then, " +
+                     (now.is_string() ? now.get<std::string>() : now.dump()) + " now";
+    }
+    if (differences.empty()) return;
+    throw UsageError(dir + " holds shards of another pack (" + differences +
+                     "): give the arguments it began with, or pack into a new directory");
+  }
+  const fs::path temporary = file.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << plan.dump(1) << '\n';
+    if (!out.flush()) throw formats::IoError("cannot write " + temporary.string());
+  }
+  fs::rename(temporary, file);  // parts starting together write the same text
 }
 
 void write_manifest_file(const std::string& dir, const formats::Manifest& manifest) {
@@ -161,6 +202,7 @@ int write_shards(
     throw UsageError(o.output + " is a file; --shard-size and --part write a directory of shards");
   }
   fs::create_directories(o.output);
+  check_plan(o.output, plan_identity(plan, o));
   std::uint64_t skipped = 0;
   for (std::uint64_t k = plan.part; k < plan.shards; k += plan.parts) {
     const std::string path = (fs::path(o.output) / shard_name(k, plan.shards)).string();

@@ -13,6 +13,10 @@ namespace gpufeed::formats {
 
 /// The name of the manifest in a directory of shards.
 inline constexpr const char* kManifestName = "manifest.json";
+/// What a pack in shards keeps beside them while and after it writes them: what decides the
+/// samples of each shard (the source, its order, the samples a shard). A pack run again into
+/// the directory goes on only with the same plan (h5pack convert and gpufeed.pack).
+inline constexpr const char* kPackPlanName = ".pack-plan.json";
 
 /// One shard: its path or URL, and what a manifest says it holds (checked when it is opened)
 /// and where its metadata lies: the `head_bytes` before its first image and the `tail_bytes`
