@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <span>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -75,10 +76,17 @@ std::vector<std::shared_ptr<const storage::ByteSource>> fetch_remote(
     }
   };
   const std::size_t threads = std::clamp<std::size_t>(opening.parallel, 1, remote.size());
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  {
+    std::vector<std::jthread> pool;  // joined when the block ends
+    for (std::size_t t = 1; t < threads; ++t) {
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error&) {  // no thread to be had: those started do the rest
+        break;
+      }
+    }
+    work();
+  }
   return held;
 }
 

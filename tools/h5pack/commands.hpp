@@ -76,7 +76,7 @@ int run_verify(const InspectOptions& options);
 /// info of a jpeg-layout file.
 int run_info_jpeg(const InspectOptions& options);
 /// verify of one file of either layout (`file`, read with the options' reader settings), and
-/// of a jpeg-layout one: its ok line starts with `name` (a shard's "shard 3 of 8 (PATH): ").
+/// of a jpeg-layout one; `name` (a shard's "shard 3 of 8 (PATH)") names it in its lines.
 int verify_file(const std::string& file, const InspectOptions& options, const std::string& name);
 int verify_jpeg_file(const std::string& file, const InspectOptions& options,
                      const std::string& name);

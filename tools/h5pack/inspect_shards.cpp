@@ -121,7 +121,7 @@ int run_verify_shards(const InspectOptions& o) {
         "shard " + std::to_string(k) + " of " + std::to_string(n) + " (" + list.files[k].path + ")";
     int status = kExitFailure;
     try {
-      status = verify_file(list.files[k].path, o, name + ": ");
+      status = verify_file(list.files[k].path, o, name);
     } catch (const std::exception& e) {
       print_error(kProgram, name + ": " + one_line(e.what()));
     }

@@ -176,6 +176,7 @@ ShardPlan plan_shards(std::uint64_t samples, std::uint64_t mean_sample_bytes,
     const std::uint64_t bytes = parse_byte_size(o.shard_size, "--shard-size");
     plan.per_shard =
         std::max<std::uint64_t>(1, bytes / std::max<std::uint64_t>(1, mean_sample_bytes));
+    plan.per_shard = std::min(plan.per_shard, samples);
     const std::uint64_t unit = std::max<std::uint64_t>(1, chunk_samples);
     if (plan.per_shard > unit) plan.per_shard = (plan.per_shard + unit - 1) / unit * unit;
   }

@@ -48,8 +48,9 @@ int verify_file(const std::string& file, const InspectOptions& o, const std::str
   const formats::DatasetReader reader(file, reader_options(o));
   VerifyPass pass("chunks", reader.num_chunks(), reader.chunk_buffer_bytes());
   check_chunks(reader, pass);
-  return pass.verdict(file, reader.labels(), reader.class_names().size(),
-                      name + "ok: " + std::to_string(reader.num_samples()) + " samples, " +
+  return pass.verdict(name.empty() ? file : name, reader.labels(), reader.class_names().size(),
+                      (name.empty() ? "" : name + ": ") +
+                          "ok: " + std::to_string(reader.num_samples()) + " samples, " +
                           std::to_string(reader.num_chunks()) + " chunks verified");
 }
 

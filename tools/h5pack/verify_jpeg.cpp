@@ -82,8 +82,9 @@ int verify_jpeg_file(const std::string& file, const InspectOptions& o, const std
   VerifyPass pass("samples", reader.num_samples(),
                   reader.total_bytes() / std::max<std::uint64_t>(1, reader.num_samples()));
   check_samples(reader, pass);
-  return pass.verdict(file, reader.labels(), reader.class_names().size(),
-                      name + "ok: " + std::to_string(reader.num_samples()) + " samples decoded, " +
+  return pass.verdict(name.empty() ? file : name, reader.labels(), reader.class_names().size(),
+                      (name.empty() ? "" : name + ": ") +
+                          "ok: " + std::to_string(reader.num_samples()) + " samples decoded, " +
                           (reader.has_checksums() ? "checksums match" : "no checksums stored") +
                           ", offsets and labels consistent");
 }

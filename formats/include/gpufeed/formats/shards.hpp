@@ -23,8 +23,9 @@ struct ShardOpening {
   /// space).
   std::string cache_dir;
   std::uint64_t cache_dir_bytes = 0;
-  /// Shards in object storage fetched at once (a round trip each: the object's first and last
-  /// MiB). HDF5's own part of an open runs one shard at a time: the library is serial inside.
+  /// Shards in object storage fetched at once (a round trip each: the head and tail bytes its
+  /// manifest names, else the object's first and last MiB). HDF5's own part of an open runs one
+  /// shard at a time: the library is serial inside.
   unsigned parallel = 32;
 };
 
