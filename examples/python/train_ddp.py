@@ -6,6 +6,10 @@ reading its own shard of the file through gpufeed.
         --trace trace.json        # one trace per rank: trace.rank0.json, trace.rank1.json, ...
     pipebench analyze trace.rank*.json   # the ranks side by side, and the straggler named
 
+Before torch 2, --standalone puts every job's rendezvous on localhost:29400: a second job on the
+node at once joins the first one's and fails when that one ends ("Broken pipe"). There, give each
+job a port of its own: --nnodes=1 --rdzv_backend=c10d --rdzv_endpoint=localhost:0.
+
 Across hosts, with the data in object storage (every host reads it; endpoint and credentials from
 the standard AWS variables), a checkpoint every 20 steps and one restart allowed:
 
