@@ -186,6 +186,26 @@ TEST_F(S3Dataset, ShardsOfAManifestAreOpenedByTheirMetadataAlone) {
       remote, RawShards(resolve_shards(std::vector<std::string>{dir_.path().string() + "/"})));
 }
 
+TEST_F(S3Dataset, AManifestWithoutMetadataSizesOpensItsShardsByTheirFirstAndLastMiB) {
+  // A manifest written before head_bytes and tail_bytes existed: each shard's opening fetches
+  // the first and last MiB, two GETs sent together, and the shards read as the local ones.
+  const std::string prefix = "s3://" + testing::kBucket + "/sets/older-shards/";
+  auto [manifest, text] = upload_shards(dir_, prefix, 3);
+  for (ShardFile& f : manifest.shards) f.head_bytes = f.tail_bytes = std::nullopt;
+  text = manifest_text(manifest);
+  ASSERT_EQ(text.find("head_bytes"), std::string::npos);
+  std::ofstream(dir_.file(kManifestName)) << text;
+  storage::upload_file(dir_.file(kManifestName), prefix + kManifestName);
+  const storage::ObjectStoreStats before = storage::object_store_stats();
+  const RawShards remote(resolve_shards(std::vector<std::string>{prefix}));
+  const storage::ObjectStoreStats opened = storage::object_store_stats().since(before);
+  EXPECT_EQ(opened.requests, 2 + 2 * manifest.shards.size())
+      << "the manifest's edges, each shard's";
+  EXPECT_EQ(opened.bytes, 2 * text.size() + manifest.shards.size() * (2u << 20));
+  expect_same_chunks(
+      remote, RawShards(resolve_shards(std::vector<std::string>{dir_.path().string() + "/"})));
+}
+
 TEST_F(S3Dataset, ShardsOpenedWithACacheDirOpenFromItTheNextTime) {
   // Eight shards opened at once with cache_dir: every shard's metadata goes to the disk, so the
   // next process opens each with a HEAD alone. (Each shard's object is held from the HEAD that
