@@ -2,9 +2,14 @@
 
 #include <fnmatch.h>
 #include <glob.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "gpufeed/base/errors.hpp"
@@ -201,6 +206,42 @@ ShardList resolve_shards(std::span<const std::string> specs) {
   list.name = specs.size() == 1 ? specs[0]
                                 : specs[0] + " (and " + std::to_string(specs.size() - 1) + " more)";
   return list;
+}
+
+void write_file_whole(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    if (!out.flush()) throw IoError("cannot write " + temporary);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    throw IoError("cannot rename " + temporary + " to " + path + ": " + std::strerror(error));
+  }
+}
+
+void keep_pack_plan(const std::string& dir, const std::string& plan) {
+  const nlohmann::json now = nlohmann::json::parse(plan);
+  const std::string file = (std::filesystem::path(dir) / kPackPlanName).string();
+  std::ifstream in(file);
+  const nlohmann::json before =
+      in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json(nullptr);
+  if (!before.is_object()) return write_file_whole(file, now.dump(1) + "\n");
+  const auto text = [](const nlohmann::json& v) {
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  std::string differences;
+  for (const auto& [key, value] : now.items()) {
+    const nlohmann::json then = before.value(key, nlohmann::json(nullptr));
+    if (then == value) continue;
+    differences += (differences.empty() ? "" : ", ") + key + " " + text(then) + " then, " +
+                   text(value) + " now";
+  }
+  if (differences.empty()) return;
+  throw UsageError(dir + " holds shards of another pack (" + differences +
+                   "): give the arguments it began with, or pack into a new directory");
 }
 
 }  // namespace gpufeed::formats

@@ -61,32 +61,6 @@ def _whole(path: str, planned: int) -> bool:
         return False  # damaged: packed again
 
 
-PLAN = ".pack-plan.json"  # formats::kPackPlanName
-
-
-def _check_plan(path: str, plan: dict) -> None:
-    """Writes `plan` beside the shards, or refuses to go on with another: shards kept from a pack
-    of another order or size would hold samples twice and lose others."""
-    file = os.path.join(path, PLAN)
-    try:
-        with open(file) as f:
-            before = json.load(f)
-    except (OSError, ValueError):
-        before = None
-    if isinstance(before, dict):
-        changed = [f"{key} {before.get(key)} then, {now} now" for key, now in plan.items()
-                   if before.get(key) != now]
-        if not changed:
-            return
-        raise _native.UsageError(f"gpufeed.pack: {path} holds shards of another pack "
-                                 f"({', '.join(changed)}): give the arguments it began with, or "
-                                 "pack into a new directory")
-    temporary = f"{file}.tmp.{os.getpid()}"
-    with open(temporary, "w") as out:
-        json.dump(plan, out, indent=1)
-    os.replace(temporary, file)  # parts starting together write the same text
-
-
 def _join_if_complete(path: str, shards: int) -> bool:
     names = [shard_name(k, shards) for k in range(shards)]
     if not all(os.path.exists(os.path.join(path, name)) for name in names):
@@ -121,8 +95,13 @@ def pack_shards(path: str, order: List[int], sample_bytes: int, shard_size: Unio
     digest = hashlib.sha256()
     for i in range(0, len(order), 1 << 20):
         digest.update(array.array("Q", order[i:i + (1 << 20)]).tobytes())
-    _check_plan(path, {"samples": len(order), "order": digest.hexdigest()[:16],
-                       "shard_samples": per, "shards": shards})
+    # Shards kept from a pack of another plan would hold samples twice and lose others.
+    plan = {"samples": len(order), "order": digest.hexdigest()[:16], "shard_samples": per,
+            "shards": shards}
+    try:
+        _native.keep_pack_plan(path, json.dumps(plan))
+    except _native.UsageError as e:
+        raise _native.UsageError(f"gpufeed.pack: {e}") from None
     for k in range(index, shards, parts):
         target = os.path.join(path, shard_name(k, shards))
         planned = order[k * per:(k + 1) * per]

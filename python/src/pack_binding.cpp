@@ -268,6 +268,9 @@ void bind_pack(nb::module_& m) {
       nb::arg("dir"), nb::arg("names"),
       "The manifest.json text of the shards `names` under `dir`, in order: each opened and "
       "checked, with its samples, size and where its metadata lies.");
+  m.def("keep_pack_plan", &formats::keep_pack_plan, nb::arg("dir"), nb::arg("plan"),
+        "Keeps `plan` (JSON text: what decides each shard's samples) as DIR/.pack-plan.json, or "
+        "raises UsageError naming what changed when DIR holds another.");
   m.def("stored_order", &formats::stored_order, nb::arg("samples"), nb::arg("seed"),
         "The order writers store samples in: a permutation of range(samples) drawn from seed.");
   m.def(

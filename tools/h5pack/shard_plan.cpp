@@ -4,7 +4,6 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -80,44 +79,9 @@ nlohmann::json plan_identity(const ShardPlan& plan, const ConvertOptions& o) {
           {"shards", plan.shards}};
 }
 
-/// Writes the plan beside the shards, or refuses to go on with another one: shards kept from
-/// a pack of another order or size would hold samples twice and lose others.
-void check_plan(const std::string& dir, const nlohmann::json& plan) {
-  const fs::path file = fs::path(dir) / formats::kPackPlanName;
-  std::ifstream in(file);
-  const nlohmann::json before =
-      in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json(nullptr);
-  if (before.is_object()) {
-    std::string differences;
-    for (const auto& [key, now] : plan.items()) {
-      const nlohmann::json then = before.value(key, nlohmann::json(nullptr));
-      if (then == now) continue;
-      differences += (differences.empty() ? "" : ", ") + key + " " +
-                     (then.is_string() ? then.get<std::string>() : then.dump()) + " then, " +
-                     (now.is_string() ? now.get<std::string>() : now.dump()) + " now";
-    }
-    if (differences.empty()) return;
-    throw UsageError(dir + " holds shards of another pack (" + differences +
-                     "): give the arguments it began with, or pack into a new directory");
-  }
-  const fs::path temporary = file.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << plan.dump(1) << '\n';
-    if (!out.flush()) throw formats::IoError("cannot write " + temporary.string());
-  }
-  fs::rename(temporary, file);  // parts starting together write the same text
-}
-
 void write_manifest_file(const std::string& dir, const formats::Manifest& manifest) {
-  const fs::path target = fs::path(dir) / formats::kManifestName;
-  const fs::path temporary = target.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << formats::manifest_text(manifest);
-    if (!out.flush()) throw formats::IoError("cannot write " + temporary.string());
-  }
-  fs::rename(temporary, target);  // two parts finishing together write the same text
+  formats::write_file_whole((fs::path(dir) / formats::kManifestName).string(),
+                            formats::manifest_text(manifest));
 }
 
 /// Every shard of the plan, if all are there; else nothing.
@@ -203,7 +167,7 @@ int write_shards(
     throw UsageError(o.output + " is a file; --shard-size and --part write a directory of shards");
   }
   fs::create_directories(o.output);
-  check_plan(o.output, plan_identity(plan, o));
+  formats::keep_pack_plan(o.output, plan_identity(plan, o).dump());
   std::uint64_t skipped = 0;
   for (std::uint64_t k = plan.part; k < plan.shards; k += plan.parts) {
     const std::string path = (fs::path(o.output) / shard_name(k, plan.shards)).string();

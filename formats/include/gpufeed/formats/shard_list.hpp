@@ -67,4 +67,16 @@ ShardList resolve_shards(std::span<const std::string> specs);
 /// directory, a prefix ending in '/', or a manifest.
 [[nodiscard]] bool names_shards(const std::string& spec);
 
+/// Writes `text` to the local file `path` whole: to a temporary beside it, named by the
+/// process, renamed into place (processes writing the same text at once leave one whole copy).
+/// Throws IoError naming what cannot be written.
+void write_file_whole(const std::string& path, const std::string& text);
+
+/// Keeps `plan` (a JSON object's text: what decides the samples of each shard of a pack) as
+/// DIR/kPackPlanName: written when DIR has none, else compared key by key. Another plan throws
+/// UsageError naming what changed: "DIR holds shards of another pack (order seed 0 then, seed 7
+/// now): give the arguments it began with, or pack into a new directory" (shards kept from it
+/// would hold some samples twice and lose others).
+void keep_pack_plan(const std::string& dir, const std::string& plan);
+
 }  // namespace gpufeed::formats
